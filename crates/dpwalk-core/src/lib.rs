@@ -1,0 +1,20 @@
+//! dpwalk-core: everything that decides a number, once.
+//!
+//! # Layout
+//! - [`params`]: validated step parameters (γ, λ, σ, C, learning rate).
+//! - [`rng`]: the run seed → per-user `ChaCha12Rng` streams, and derived seeds.
+//! - [`problem`]: losses, regularizers, their prox operators, the objective; [`problem::reference`]
+//!   is the non-private reference solver.
+//! - [`step`]: the private ADMM step and the DP-SGD baseline step (one contribution of one user).
+//! - [`topology`]: graphs, their file format and generators, the walk's next hop.
+//! - [`data`]: datasets, loaders, synthetic generators, split and partition among users.
+//!
+//! No I/O beyond reading files, no async, no networking: the daemon and the simulator are thin
+//! drivers around these functions.
+
+pub mod data;
+pub mod params;
+pub mod problem;
+pub mod rng;
+pub mod step;
+pub mod topology;

@@ -1,0 +1,231 @@
+//! The private ADMM step (one contribution of one user) and the DP-SGD baseline step.
+//!
+//! # The ADMM step (DESIGN.md, "The step")
+//! ```text
+//! z   = prox_{γ r}(w)                 model of the token's running average w
+//! x   = prox_{γ f_i}(2z − u_i)        the only place local data enters
+//! Δ   = clip(x − z, C)                ‖Δ‖₂ ≤ C bounds the sensitivity, whatever the solver did
+//! η   ~ N(0, σ² I)
+//! u_i ← u_i + 2λ (Δ + η/2)
+//! w   ← w + (u_i' − u_i) / n
+//! ```
+//!
+//! # Scaling convention (derived once, here)
+//! This is Douglas–Rachford splitting on the product space `x = (x_1, …, x_n)` for
+//! `g(x) = Σ_i f_i(x_i)` and `h(x) = ι{x_1 = … = x_n} + n·r(x_1)`, with relaxation `2λ`:
+//! `prox_{γ h}(u)` minimizes `n r(z) + Σ_i ‖z − u_i‖²/(2γ) = n [r(z) + ‖z − ū‖²/(2γ)] + const`,
+//! so it is `prox_{γ r}(ū)` with `ū = w = (1/n) Σ u_i`, and `prox_{γ g}` is `prox_{γ f_i}` block by
+//! block. Its fixed points give `z* = argmin Σ_i f_i + n r = argmin (1/n) Σ_i f_i + r`: the `1/n` of
+//! the consensus objective goes into the regularizer's weight, and both prox operators use the same
+//! `γ`. With `σ = 0` and no clipping the decentralized, federated and centralized schedules (one,
+//! `m`, or all `n` blocks per update of `w`) are randomized block-coordinate versions of the same
+//! averaged operator (for `λ < 1`); the convergence tests pin this convention.
+//!
+//! # Why the token carries `w`, not `z`
+//! Algorithm 4 as printed adds each update to the thresholded `z`; with an L1 regularizer the
+//! shrinkage compounds and the iterates go to 0. Carrying the un-thresholded `w` (as Algorithm 2
+//! and Appendix B.3 do) converges, and `w` is built only from the noisy `u` updates.
+//!
+//! # DP-SGD on the walk
+//! The baseline: at user `i`, `g = clip(∇f_i(w), C) + η/2`, `w ← prox_{lr·r}(w − lr·g)`, and the
+//! token's `w` *is* the model. Noise `η/2` with `η ~ N(0, σ² I)` on a gradient of sensitivity `2C`
+//! costs exactly the ADMM step's local RDP `8αC²/σ²`, so the same `(σ, C)` means the same privacy.
+//!
+//! # Randomness
+//! A contribution draws its `dim` Gaussians from the user's own stream (`crate::rng::node_rng`),
+//! one `StandardNormal` sample per coordinate in coordinate order, and nothing else; the walk's next
+//! hop is drawn after it from the same stream (`crate::topology::Topology::next_hop`).
+
+use crate::params::{AdmmParams, SgdParams};
+use crate::problem::{LocalProx, Problem, ProxScratch, Regularizer};
+use crate::rng::NodeRng;
+use rand_distr::{Distribution, StandardNormal};
+
+/// Which update a block performs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Algorithm {
+    /// The private ADMM step; the token carries `w` and the model is `prox_{γ r}(w)`.
+    Admm(AdmmParams),
+    /// DP-SGD; the token carries the model itself.
+    Sgd(SgdParams),
+}
+
+impl Algorithm {
+    /// The model released for a token value `w`: `prox_{γ r}(w)` for ADMM, `w` itself for DP-SGD.
+    pub fn model(&self, reg: &Regularizer, w: &[f64], z: &mut [f64]) {
+        match self {
+            Algorithm::Admm(p) => reg.prox(p.gamma(), w, z),
+            Algorithm::Sgd(_) => z.copy_from_slice(w),
+        }
+    }
+
+    /// σ.
+    pub fn sigma(&self) -> f64 {
+        match self {
+            Algorithm::Admm(p) => p.sigma(),
+            Algorithm::Sgd(p) => p.sigma(),
+        }
+    }
+
+    /// C, or `None` when unclipped.
+    pub fn clip(&self) -> Option<f64> {
+        match self {
+            Algorithm::Admm(p) => p.clip(),
+            Algorithm::Sgd(p) => p.clip(),
+        }
+    }
+}
+
+/// What a contribution did, for metrics.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Contribution {
+    /// Whether the clip was active (`‖x − z‖₂ > C`, or `‖∇f_i‖₂ > C`).
+    pub clipped: bool,
+}
+
+/// Buffers of one driver, sized once, so that a step allocates nothing.
+#[derive(Debug)]
+pub struct StepScratch {
+    z: Vec<f64>,
+    v: Vec<f64>,
+    x: Vec<f64>,
+    du: Vec<f64>,
+    prox: ProxScratch,
+}
+
+impl StepScratch {
+    /// Buffers for a problem of dimension `dim`.
+    pub fn new(dim: usize, prox: ProxScratch) -> Self {
+        Self { z: vec![0.0; dim], v: vec![0.0; dim], x: vec![0.0; dim], du: vec![0.0; dim], prox }
+    }
+
+    /// The change `u_i' − u_i` of the last ADMM contribution.
+    pub fn last_du(&self) -> &[f64] {
+        &self.du
+    }
+}
+
+/// Scales `d` in place to Euclidean norm at most `clip`; returns whether it was scaled.
+pub fn clip_in_place(d: &mut [f64], clip: Option<f64>) -> bool {
+    let Some(c) = clip else { return false };
+    let norm = d.iter().map(|v| v * v).sum::<f64>().sqrt();
+    if norm > c {
+        let s = c / norm;
+        d.iter_mut().for_each(|v| *v *= s);
+        true
+    } else {
+        false
+    }
+}
+
+/// One ADMM contribution of `user` against the model `z`: updates `u` (the user's `u_i`) in
+/// place and leaves `u_i' − u_i` in `scratch.last_du()`. Does not touch `w`: the caller adds
+/// `du / n` to it ([`add_to_average`]) now (walk) or after the round (federated, centralized).
+#[allow(clippy::too_many_arguments)]
+pub fn admm_contribution(
+    prox: &LocalProx<'_>,
+    params: &AdmmParams,
+    user: usize,
+    u: &mut [f64],
+    z: &[f64],
+    rng: &mut NodeRng,
+    scratch: &mut StepScratch,
+) -> Contribution {
+    let StepScratch { v, x, du, prox: prox_scratch, .. } = scratch;
+    for ((vk, &zk), &uk) in v.iter_mut().zip(z).zip(u.iter()) {
+        *vk = 2.0 * zk - uk;
+    }
+    x.copy_from_slice(z);
+    prox.prox(user, v, x, prox_scratch);
+    // Δ = x − z, clipped; held in `du` until it becomes the update.
+    for ((d, &xk), &zk) in du.iter_mut().zip(x.iter()).zip(z) {
+        *d = xk - zk;
+    }
+    let clipped = clip_in_place(du, params.clip());
+    let two_lambda = 2.0 * params.relaxation();
+    let half_sigma = 0.5 * params.sigma();
+    for (d, uk) in du.iter_mut().zip(u.iter_mut()) {
+        let eta: f64 = StandardNormal.sample(rng);
+        *d = two_lambda * (*d + half_sigma * eta);
+        *uk += *d;
+    }
+    Contribution { clipped }
+}
+
+/// `w ← w + du / n`: how one block's change enters the token's running average.
+pub fn add_to_average(w: &mut [f64], du: &[f64], n_users: usize) {
+    let inv_n = 1.0 / n_users as f64;
+    for (wk, &d) in w.iter_mut().zip(du) {
+        *wk += d * inv_n;
+    }
+}
+
+/// One decentralized ADMM step at the token holder `user`: `z = prox_{γ r}(w)`, the contribution,
+/// and `w ← w + (u_i' − u_i)/n`. This is what a node does on receiving the token, in the daemon and
+/// in the simulator alike; the next hop is drawn afterwards by the caller.
+#[allow(clippy::too_many_arguments)]
+pub fn admm_walk_step(
+    problem: &Problem,
+    prox: &LocalProx<'_>,
+    params: &AdmmParams,
+    user: usize,
+    u: &mut [f64],
+    w: &mut [f64],
+    rng: &mut NodeRng,
+    scratch: &mut StepScratch,
+) -> Contribution {
+    problem.regularizer().prox(params.gamma(), w, &mut scratch.z);
+    let z = std::mem::take(&mut scratch.z);
+    let c = admm_contribution(prox, params, user, u, &z, rng, scratch);
+    scratch.z = z;
+    add_to_average(w, &scratch.du, problem.n_users());
+    c
+}
+
+/// One DP-SGD step at `user` on the model `w` (carried by the token): see the module docs.
+pub fn sgd_step(
+    problem: &Problem,
+    params: &SgdParams,
+    user: usize,
+    w: &mut [f64],
+    rng: &mut NodeRng,
+    scratch: &mut StepScratch,
+) -> Contribution {
+    let g = &mut scratch.x;
+    problem.user_grad(user, w, g);
+    let clipped = clip_in_place(g, params.clip());
+    let half_sigma = 0.5 * params.sigma();
+    let lr = params.lr();
+    for (vk, (&wk, &gk)) in scratch.v.iter_mut().zip(w.iter().zip(g.iter())) {
+        let eta: f64 = StandardNormal.sample(rng);
+        *vk = wk - lr * (gk + half_sigma * eta);
+    }
+    problem.regularizer().prox(lr, &scratch.v, w);
+    Contribution { clipped }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn clip_never_exceeds_bound(v in proptest::collection::vec(-1e6f64..1e6, 1..50), c in 1e-6f64..1e3) {
+            let mut d = v.clone();
+            let clipped = clip_in_place(&mut d, Some(c));
+            let norm = d.iter().map(|x| x * x).sum::<f64>().sqrt();
+            prop_assert!(norm <= c * (1.0 + 1e-12));
+            let orig = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+            prop_assert_eq!(clipped, orig > c);
+            if !clipped { prop_assert_eq!(d, v); }
+        }
+    }
+
+    #[test]
+    fn no_clip_leaves_vector_unchanged() {
+        let mut d = vec![3.0, 4.0];
+        assert!(!clip_in_place(&mut d, None));
+        assert_eq!(d, vec![3.0, 4.0]);
+    }
+}

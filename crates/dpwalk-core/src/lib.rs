@@ -7,6 +7,7 @@
 //!   is the non-private reference solver.
 //! - [`step`]: the private ADMM step and the DP-SGD baseline step (one contribution of one user).
 //! - [`topology`]: graphs, their file format and generators, the walk's next hop.
+//! - [`walk`]: the walk's first holder and a holder's visit (step, then next hop).
 //! - [`data`]: datasets, loaders, synthetic generators, split and partition among users.
 //!
 //! No I/O beyond reading files, no async, no networking: the daemon and the simulator are thin
@@ -18,3 +19,4 @@ pub mod problem;
 pub mod rng;
 pub mod step;
 pub mod topology;
+pub mod walk;

@@ -1,0 +1,58 @@
+//! The walk: where it starts and what a holder does with the token.
+//!
+//! [`visit`] is the whole of a decentralized step at the holder — the algorithm's update, then
+//! the next hop from the holder's own RNG — so the daemon and the simulator cannot drift apart.
+//! A node that must skip its step (its privacy budget is spent) calls
+//! [`Topology::next_hop`] alone: the iteration stays valid, with one block not updated.
+
+use crate::params::AdmmParams;
+use crate::problem::{LocalProx, Problem};
+use crate::rng::{NodeRng, Purpose, derive_seed, node_rng};
+use crate::step::{Contribution, StepScratch, admm_walk_step, sgd_step};
+use crate::params::SgdParams;
+use crate::topology::Topology;
+use rand::RngExt;
+
+/// The walk's first holder for a run: drawn uniformly from the run's schedule stream.
+pub fn start_holder(run_seed: u64, n_users: usize) -> usize {
+    let mut rng = node_rng(derive_seed(run_seed, Purpose::Schedule, 0), 0);
+    rng.random_range(0..n_users)
+}
+
+/// The update a holder performs, with the state it needs.
+#[derive(Debug)]
+pub enum Update<'a, 'p> {
+    /// Private ADMM: the holder's `u_i` and the prox operators.
+    Admm {
+        /// `prox_{γ f_i}` of every user.
+        prox: &'a LocalProx<'p>,
+        /// γ, λ, σ, C.
+        params: &'a AdmmParams,
+        /// The holder's private `u_i`.
+        u: &'a mut [f64],
+    },
+    /// DP-SGD (no private state).
+    Sgd {
+        /// lr, σ, C.
+        params: &'a SgdParams,
+    },
+}
+
+/// One decentralized step at `holder`: the update of the token's `w`, then the next holder.
+pub fn visit(
+    problem: &Problem,
+    topology: &Topology,
+    holder: usize,
+    update: Update<'_, '_>,
+    w: &mut [f64],
+    rng: &mut NodeRng,
+    scratch: &mut StepScratch,
+) -> (Contribution, usize) {
+    let contribution = match update {
+        Update::Admm { prox, params, u } => {
+            admm_walk_step(problem, prox, params, holder, u, w, rng, scratch)
+        }
+        Update::Sgd { params } => sgd_step(problem, params, holder, w, rng, scratch),
+    };
+    (contribution, topology.next_hop(holder, rng))
+}

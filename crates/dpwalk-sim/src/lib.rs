@@ -1,1 +1,29 @@
-//! Simulator (in progress).
+//! dpwalk-sim: whole swarms in one process, driven through the same step code as the daemon.
+//!
+//! # Layout
+//! - [`scenario`]: `sim/*.toml` files, `--set` overrides, validation into sweep points.
+//! - [`simulate`]: prepares a scenario once (data, partition, problem, topology, reference
+//!   optimum) and runs its points × repetitions in parallel.
+//! - [`run`]: one run on a virtual clock: the walk, federated or centralized schedule.
+//! - [`metrics`]: what an evaluation measures.
+//! - [`output`]: the run directory (`summary.json`, `metrics.csv`, final models, plots).
+//! - [`plot`]: PNG and SVG figures with a vendored font.
+//!
+//! # Usage
+//! ```no_run
+//! use dpwalk_sim::{scenario, simulate, output};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let loaded = scenario::load("sim/quickstart.toml".as_ref(), &[])?;
+//! let prepared = simulate::prepare(&loaded)?;
+//! let results = simulate::simulate(&loaded, &prepared, true)?;
+//! let summary = output::write_all("runs/example".as_ref(), &loaded, &prepared, &results)?;
+//! println!("{}", summary.points[0].final_mean.relative_gap);
+//! # Ok(()) }
+//! ```
+
+pub mod metrics;
+pub mod output;
+pub mod plot;
+pub mod run;
+pub mod scenario;
+pub mod simulate;

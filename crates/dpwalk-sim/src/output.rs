@@ -1,0 +1,458 @@
+//! The run directory: `summary.json`, `metrics.csv`, `final_model.json` files and plots.
+//!
+//! Every file is written to a temporary name and renamed into place, so an interrupted run never
+//! leaves a half-written file that looks complete.
+//!
+//! `summary.json` holds one entry per sweep point, averaged over repetitions (`final`) with the
+//! standard deviation beside it (`final_std`, sample std, 0 for one repetition).
+//! A single run (one point, one repetition) writes `final_model.json` at the top of the
+//! directory; otherwise `point-<p>/rep-<r>/final_model.json`.
+
+use crate::metrics::EvalPoint;
+use crate::plot::{LinePlot, PlotError, Series, write_line_plot};
+use crate::scenario::LoadedScenario;
+use crate::simulate::{PointResult, Prepared};
+use dpwalk_privacy::local::local_rdp;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Errors writing the run directory.
+#[derive(Debug, Error)]
+pub enum OutputError {
+    /// A file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// JSON encoding failed.
+    #[error("cannot encode {path}: {source}")]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// The encoder's error.
+        source: serde_json::Error,
+    },
+    /// A plot could not be drawn.
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+}
+
+/// Writes `bytes` to `path` atomically (temporary file, then rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    let io = |source| OutputError::Io { path: path.to_path_buf(), source };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), OutputError> {
+    let bytes = serde_json::to_vec_pretty(value)
+        .map_err(|source| OutputError::Json { path: path.to_path_buf(), source })?;
+    write_atomic(path, &bytes)
+}
+
+/// Final figures of a point (means or standard deviations across repetitions).
+#[derive(Debug, Clone, Serialize)]
+pub struct Figures {
+    /// `F(z)`.
+    pub train_objective: f64,
+    /// Test loss `+ r(z)`.
+    pub test_objective: Option<f64>,
+    /// Test misclassification rate (classifiers).
+    pub test_error: Option<f64>,
+    /// `‖z − x*‖₂`.
+    pub distance_to_optimum: f64,
+    /// `(F(z) − F*) / |F*|`.
+    pub relative_gap: f64,
+    /// Mean `‖x_i − z‖₂` (ADMM).
+    pub consensus_gap: Option<f64>,
+}
+
+/// Throughput of a point, averaged over repetitions.
+#[derive(Debug, Clone, Serialize)]
+pub struct Throughput {
+    /// Steps per second, evaluation excluded.
+    pub steps_per_second: f64,
+    /// Wall-clock seconds of one run.
+    pub wall_seconds: f64,
+    /// Seconds of one run spent evaluating.
+    pub eval_seconds: f64,
+    /// `eval_seconds / wall_seconds`.
+    pub eval_share: f64,
+}
+
+/// Per-contribution privacy of a point (the local view).
+#[derive(Debug, Clone, Serialize)]
+pub struct Privacy {
+    /// Rényi orders α.
+    pub orders: Vec<f64>,
+    /// `ε_loc(α) = 8αC²/σ²` of one contribution; `null` when unbounded (σ = 0 or no clip).
+    pub local_rdp_per_contribution: Option<Vec<f64>>,
+    /// What the figure means.
+    pub note: String,
+    /// Share of contributions whose clip was active.
+    pub clipped_fraction: f64,
+}
+
+/// The reference optimum.
+#[derive(Debug, Clone, Serialize)]
+pub struct Optimum {
+    /// `F*`.
+    pub objective: f64,
+    /// Iterations of the reference solver.
+    pub solver_iterations: usize,
+    /// The solver's optimality certificate (gradient-mapping norm).
+    pub certificate: f64,
+}
+
+/// One sweep point of `summary.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PointSummary {
+    /// `admm` or `dp-sgd`.
+    pub algorithm: &'static str,
+    /// `decentralized`, `federated` or `centralized`.
+    pub mode: &'static str,
+    /// Number of users.
+    pub n_users: usize,
+    /// Model dimension.
+    pub dim: usize,
+    /// Updates of `w`.
+    pub steps: u64,
+    /// Blocks updated per run.
+    pub contributions: u64,
+    /// σ.
+    pub sigma: f64,
+    /// C (`null`: unclipped).
+    pub clip: Option<f64>,
+    /// γ (ADMM).
+    pub gamma: f64,
+    /// λ (ADMM).
+    pub lambda: f64,
+    /// Step size (DP-SGD).
+    pub lr: f64,
+    /// Repetitions averaged.
+    pub repetitions: usize,
+    /// Run seeds of the repetitions.
+    pub seeds: Vec<u64>,
+    /// Means over repetitions.
+    #[serde(rename = "final")]
+    pub final_mean: Figures,
+    /// Standard deviations over repetitions.
+    pub final_std: Figures,
+    /// The non-private optimum.
+    pub optimum: Optimum,
+    /// Speed.
+    pub throughput: Throughput,
+    /// Per-contribution local privacy.
+    pub privacy: Privacy,
+}
+
+/// `summary.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Scenario name.
+    pub scenario: String,
+    /// Scenario seed.
+    pub seed: u64,
+    /// One entry per sweep point.
+    pub points: Vec<PointSummary>,
+}
+
+/// Mean and sample standard deviation.
+fn mean_std(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let var = if values.len() > 1 {
+        values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (mean, var.sqrt())
+}
+
+/// Mean and std of an optional figure, `None` unless every repetition has it.
+fn mean_std_opt(values: &[Option<f64>]) -> (Option<f64>, Option<f64>) {
+    let all: Option<Vec<f64>> = values.iter().copied().collect();
+    match all {
+        Some(v) if !v.is_empty() => {
+            let (m, s) = mean_std(&v);
+            (Some(m), Some(s))
+        }
+        _ => (None, None),
+    }
+}
+
+fn aggregate(finals: &[EvalPoint]) -> (Figures, Figures) {
+    let pick = |f: fn(&EvalPoint) -> f64| mean_std(&finals.iter().map(f).collect::<Vec<_>>());
+    let pick_opt =
+        |f: fn(&EvalPoint) -> Option<f64>| mean_std_opt(&finals.iter().map(f).collect::<Vec<_>>());
+    let (tr, tr_s) = pick(|e| e.train_objective);
+    let (te, te_s) = pick_opt(|e| e.test_objective);
+    let (er, er_s) = pick_opt(|e| e.test_error);
+    let (d, d_s) = pick(|e| e.distance_to_optimum);
+    let (g, g_s) = pick(|e| e.relative_gap);
+    let (c, c_s) = pick_opt(|e| e.consensus_gap);
+    (
+        Figures {
+            train_objective: tr,
+            test_objective: te,
+            test_error: er,
+            distance_to_optimum: d,
+            relative_gap: g,
+            consensus_gap: c,
+        },
+        Figures {
+            train_objective: tr_s,
+            test_objective: te_s,
+            test_error: er_s,
+            distance_to_optimum: d_s,
+            relative_gap: g_s,
+            consensus_gap: c_s,
+        },
+    )
+}
+
+fn privacy(orders: &[f64], sigma: f64, clip: Option<f64>, clipped_fraction: f64) -> Privacy {
+    let (rdp, note) = match clip {
+        Some(c) if sigma > 0.0 => (
+            Some(local_rdp(orders, sigma, c)),
+            "local view, one contribution: eps(alpha) = 8 alpha C^2 / sigma^2 (Gaussian mechanism on the clipped update, sensitivity 2C, noise sigma/2)".to_string(),
+        ),
+        Some(_) => (None, "sigma = 0: no privacy guarantee".to_string()),
+        None => (None, "no clipping: sensitivity is unbounded, no privacy guarantee".to_string()),
+    };
+    Privacy { orders: orders.to_vec(), local_rdp_per_contribution: rdp, note, clipped_fraction }
+}
+
+/// Builds `summary.json`'s content.
+pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointResult]) -> Summary {
+    let s = &loaded.scenario;
+    let points = results
+        .iter()
+        .map(|pr| {
+            let finals: Vec<EvalPoint> =
+                pr.runs.iter().filter_map(|r| r.evals.last().copied()).collect();
+            let (final_mean, final_std) = aggregate(&finals);
+            let reps = pr.runs.len() as f64;
+            let wall = pr.runs.iter().map(|r| r.wall_seconds).sum::<f64>() / reps;
+            let eval = pr.runs.iter().map(|r| r.eval_seconds).sum::<f64>() / reps;
+            let sps = pr.runs.iter().map(|r| r.steps_per_second(s.steps)).sum::<f64>() / reps;
+            let contributions = pr.runs.first().map_or(0, |r| r.contributions);
+            let clipped: u64 = pr.runs.iter().map(|r| r.clipped).sum();
+            let all: u64 = pr.runs.iter().map(|r| r.contributions).sum();
+            let alg = &pr.point.algorithm;
+            PointSummary {
+                algorithm: pr.point.name.as_str(),
+                mode: s.algorithm.mode.as_str(),
+                n_users: s.users,
+                dim: prepared.problem.dim(),
+                steps: s.steps,
+                contributions,
+                sigma: alg.sigma(),
+                clip: alg.clip(),
+                gamma: pr.point.gamma,
+                lambda: pr.point.lambda,
+                lr: pr.point.lr,
+                repetitions: pr.runs.len(),
+                seeds: pr.seeds.clone(),
+                final_mean,
+                final_std,
+                optimum: Optimum {
+                    objective: prepared.optimum.objective,
+                    solver_iterations: prepared.optimum.iterations,
+                    certificate: prepared.optimum.certificate,
+                },
+                throughput: Throughput {
+                    steps_per_second: sps,
+                    wall_seconds: wall,
+                    eval_seconds: eval,
+                    eval_share: if wall > 0.0 { eval / wall } else { 0.0 },
+                },
+                privacy: privacy(
+                    &s.output.orders,
+                    alg.sigma(),
+                    alg.clip(),
+                    if all > 0 { clipped as f64 / all as f64 } else { 0.0 },
+                ),
+            }
+        })
+        .collect();
+    Summary { scenario: loaded.name.clone(), seed: s.seed, points }
+}
+
+fn csv_opt(v: Option<f64>) -> String {
+    v.map_or_else(String::new, |x| format!("{x:e}"))
+}
+
+/// `metrics.csv`: one row per evaluation of every run.
+pub fn metrics_csv(results: &[PointResult]) -> String {
+    let mut out = String::from(
+        "point,repetition,algorithm,sigma,clip,gamma,lambda,lr,step,contributions,train_objective,test_objective,test_error,distance_to_optimum,relative_gap,consensus_gap\n",
+    );
+    for (p, pr) in results.iter().enumerate() {
+        let alg = &pr.point.algorithm;
+        for (r, run) in pr.runs.iter().enumerate() {
+            for e in &run.evals {
+                let _ = writeln!(
+                    out,
+                    "{p},{r},{},{},{},{},{},{},{},{},{:e},{},{},{:e},{:e},{}",
+                    pr.point.name.as_str(),
+                    alg.sigma(),
+                    csv_opt(alg.clip()),
+                    pr.point.gamma,
+                    pr.point.lambda,
+                    pr.point.lr,
+                    e.step,
+                    e.contributions,
+                    e.train_objective,
+                    csv_opt(e.test_objective),
+                    csv_opt(e.test_error),
+                    e.distance_to_optimum,
+                    e.relative_gap,
+                    csv_opt(e.consensus_gap),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// `final_model.json`.
+#[derive(Debug, Serialize)]
+struct FinalModel<'a> {
+    z: &'a [f64],
+    w: &'a [f64],
+    steps: u64,
+    seed: u64,
+    algorithm: &'static str,
+}
+
+fn point_label(pr: &PointResult, results: &[PointResult]) -> String {
+    let alg = &pr.point.algorithm;
+    let mut label = format!("{} σ={}", pr.point.name.as_str(), alg.sigma());
+    let distinct = |f: &dyn Fn(&PointResult) -> String| {
+        let first = f(&results[0]);
+        results.iter().any(|q| f(q) != first)
+    };
+    if distinct(&|q| format!("{:?}", q.point.algorithm.clip())) {
+        let _ = write!(label, " C={:?}", alg.clip());
+    }
+    if distinct(&|q| q.point.gamma.to_string()) {
+        let _ = write!(label, " γ={}", pr.point.gamma);
+    }
+    if distinct(&|q| q.point.lambda.to_string()) {
+        let _ = write!(label, " λ={}", pr.point.lambda);
+    }
+    label
+}
+
+/// Relative gap per evaluation step, mean and std across repetitions.
+fn convergence_series(pr: &PointResult, label: String) -> Series {
+    let steps: Vec<u64> = pr.runs.first().map(|r| r.evals.iter().map(|e| e.step).collect()).unwrap_or_default();
+    let mut points = Vec::new();
+    let mut spread = Vec::new();
+    for (k, &step) in steps.iter().enumerate() {
+        let vals: Vec<f64> = pr.runs.iter().filter_map(|r| r.evals.get(k)).map(|e| e.relative_gap).collect();
+        let (m, s) = mean_std(&vals);
+        points.push((step as f64, m));
+        spread.push(s);
+    }
+    Series { label, points, spread: Some(spread) }
+}
+
+/// Writes every output file of a simulation into `dir`.
+pub fn write_all(
+    dir: &Path,
+    loaded: &LoadedScenario,
+    prepared: &Prepared,
+    results: &[PointResult],
+) -> Result<Summary, OutputError> {
+    let s = &loaded.scenario;
+    let summary = summarize(loaded, prepared, results);
+    write_json(&dir.join("summary.json"), &summary)?;
+    write_atomic(&dir.join("metrics.csv"), metrics_csv(results).as_bytes())?;
+    let single = results.len() == 1 && s.repetitions == 1;
+    for (p, pr) in results.iter().enumerate() {
+        for (r, run) in pr.runs.iter().enumerate() {
+            let path = if single {
+                dir.join("final_model.json")
+            } else {
+                dir.join(format!("point-{p:03}")).join(format!("rep-{r:03}")).join("final_model.json")
+            };
+            let model = FinalModel {
+                z: &run.z,
+                w: &run.w,
+                steps: s.steps,
+                seed: pr.seeds[r],
+                algorithm: pr.point.name.as_str(),
+            };
+            write_json(&path, &model)?;
+        }
+    }
+    let series: Vec<Series> =
+        results.iter().map(|pr| convergence_series(pr, point_label(pr, results))).collect();
+    write_line_plot(
+        &LinePlot {
+            title: format!("{}: convergence", loaded.name),
+            x_label: "steps".into(),
+            y_label: "(F(z) - F*) / |F*|".into(),
+            log_x: false,
+            log_y: true,
+            series,
+        },
+        &dir.join("convergence"),
+    )?;
+    if results.len() > 1 {
+        write_privacy_utility(dir, loaded, &summary)?;
+    }
+    Ok(summary)
+}
+
+/// Final relative gap against σ, one series per algorithm (and clip, γ, λ, lr combination).
+fn write_privacy_utility(dir: &Path, loaded: &LoadedScenario, summary: &Summary) -> Result<(), OutputError> {
+    let mut groups: Vec<(String, Series)> = Vec::new();
+    for p in &summary.points {
+        let key = match p.algorithm {
+            "admm" => format!("admm C={:?} γ={} λ={}", p.clip, p.gamma, p.lambda),
+            _ => format!("{} C={:?} lr={}", p.algorithm, p.clip, p.lr),
+        };
+        let idx = match groups.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                groups.push((key.clone(), Series { label: key, points: Vec::new(), spread: Some(Vec::new()) }));
+                groups.len() - 1
+            }
+        };
+        let series = &mut groups[idx].1;
+        series.points.push((p.sigma, p.final_mean.relative_gap));
+        if let Some(sp) = series.spread.as_mut() {
+            sp.push(p.final_std.relative_gap);
+        }
+    }
+    for (_, s) in &mut groups {
+        let mut order: Vec<usize> = (0..s.points.len()).collect();
+        order.sort_by(|&a, &b| s.points[a].0.total_cmp(&s.points[b].0));
+        s.points = order.iter().map(|&i| s.points[i]).collect();
+        s.spread = s.spread.as_ref().map(|sp| order.iter().map(|&i| sp[i]).collect());
+    }
+    write_line_plot(
+        &LinePlot {
+            title: format!("{}: privacy-utility (final relative gap vs noise)", loaded.name),
+            x_label: "sigma (noise std; per-contribution local RDP = 8 alpha C^2 / sigma^2)".into(),
+            y_label: "(F(z) - F*) / |F*|".into(),
+            log_x: true,
+            log_y: true,
+            series: groups.into_iter().map(|(_, s)| s).collect(),
+        },
+        &dir.join("privacy_utility"),
+    )?;
+    Ok(())
+}

@@ -1,0 +1,185 @@
+//! One run: a scenario's problem driven by one algorithm, schedule and seed on a virtual clock.
+//!
+//! The run owns the users' private state (`u`, one flat `n × p` vector, and one RNG per user)
+//! and the token's `w`; every number it produces comes from `dpwalk_core`: the walk's
+//! [`visit`](dpwalk_core::walk::visit) for the decentralized mode, the same
+//! [`admm_contribution`] for the federated and centralized rounds. Nothing here decides a number.
+
+use crate::metrics::{EvalPoint, Evaluator};
+use crate::scenario::Mode;
+use dpwalk_core::problem::{LocalProx, Problem, ProblemError};
+use dpwalk_core::rng::{NodeRng, Purpose, derive_seed, node_rng};
+use dpwalk_core::step::{Algorithm, StepScratch, add_to_average, admm_contribution};
+use dpwalk_core::topology::Topology;
+use dpwalk_core::walk::{Update, start_holder, visit};
+use std::time::Instant;
+
+/// Why a run could not proceed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The problem refused the prox parameters.
+    #[error(transparent)]
+    Problem(#[from] ProblemError),
+    /// DP-SGD is only defined on the walk.
+    #[error("dp-sgd is the walk baseline: it runs only in the decentralized mode")]
+    SgdNeedsWalk,
+}
+
+/// How a run schedules its blocks and how long it runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Schedule {
+    /// Decentralized, federated or centralized.
+    pub mode: Mode,
+    /// `m` for the federated mode.
+    pub blocks_per_round: Option<usize>,
+    /// Updates of `w`.
+    pub steps: u64,
+    /// Evaluate after every this many steps (and after the last).
+    pub eval_every: u64,
+    /// The run seed: user `i` draws from `node_rng(run_seed, i)`.
+    pub run_seed: u64,
+}
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// One row per evaluation.
+    pub evals: Vec<EvalPoint>,
+    /// The final model `z`.
+    pub z: Vec<f64>,
+    /// The final token value `w`.
+    pub w: Vec<f64>,
+    /// Contributions made (blocks updated).
+    pub contributions: u64,
+    /// Contributions whose clip was active.
+    pub clipped: u64,
+    /// Wall-clock seconds of the whole run.
+    pub wall_seconds: f64,
+    /// Of which spent evaluating.
+    pub eval_seconds: f64,
+}
+
+impl RunResult {
+    /// Steps per second, evaluation excluded.
+    pub fn steps_per_second(&self, steps: u64) -> f64 {
+        let t = self.wall_seconds - self.eval_seconds;
+        if t > 0.0 { steps as f64 / t } else { f64::INFINITY }
+    }
+}
+
+/// The users' private state and the token.
+struct State {
+    u: Vec<f64>,
+    w: Vec<f64>,
+    rngs: Vec<NodeRng>,
+}
+
+impl State {
+    fn new(n: usize, dim: usize, algorithm: &Algorithm, run_seed: u64) -> Self {
+        let u = match algorithm {
+            Algorithm::Admm(_) => vec![0.0; n * dim],
+            Algorithm::Sgd(_) => Vec::new(),
+        };
+        let rngs = (0..n as u64).map(|i| node_rng(run_seed, i)).collect();
+        Self { u, w: vec![0.0; dim], rngs }
+    }
+
+}
+
+/// Runs `algorithm` on `problem` with `schedule`; `progress(k)` is called as steps complete.
+pub fn run(
+    problem: &Problem,
+    topology: &Topology,
+    algorithm: &Algorithm,
+    schedule: &Schedule,
+    evaluator: &Evaluator<'_>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<RunResult, RunError> {
+    let start = Instant::now();
+    let n = problem.n_users();
+    let dim = problem.dim();
+    let prox = match algorithm {
+        Algorithm::Admm(p) => Some(problem.local_prox(p.gamma())?),
+        Algorithm::Sgd(_) => None,
+    };
+    let mut scratch = StepScratch::new(dim, prox.as_ref().map(LocalProx::scratch).unwrap_or_default());
+    let mut state = State::new(n, dim, algorithm, schedule.run_seed);
+    let mut schedule_rng = node_rng(derive_seed(schedule.run_seed, Purpose::Schedule, 1), 0);
+    let mut holder = start_holder(schedule.run_seed, n);
+    let mut round_du = vec![0.0; dim];
+    let mut evals = Vec::new();
+    let mut eval_seconds = 0.0;
+    let (mut contributions, mut clipped) = (0u64, 0u64);
+    let mut done = 0u64;
+    while done < schedule.steps {
+        let chunk = schedule.eval_every.min(schedule.steps - done);
+        for _ in 0..chunk {
+            match schedule.mode {
+                Mode::Decentralized => {
+                    let update = match (algorithm, prox.as_ref()) {
+                        (Algorithm::Admm(params), Some(prox)) => {
+                            let u = &mut state.u[holder * dim..(holder + 1) * dim];
+                            Update::Admm { prox, params, u }
+                        }
+                        (Algorithm::Sgd(params), _) => Update::Sgd { params },
+                        (Algorithm::Admm(_), None) => unreachable!("prox is built above for ADMM"),
+                    };
+                    let (c, next) = visit(
+                        problem,
+                        topology,
+                        holder,
+                        update,
+                        &mut state.w,
+                        &mut state.rngs[holder],
+                        &mut scratch,
+                    );
+                    clipped += u64::from(c.clipped);
+                    contributions += 1;
+                    holder = next;
+                }
+                Mode::Federated | Mode::Centralized => {
+                    let (Algorithm::Admm(params), Some(prox)) = (algorithm, prox.as_ref()) else {
+                        return Err(RunError::SgdNeedsWalk);
+                    };
+                    let blocks: Vec<usize> = match schedule.mode {
+                        Mode::Federated => {
+                            let m = schedule.blocks_per_round.unwrap_or(n);
+                            rand::seq::index::sample(&mut schedule_rng, n, m).into_vec()
+                        }
+                        _ => (0..n).collect(),
+                    };
+                    let mut z = vec![0.0; dim];
+                    algorithm.model(problem.regularizer(), &state.w, &mut z);
+                    round_du.iter_mut().for_each(|d| *d = 0.0);
+                    for &i in &blocks {
+                        let (rng, u) = (&mut state.rngs[i], &mut state.u[i * dim..(i + 1) * dim]);
+                        let c = admm_contribution(prox, params, i, u, &z, rng, &mut scratch);
+                        for (acc, d) in round_du.iter_mut().zip(scratch.last_du()) {
+                            *acc += d;
+                        }
+                        clipped += u64::from(c.clipped);
+                        contributions += 1;
+                    }
+                    add_to_average(&mut state.w, &round_du, n);
+                }
+            }
+        }
+        done += chunk;
+        progress(chunk);
+        let t = Instant::now();
+        let u = (!state.u.is_empty()).then_some(state.u.as_slice());
+        evals.push(evaluator.evaluate(done, contributions, algorithm, &state.w, u, prox.as_ref()));
+        eval_seconds += t.elapsed().as_secs_f64();
+    }
+    let mut z = vec![0.0; dim];
+    algorithm.model(problem.regularizer(), &state.w, &mut z);
+    Ok(RunResult {
+        evals,
+        z,
+        w: state.w,
+        contributions,
+        clipped,
+        wall_seconds: start.elapsed().as_secs_f64(),
+        eval_seconds,
+    })
+}

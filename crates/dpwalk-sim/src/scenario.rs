@@ -1,0 +1,601 @@
+//! Scenario files (`sim/*.toml`): parsing, `--set` overrides, validation into runnable points.
+//!
+//! A scenario is read in two passes so that errors stay useful: the file's own text is
+//! deserialized first (an unknown or mistyped key is reported with its file and line by `toml`),
+//! then the `--set key=value` overrides are applied to the parsed table and it is deserialized
+//! again (an error then names the override). Every section uses `deny_unknown_fields`.
+//!
+//! ```toml
+//! name = "quickstart"
+//! seed = 7
+//! users = 1000
+//! steps = 200000          # updates of w: token hops (decentralized) or rounds (federated, centralized)
+//! eval-every = 10000
+//! repetitions = 1
+//!
+//! [data]                  # dpwalk_core::data::DataSpec
+//! source = "synthetic-lasso"
+//!
+//! [partition]             # dpwalk_core::data::PartitionSpec
+//! kind = "iid"
+//!
+//! [problem]
+//! loss = "squared"        # squared | logistic | multinomial
+//! l1 = 0.001
+//! l2 = 0.0
+//!
+//! [topology]              # dpwalk_core::topology::TopologySpec
+//! kind = "complete"
+//!
+//! [algorithm]
+//! kind = "admm"           # admm | dp-sgd
+//! mode = "decentralized"  # decentralized | federated | centralized
+//! gamma = 1.0
+//! lambda = 0.5
+//! sigma = 0.0
+//! clip = 1.0              # omit for no clipping (then no privacy guarantee)
+//! lr = 0.1                # dp-sgd only
+//! blocks-per-round = 10   # federated only (m)
+//!
+//! [sweep]                 # optional: the cartesian product of these lists
+//! kind = ["admm", "dp-sgd"]
+//! sigma = [0.5, 1.0, 2.0]
+//! ```
+
+use dpwalk_core::data::{DataSpec, PartitionSpec};
+use dpwalk_core::params::{AdmmParams, ParamError, SgdParams};
+use dpwalk_core::problem::{Loss, Regularizer};
+use dpwalk_core::step::Algorithm;
+use dpwalk_core::topology::TopologySpec;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Errors of reading and checking a scenario.
+#[derive(Debug, Error)]
+pub enum ScenarioError {
+    /// The file could not be read.
+    #[error("cannot read scenario {path}: {source}")]
+    Read {
+        /// The scenario file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not a valid scenario (the message names the key and the line).
+    #[error("invalid scenario {path}: {message}")]
+    Parse {
+        /// The scenario file.
+        path: PathBuf,
+        /// `toml`'s message, with the line and the offending key.
+        message: String,
+    },
+    /// A `--set` override is malformed or produces an invalid scenario.
+    #[error("invalid override --set {set}: {message}")]
+    Override {
+        /// The override as given.
+        set: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A parameter is outside its range.
+    #[error("{context}: {source}")]
+    Param {
+        /// Which sweep point or section.
+        context: String,
+        /// The violated range.
+        source: ParamError,
+    },
+    /// Any other impossible combination.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// The `[problem]` section.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ProblemSpec {
+    /// `squared`, `logistic` or `multinomial` (classes are read from the data).
+    pub loss: LossName,
+    /// L1 weight of `r`.
+    #[serde(default)]
+    pub l1: f64,
+    /// L2 weight of `r` (`r = l1‖x‖₁ + (l2/2)‖x‖²`).
+    #[serde(default)]
+    pub l2: f64,
+}
+
+/// Loss names of scenario files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossName {
+    /// Least squares.
+    Squared,
+    /// Binary logistic regression.
+    Logistic,
+    /// Multinomial logistic regression.
+    Multinomial,
+}
+
+impl ProblemSpec {
+    /// The regularizer these weights describe.
+    pub fn regularizer(&self) -> Result<Regularizer, ScenarioError> {
+        for (name, v) in [("l1", self.l1), ("l2", self.l2)] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err(ScenarioError::Invalid(format!(
+                    "[problem] {name} must be >= 0 and finite, got {v}"
+                )));
+            }
+        }
+        Ok(match (self.l1 > 0.0, self.l2 > 0.0) {
+            (false, false) => Regularizer::None,
+            (true, false) => Regularizer::L1 { l1: self.l1 },
+            (false, true) => Regularizer::L2 { l2: self.l2 },
+            (true, true) => Regularizer::ElasticNet { l1: self.l1, l2: self.l2 },
+        })
+    }
+
+    /// The loss; `classes` comes from the data for multinomial problems.
+    pub fn loss(&self, classes: Option<usize>) -> Result<Loss, ScenarioError> {
+        Ok(match self.loss {
+            LossName::Squared => Loss::Squared,
+            LossName::Logistic => Loss::Logistic,
+            LossName::Multinomial => Loss::Multinomial {
+                classes: classes.ok_or_else(|| {
+                    ScenarioError::Invalid(
+                        "loss = \"multinomial\" needs class labels in the data".into(),
+                    )
+                })?,
+            },
+        })
+    }
+}
+
+/// Algorithm names of scenario files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AlgorithmName {
+    /// Private ADMM (the paper's algorithm).
+    Admm,
+    /// DP-SGD on the same walk (the baseline).
+    DpSgd,
+}
+
+impl AlgorithmName {
+    /// The name as written in scenario files and outputs.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AlgorithmName::Admm => "admm",
+            AlgorithmName::DpSgd => "dp-sgd",
+        }
+    }
+}
+
+/// Block schedules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// One block per update of `w`, chosen by the random walk (Algorithm 4).
+    Decentralized,
+    /// `m` uniformly random blocks per round (Algorithm 3).
+    Federated,
+    /// Every block every round (Algorithm 2).
+    Centralized,
+}
+
+impl Mode {
+    /// The name as written in scenario files and outputs.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Mode::Decentralized => "decentralized",
+            Mode::Federated => "federated",
+            Mode::Centralized => "centralized",
+        }
+    }
+}
+
+/// The `[algorithm]` section.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AlgorithmSpec {
+    /// `admm` or `dp-sgd`.
+    #[serde(default = "default_kind")]
+    pub kind: AlgorithmName,
+    /// `decentralized`, `federated` or `centralized`.
+    #[serde(default = "default_mode")]
+    pub mode: Mode,
+    /// γ (ADMM).
+    #[serde(default = "default_one")]
+    pub gamma: f64,
+    /// λ, the relaxation (ADMM).
+    #[serde(default = "default_lambda")]
+    pub lambda: f64,
+    /// σ.
+    #[serde(default)]
+    pub sigma: f64,
+    /// C; absent means no clipping.
+    #[serde(default)]
+    pub clip: Option<f64>,
+    /// Step size (DP-SGD).
+    #[serde(default = "default_lr")]
+    pub lr: f64,
+    /// `m`, blocks per round (federated).
+    #[serde(default)]
+    pub blocks_per_round: Option<usize>,
+}
+
+fn default_kind() -> AlgorithmName {
+    AlgorithmName::Admm
+}
+fn default_mode() -> Mode {
+    Mode::Decentralized
+}
+fn default_one() -> f64 {
+    1.0
+}
+fn default_lambda() -> f64 {
+    0.5
+}
+fn default_lr() -> f64 {
+    0.1
+}
+
+/// The optional `[sweep]` section: lists whose cartesian product gives the sweep points.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SweepSpec {
+    /// Algorithms.
+    #[serde(default)]
+    pub kind: Vec<AlgorithmName>,
+    /// Noise levels σ.
+    #[serde(default)]
+    pub sigma: Vec<f64>,
+    /// Prox steps γ.
+    #[serde(default)]
+    pub gamma: Vec<f64>,
+    /// Clip bounds C.
+    #[serde(default)]
+    pub clip: Vec<f64>,
+    /// Relaxations λ.
+    #[serde(default)]
+    pub lambda: Vec<f64>,
+    /// DP-SGD step sizes.
+    #[serde(default)]
+    pub lr: Vec<f64>,
+}
+
+/// The `[output]` section.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct OutputSpec {
+    /// Rényi orders at which per-contribution privacy is reported.
+    #[serde(default = "default_orders")]
+    pub orders: Vec<f64>,
+}
+
+impl Default for OutputSpec {
+    fn default() -> Self {
+        Self { orders: default_orders() }
+    }
+}
+
+fn default_orders() -> Vec<f64> {
+    vec![1.5, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
+}
+
+/// A whole scenario file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Scenario {
+    /// Name used for the default output directory; defaults to the file stem.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Run seed (data, partition, topology, walk and noise all derive from it).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Number of users `n`.
+    pub users: usize,
+    /// Updates of `w`: hops (decentralized) or rounds (federated, centralized).
+    pub steps: u64,
+    /// Evaluate every this many steps (default: 50 evaluations per run).
+    #[serde(default)]
+    pub eval_every: Option<u64>,
+    /// Repetitions per sweep point (run seeds `seed`, `seed + 1`, …).
+    #[serde(default = "default_reps")]
+    pub repetitions: usize,
+    /// The data source.
+    pub data: DataSpec,
+    /// How records are spread among users.
+    #[serde(default)]
+    pub partition: PartitionSpec,
+    /// Loss and regularizer.
+    pub problem: ProblemSpec,
+    /// The communication graph.
+    #[serde(default = "default_topology")]
+    pub topology: TopologySpec,
+    /// The algorithm and its parameters.
+    pub algorithm: AlgorithmSpec,
+    /// Optional sweep.
+    #[serde(default)]
+    pub sweep: SweepSpec,
+    /// Reporting options.
+    #[serde(default)]
+    pub output: OutputSpec,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_reps() -> usize {
+    1
+}
+fn default_topology() -> TopologySpec {
+    TopologySpec::complete()
+}
+
+/// A scenario file read from disk, with the directory its relative paths start from.
+#[derive(Debug, Clone)]
+pub struct LoadedScenario {
+    /// The parsed scenario, overrides applied.
+    pub scenario: Scenario,
+    /// The scenario file's directory.
+    pub base_dir: PathBuf,
+    /// The scenario's name (its `name`, else the file stem).
+    pub name: String,
+}
+
+/// Reads `path`, applies `sets` (`key.path=value`, value in TOML syntax or a bare string).
+pub fn load(path: &Path, sets: &[String]) -> Result<LoadedScenario, ScenarioError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| ScenarioError::Read { path: path.to_path_buf(), source })?;
+    let scenario = parse(&text, path, sets)?;
+    let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let name = scenario.name.clone().or(stem).unwrap_or_else(|| "scenario".into());
+    Ok(LoadedScenario { scenario, base_dir, name })
+}
+
+/// Parses scenario text (see [`load`]); `path` only names the origin in errors.
+pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Scenario, ScenarioError> {
+    let parse_err = |e: toml::de::Error| ScenarioError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let scenario: Scenario = toml::from_str(text).map_err(parse_err)?;
+    if sets.is_empty() {
+        return Ok(scenario);
+    }
+    let mut table: toml::Table = toml::from_str(text).map_err(parse_err)?;
+    for set in sets {
+        apply_override(&mut table, set)?;
+    }
+    Scenario::deserialize(table).map_err(|e| ScenarioError::Override {
+        set: sets.join(" --set "),
+        message: e.to_string(),
+    })
+}
+
+/// Applies one `a.b.c=value` override to a parsed table.
+fn apply_override(table: &mut toml::Table, set: &str) -> Result<(), ScenarioError> {
+    let bad = |message: &str| ScenarioError::Override { set: set.into(), message: message.into() };
+    let (key, raw) = set.split_once('=').ok_or_else(|| bad("expected key=value"))?;
+    let parts: Vec<&str> = key.trim().split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(bad("empty key segment"));
+    }
+    // A value in TOML syntax (number, bool, array, quoted string), else a bare string.
+    let value = toml::from_str::<toml::Table>(&format!("v = {}", raw.trim()))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(raw.trim().to_string()));
+    let (last, parents) = parts.split_last().ok_or_else(|| bad("empty key"))?;
+    let mut cur = table;
+    for p in parents {
+        let entry = cur
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        cur = entry
+            .as_table_mut()
+            .ok_or_else(|| bad(&format!("`{p}` is not a table")))?;
+    }
+    cur.insert(last.to_string(), value);
+    Ok(())
+}
+
+/// One sweep point: the algorithm with validated parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    /// Which algorithm.
+    pub name: AlgorithmName,
+    /// Its validated parameters.
+    pub algorithm: Algorithm,
+    /// γ (reported even for DP-SGD, where it is unused).
+    pub gamma: f64,
+    /// λ (reported even for DP-SGD, where it is unused).
+    pub lambda: f64,
+    /// DP-SGD step size (reported even for ADMM, where it is unused).
+    pub lr: f64,
+}
+
+impl Scenario {
+    /// Checks the scenario-level ranges that the sections' own types do not.
+    pub fn check(&self) -> Result<(), ScenarioError> {
+        let invalid = |m: String| Err(ScenarioError::Invalid(m));
+        if self.users < 1 {
+            return invalid("users must be >= 1".into());
+        }
+        if self.steps == 0 {
+            return invalid("steps must be >= 1".into());
+        }
+        if self.repetitions == 0 {
+            return invalid("repetitions must be >= 1".into());
+        }
+        if self.eval_every == Some(0) {
+            return invalid("eval-every must be >= 1".into());
+        }
+        if let Some(bad) = self.output.orders.iter().find(|&&a| !(a > 1.0 && a.is_finite())) {
+            return invalid(format!("[output] orders must be > 1 and finite, got {bad}"));
+        }
+        match (self.algorithm.mode, self.algorithm.blocks_per_round) {
+            (Mode::Federated, None) => {
+                return invalid("mode = \"federated\" needs blocks-per-round (m)".into());
+            }
+            (Mode::Federated, Some(m)) if m == 0 || m > self.users => {
+                return invalid(format!(
+                    "blocks-per-round must be in 1..={} (the number of users), got {m}",
+                    self.users
+                ));
+            }
+            (Mode::Decentralized | Mode::Centralized, Some(_)) => {
+                return invalid("blocks-per-round is only for mode = \"federated\"".into());
+            }
+            _ => {}
+        }
+        self.points().map(|_| ())
+    }
+
+    /// Evaluation interval in steps.
+    pub fn eval_interval(&self) -> u64 {
+        self.eval_every.unwrap_or((self.steps / 50).max(1)).min(self.steps)
+    }
+
+    /// The sweep points (one when there is no sweep), validated.
+    pub fn points(&self) -> Result<Vec<Point>, ScenarioError> {
+        let a = &self.algorithm;
+        let s = &self.sweep;
+        let or = |v: &Vec<f64>, d: f64| if v.is_empty() { vec![d] } else { v.clone() };
+        let kinds = if s.kind.is_empty() { vec![a.kind] } else { s.kind.clone() };
+        let clips: Vec<Option<f64>> =
+            if s.clip.is_empty() { vec![a.clip] } else { s.clip.iter().map(|&c| Some(c)).collect() };
+        let mut points = Vec::new();
+        for &name in &kinds {
+            if name == AlgorithmName::DpSgd && a.mode != Mode::Decentralized {
+                return Err(ScenarioError::Invalid(
+                    "dp-sgd is the walk baseline: it needs mode = \"decentralized\"".into(),
+                ));
+            }
+            for &sigma in &or(&s.sigma, a.sigma) {
+                for &clip in &clips {
+                    for &gamma in &or(&s.gamma, a.gamma) {
+                        for &lambda in &or(&s.lambda, a.lambda) {
+                            for &lr in &or(&s.lr, a.lr) {
+                                let context = format!(
+                                    "{} point (sigma={sigma}, clip={clip:?}, gamma={gamma}, lambda={lambda}, lr={lr})",
+                                    name.as_str()
+                                );
+                                let param = |source| ScenarioError::Param { context: context.clone(), source };
+                                let algorithm = match name {
+                                    AlgorithmName::Admm => Algorithm::Admm(
+                                        AdmmParams::new(gamma, lambda, sigma, clip).map_err(param)?,
+                                    ),
+                                    AlgorithmName::DpSgd => Algorithm::Sgd(
+                                        SgdParams::new(lr, sigma, clip).map_err(param)?,
+                                    ),
+                                };
+                                let point = Point { name, algorithm, gamma, lambda, lr };
+                                // Parameters that do not apply to an algorithm do not multiply its points.
+                                if !points.iter().any(|q: &Point| same_run(q, &point)) {
+                                    points.push(point);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(points)
+    }
+}
+
+/// Whether two points run the same computation (DP-SGD ignores γ, λ; ADMM ignores lr).
+fn same_run(a: &Point, b: &Point) -> bool {
+    a.algorithm == b.algorithm
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+users = 10
+steps = 100
+
+[data]
+source = "synthetic-lasso"
+
+[problem]
+loss = "squared"
+l1 = 0.01
+
+[algorithm]
+sigma = 0.5
+clip = 1.0
+"#;
+
+    fn p() -> &'static Path {
+        Path::new("test.toml")
+    }
+
+    #[test]
+    fn minimal_scenario_parses_with_defaults() {
+        let s = parse(MINIMAL, p(), &[]).expect("parses");
+        s.check().expect("valid");
+        assert_eq!(s.seed, 1);
+        assert_eq!(s.algorithm.mode, Mode::Decentralized);
+        assert_eq!(s.points().expect("points").len(), 1);
+        assert_eq!(s.eval_interval(), 2);
+    }
+
+    #[test]
+    fn unknown_key_names_key_file_and_line() {
+        let text = MINIMAL.replace("sigma = 0.5", "sigam = 0.5");
+        let err = parse(&text, p(), &[]).expect_err("must fail").to_string();
+        assert!(err.contains("sigam"), "{err}");
+        assert!(err.contains("test.toml"), "{err}");
+        assert!(err.contains("line 16"), "{err}");
+    }
+
+    #[test]
+    fn overrides_apply_and_are_checked() {
+        let s = parse(MINIMAL, p(), &["algorithm.sigma=2.5".into(), "seed=9".into()])
+            .expect("parses");
+        assert_eq!(s.algorithm.sigma, 2.5);
+        assert_eq!(s.seed, 9);
+        let s = parse(MINIMAL, p(), &["algorithm.mode=federated".into()]).expect("parses");
+        assert_eq!(s.algorithm.mode, Mode::Federated);
+        assert!(s.check().is_err(), "federated without m must be refused");
+        let err = parse(MINIMAL, p(), &["algorithm.sigmaa=1".into()]).expect_err("unknown");
+        assert!(err.to_string().contains("sigmaa"), "{err}");
+        assert!(parse(MINIMAL, p(), &["novalue".into()]).is_err());
+    }
+
+    #[test]
+    fn impossible_parameters_are_refused_with_reason() {
+        for (set, needle) in [
+            ("algorithm.sigma=-1", "sigma"),
+            ("algorithm.clip=0", "clip"),
+            ("algorithm.lambda=1.5", "lambda"),
+            ("algorithm.gamma=0", "gamma"),
+        ] {
+            let s = parse(MINIMAL, p(), &[set.into()]).expect("parses");
+            let err = s.check().expect_err(set).to_string();
+            assert!(err.contains(needle), "{set}: {err}");
+        }
+        let s = parse(
+            MINIMAL,
+            p(),
+            &["algorithm.mode=federated".into(), "algorithm.blocks-per-round=11".into()],
+        )
+        .expect("parses");
+        assert!(s.check().expect_err("m > n").to_string().contains("blocks-per-round"));
+    }
+
+    #[test]
+    fn sweep_is_a_product_without_duplicate_runs() {
+        let text = format!("{MINIMAL}\n[sweep]\nkind = [\"admm\", \"dp-sgd\"]\nsigma = [0.5, 1.0]\ngamma = [1.0, 2.0]\n");
+        let s = parse(&text, p(), &[]).expect("parses");
+        let points = s.points().expect("valid");
+        // ADMM: 2 sigmas × 2 gammas; DP-SGD ignores gamma: 2 sigmas.
+        assert_eq!(points.len(), 6);
+    }
+}

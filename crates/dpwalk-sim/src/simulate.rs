@@ -1,0 +1,144 @@
+//! A whole scenario: prepare the problem once, run every sweep point and repetition in parallel
+//! (`rayon`), aggregate, and hand the results to [`crate::output`].
+
+use crate::metrics::Evaluator;
+use crate::run::{RunError, RunResult, Schedule, run};
+use crate::scenario::{LoadedScenario, Point, ScenarioError};
+use dpwalk_core::data::{DataError, Dataset, LabelKind};
+use dpwalk_core::problem::reference::{self, Reference, ReferenceOptions};
+use dpwalk_core::problem::{Problem, ProblemError};
+use dpwalk_core::rng::{Purpose, derive_seed};
+use dpwalk_core::topology::{Topology, TopologyError};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use thiserror::Error;
+
+/// Errors of a simulation.
+#[derive(Debug, Error)]
+pub enum SimError {
+    /// The scenario is invalid.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// The data could not be loaded or partitioned.
+    #[error("data: {0}")]
+    Data(#[from] DataError),
+    /// The topology is invalid or unusable for the walk.
+    #[error("topology: {0}")]
+    Topology(#[from] TopologyError),
+    /// The problem could not be built or solved.
+    #[error("problem: {0}")]
+    Problem(#[from] ProblemError),
+    /// A run failed.
+    #[error("run: {0}")]
+    Run(#[from] RunError),
+    /// Writing outputs failed.
+    #[error("output: {0}")]
+    Output(#[from] crate::output::OutputError),
+}
+
+/// The parts of a scenario shared by all its runs.
+#[derive(Debug)]
+pub struct Prepared {
+    /// Loss, regularizer and the users' data.
+    pub problem: Problem,
+    /// The held-out test set, if any.
+    pub test: Option<Dataset>,
+    /// The communication graph.
+    pub topology: Topology,
+    /// The non-private optimum.
+    pub optimum: Reference,
+}
+
+/// Loads the data, partitions it, builds the problem and the topology, and solves the
+/// non-private reference problem. Data are the same for every run of the scenario.
+pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
+    let s = &loaded.scenario;
+    s.check()?;
+    let data = s.data.load(&loaded.base_dir, derive_seed(s.seed, Purpose::Data, 0))?;
+    let classes = match data.train.label_kind {
+        LabelKind::Classes(k) => Some(k),
+        _ => None,
+    };
+    let users = s.partition.apply(data.train, s.users, derive_seed(s.seed, Purpose::Partition, 0))?;
+    let problem = Problem::new(s.problem.loss(classes)?, s.problem.regularizer()?, users)?;
+    let topology =
+        s.topology.build(Some(s.users), &loaded.base_dir, derive_seed(s.seed, Purpose::Topology, 0))?;
+    if topology.n() != s.users {
+        return Err(ScenarioError::Invalid(format!(
+            "the topology has {} nodes but the scenario has {} users",
+            topology.n(),
+            s.users
+        ))
+        .into());
+    }
+    if s.algorithm.mode == crate::scenario::Mode::Decentralized {
+        topology.require_walkable()?;
+    }
+    let optimum = reference::solve(&problem, &ReferenceOptions::default())?;
+    Ok(Prepared { problem, test: data.test, topology, optimum })
+}
+
+/// The runs of one sweep point.
+#[derive(Debug)]
+pub struct PointResult {
+    /// The point.
+    pub point: Point,
+    /// One result per repetition, in repetition order.
+    pub runs: Vec<RunResult>,
+    /// The run seed of each repetition.
+    pub seeds: Vec<u64>,
+}
+
+/// Runs every point × repetition of the scenario; shows a progress bar unless `quiet`.
+pub fn simulate(
+    loaded: &LoadedScenario,
+    prepared: &Prepared,
+    quiet: bool,
+) -> Result<Vec<PointResult>, SimError> {
+    let s = &loaded.scenario;
+    let points = s.points()?;
+    let reps = s.repetitions;
+    let total = points.len() as u64 * reps as u64 * s.steps;
+    let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(total) };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} {elapsed_precise} [{bar:40}] {human_pos}/{human_len} steps ({per_sec}, eta {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    let evaluator =
+        Evaluator { problem: &prepared.problem, test: prepared.test.as_ref(), optimum: &prepared.optimum };
+    let tasks: Vec<(usize, usize)> =
+        (0..points.len()).flat_map(|p| (0..reps).map(move |r| (p, r))).collect();
+    let results: Result<Vec<RunResult>, RunError> = tasks
+        .par_iter()
+        .map(|&(p, r)| {
+            let schedule = Schedule {
+                mode: s.algorithm.mode,
+                blocks_per_round: s.algorithm.blocks_per_round,
+                steps: s.steps,
+                eval_every: s.eval_interval(),
+                run_seed: repetition_seed(s.seed, r),
+            };
+            let progress = |k: u64| bar.inc(k);
+            run(&prepared.problem, &prepared.topology, &points[p].algorithm, &schedule, &evaluator, &progress)
+        })
+        .collect();
+    bar.finish_and_clear();
+    let mut results = results?.into_iter();
+    Ok(points
+        .into_iter()
+        .map(|point| PointResult {
+            point,
+            runs: results.by_ref().take(reps).collect(),
+            seeds: (0..reps).map(|r| repetition_seed(s.seed, r)).collect(),
+        })
+        .collect())
+}
+
+/// The run seed of repetition `r`: `seed + r`, so that repetition 0 is the scenario's own seed
+/// (the one a daemon swarm given the same run file uses).
+pub fn repetition_seed(seed: u64, r: usize) -> u64 {
+    seed.wrapping_add(r as u64)
+}

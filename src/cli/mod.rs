@@ -1,0 +1,46 @@
+//! Command-line interface: argument parsing and dispatch to the subcommands' modules.
+
+mod sim;
+mod topo;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// dpwalk: private decentralized learning by random-walk ADMM, with network-DP accounting.
+#[derive(Debug, Parser)]
+#[command(name = "dpwalk", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Simulate a swarm in-process from a scenario file (sim/*.toml).
+    Sim(sim::SimArgs),
+    /// Inspect topology files.
+    #[command(subcommand)]
+    Topo(topo::TopoCommand),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let result = match cli.command {
+        Command::Sim(args) => sim::run(args),
+        Command::Topo(cmd) => topo::run(cmd),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

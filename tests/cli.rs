@@ -1,0 +1,95 @@
+//! End-to-end tests of the `dpwalk` binary.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn dpwalk() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_dpwalk"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dpwalk-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn quickstart_writes_a_complete_run_directory() {
+    let out = temp_dir("quickstart");
+    let status = dpwalk()
+        .args(["sim", "sim/quickstart.toml", "--quiet", "--out"])
+        .arg(&out)
+        .status()
+        .expect("runs");
+    assert!(status.success());
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).expect("summary.json"))
+            .expect("valid JSON");
+    let p = &summary["points"][0];
+    for key in ["algorithm", "n_users", "dim", "steps", "sigma", "clip", "gamma", "lambda"] {
+        assert!(!p[key].is_null(), "summary.json lacks {key}: {p}");
+    }
+    assert_eq!(p["algorithm"], "admm");
+    assert_eq!(p["n_users"], 1000);
+    assert_eq!(p["dim"], 64);
+    let train = p["final"]["train_objective"].as_f64().expect("train objective");
+    let opt = p["optimum"]["objective"].as_f64().expect("optimum");
+    assert!(train.is_finite() && opt.is_finite() && train >= opt * (1.0 - 1e-9));
+    assert!(p["final"]["test_objective"].as_f64().is_some());
+    assert!(p["final"]["distance_to_optimum"].as_f64().is_some());
+    assert!(p["throughput"]["steps_per_second"].as_f64().is_some_and(|s| s > 0.0));
+    assert!(p["throughput"]["wall_seconds"].as_f64().is_some());
+    assert!(p["privacy"]["local_rdp_per_contribution"].as_array().is_some_and(|a| !a.is_empty()));
+    let model: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("final_model.json")).expect("final model"))
+            .expect("valid JSON");
+    assert_eq!(model["z"].as_array().map(Vec::len), Some(64));
+    assert_eq!(model["steps"], p["steps"]);
+    let csv = std::fs::read_to_string(out.join("metrics.csv")).expect("metrics.csv");
+    assert!(csv.lines().count() > 2);
+    for plot in ["convergence.png", "convergence.svg"] {
+        assert!(std::fs::metadata(out.join(plot)).is_ok_and(|m| m.len() > 1000), "{plot}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_mistyped_key_is_reported_with_file_and_line() {
+    let dir = temp_dir("badkey");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let file = dir.join("bad.toml");
+    let text = std::fs::read_to_string("sim/quickstart.toml").expect("quickstart");
+    let text = text.replacen("steps", "stpes", 1);
+    std::fs::write(&file, &text).expect("write");
+    let line = text.lines().position(|l| l.starts_with("stpes")).expect("mistyped line") + 1;
+    let out = dpwalk().arg("sim").arg(&file).arg("--quiet").output().expect("runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("stpes"), "{err}");
+    assert!(err.contains("bad.toml"), "{err}");
+    assert!(err.contains(&format!("line {line}")), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn impossible_parameters_are_refused_without_panic() {
+    let out = dpwalk()
+        .args(["sim", "sim/quickstart.toml", "--quiet", "--set", "algorithm.lambda=1.5"])
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("lambda"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn topo_show_reports_structure() {
+    let out = dpwalk().args(["topo", "show", "topologies/ring-100.toml", "--json"]).output().expect("runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["nodes"], 100);
+    assert_eq!(v["edges"], 100);
+}

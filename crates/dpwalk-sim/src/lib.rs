@@ -1,1 +1,3 @@
 //! Simulator (in progress).
+
+pub mod plot;

@@ -120,6 +120,8 @@ pub struct PointSummary {
     pub algorithm: &'static str,
     /// `decentralized`, `federated` or `centralized`.
     pub mode: &'static str,
+    /// The communication graph.
+    pub topology: String,
     /// Number of users.
     pub n_users: usize,
     /// Model dimension.
@@ -252,6 +254,7 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
             PointSummary {
                 algorithm: pr.point.name.as_str(),
                 mode: s.algorithm.mode.as_str(),
+                topology: prepared.topologies[pr.point.topology].label.clone(),
                 n_users: s.users,
                 dim: prepared.problem.dim(),
                 steps: s.steps,
@@ -335,13 +338,16 @@ struct FinalModel<'a> {
     algorithm: &'static str,
 }
 
-fn point_label(pr: &PointResult, results: &[PointResult]) -> String {
+fn point_label(pr: &PointResult, results: &[PointResult], prepared: &Prepared) -> String {
     let alg = &pr.point.algorithm;
     let mut label = format!("{} σ={}", pr.point.name.as_str(), alg.sigma());
     let distinct = |f: &dyn Fn(&PointResult) -> String| {
         let first = f(&results[0]);
         results.iter().any(|q| f(q) != first)
     };
+    if distinct(&|q| q.point.topology.to_string()) {
+        let _ = write!(label, " {}", prepared.topologies[pr.point.topology].label);
+    }
     if distinct(&|q| format!("{:?}", q.point.algorithm.clip())) {
         let _ = write!(label, " C={:?}", alg.clip());
     }
@@ -398,7 +404,7 @@ pub fn write_all(
         }
     }
     let series: Vec<Series> =
-        results.iter().map(|pr| convergence_series(pr, point_label(pr, results))).collect();
+        results.iter().map(|pr| convergence_series(pr, point_label(pr, results, prepared))).collect();
     write_line_plot(
         &LinePlot {
             title: format!("{}: convergence", loaded.name),
@@ -421,8 +427,8 @@ fn write_privacy_utility(dir: &Path, loaded: &LoadedScenario, summary: &Summary)
     let mut groups: Vec<(String, Series)> = Vec::new();
     for p in &summary.points {
         let key = match p.algorithm {
-            "admm" => format!("admm C={:?} γ={} λ={}", p.clip, p.gamma, p.lambda),
-            _ => format!("{} C={:?} lr={}", p.algorithm, p.clip, p.lr),
+            "admm" => format!("admm C={:?} γ={} λ={} {}", p.clip, p.gamma, p.lambda, p.topology),
+            _ => format!("{} C={:?} lr={} {}", p.algorithm, p.clip, p.lr, p.topology),
         };
         let idx = match groups.iter().position(|(k, _)| *k == key) {
             Some(i) => i,

@@ -262,6 +262,9 @@ pub struct SweepSpec {
     /// DP-SGD step sizes.
     #[serde(default)]
     pub lr: Vec<f64>,
+    /// Topologies (`[[sweep.topology]]` tables, each like `[topology]`); replaces `[topology]`.
+    #[serde(default)]
+    pub topology: Vec<TopologySpec>,
 }
 
 /// The `[output]` section.
@@ -402,9 +405,11 @@ fn apply_override(table: &mut toml::Table, set: &str) -> Result<(), ScenarioErro
     Ok(())
 }
 
-/// One sweep point: the algorithm with validated parameters.
+/// One sweep point: the algorithm with validated parameters, on one of the scenario's topologies.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
+    /// Index into [`Scenario::topologies`].
+    pub topology: usize,
     /// Which algorithm.
     pub name: AlgorithmName,
     /// Its validated parameters.
@@ -459,6 +464,15 @@ impl Scenario {
         self.eval_every.unwrap_or((self.steps / 50).max(1)).min(self.steps)
     }
 
+    /// The topologies of the scenario: the sweep's list, else `[topology]`.
+    pub fn topologies(&self) -> Vec<TopologySpec> {
+        if self.sweep.topology.is_empty() {
+            vec![self.topology.clone()]
+        } else {
+            self.sweep.topology.clone()
+        }
+    }
+
     /// The sweep points (one when there is no sweep), validated.
     pub fn points(&self) -> Result<Vec<Point>, ScenarioError> {
         let a = &self.algorithm;
@@ -468,6 +482,7 @@ impl Scenario {
         let clips: Vec<Option<f64>> =
             if s.clip.is_empty() { vec![a.clip] } else { s.clip.iter().map(|&c| Some(c)).collect() };
         let mut points = Vec::new();
+        for topology in 0..self.topologies().len() {
         for &name in &kinds {
             if name == AlgorithmName::DpSgd && a.mode != Mode::Decentralized {
                 return Err(ScenarioError::Invalid(
@@ -492,7 +507,7 @@ impl Scenario {
                                         SgdParams::new(lr, sigma, clip).map_err(param)?,
                                     ),
                                 };
-                                let point = Point { name, algorithm, gamma, lambda, lr };
+                                let point = Point { topology, name, algorithm, gamma, lambda, lr };
                                 // Parameters that do not apply to an algorithm do not multiply its points.
                                 if !points.iter().any(|q: &Point| same_run(q, &point)) {
                                     points.push(point);
@@ -503,13 +518,14 @@ impl Scenario {
                 }
             }
         }
+        }
         Ok(points)
     }
 }
 
 /// Whether two points run the same computation (DP-SGD ignores γ, λ; ADMM ignores lr).
 fn same_run(a: &Point, b: &Point) -> bool {
-    a.algorithm == b.algorithm
+    a.algorithm == b.algorithm && a.topology == b.topology
 }
 
 #[cfg(test)]

@@ -43,10 +43,19 @@ pub struct Prepared {
     pub problem: Problem,
     /// The held-out test set, if any.
     pub test: Option<Dataset>,
-    /// The communication graph.
-    pub topology: Topology,
+    /// The communication graphs (one unless the scenario sweeps over topologies).
+    pub topologies: Vec<NamedTopology>,
     /// The non-private optimum.
     pub optimum: Reference,
+}
+
+/// A topology with a label for reports (its `kind` and size).
+#[derive(Debug)]
+pub struct NamedTopology {
+    /// E.g. `random-regular (100 nodes)`.
+    pub label: String,
+    /// The graph.
+    pub topology: Topology,
 }
 
 /// Loads the data, partitions it, builds the problem and the topology, and solves the
@@ -61,21 +70,24 @@ pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
     };
     let users = s.partition.apply(data.train, s.users, derive_seed(s.seed, Purpose::Partition, 0))?;
     let problem = Problem::new(s.problem.loss(classes)?, s.problem.regularizer()?, users)?;
-    let topology =
-        s.topology.build(Some(s.users), &loaded.base_dir, derive_seed(s.seed, Purpose::Topology, 0))?;
-    if topology.n() != s.users {
-        return Err(ScenarioError::Invalid(format!(
-            "the topology has {} nodes but the scenario has {} users",
-            topology.n(),
-            s.users
-        ))
-        .into());
-    }
-    if s.algorithm.mode == crate::scenario::Mode::Decentralized {
-        topology.require_walkable()?;
+    let mut topologies = Vec::new();
+    for spec in s.topologies() {
+        let topology = spec.build(Some(s.users), &loaded.base_dir, derive_seed(s.seed, Purpose::Topology, 0))?;
+        if topology.n() != s.users {
+            return Err(ScenarioError::Invalid(format!(
+                "the topology has {} nodes but the scenario has {} users",
+                topology.n(),
+                s.users
+            ))
+            .into());
+        }
+        if s.algorithm.mode == crate::scenario::Mode::Decentralized {
+            topology.require_walkable()?;
+        }
+        topologies.push(NamedTopology { label: format!("{} ({} nodes)", spec.kind_name(), topology.n()), topology });
     }
     let optimum = reference::solve(&problem, &ReferenceOptions::default())?;
-    Ok(Prepared { problem, test: data.test, topology, optimum })
+    Ok(Prepared { problem, test: data.test, topologies, optimum })
 }
 
 /// The runs of one sweep point.
@@ -122,7 +134,8 @@ pub fn simulate(
                 run_seed: repetition_seed(s.seed, r),
             };
             let progress = |k: u64| bar.inc(k);
-            run(&prepared.problem, &prepared.topology, &points[p].algorithm, &schedule, &evaluator, &progress)
+            let topology = &prepared.topologies[points[p].topology].topology;
+            run(&prepared.problem, topology, &points[p].algorithm, &schedule, &evaluator, &progress)
         })
         .collect();
     bar.finish_and_clear();

@@ -25,7 +25,12 @@ pub struct CsvOptions {
 impl Default for CsvOptions {
     /// Comma-separated, no header, real labels in the last column.
     fn default() -> Self {
-        CsvOptions { delimiter: ',', header: false, label_column: None, labels: LabelRule::Real }
+        CsvOptions {
+            delimiter: ',',
+            header: false,
+            label_column: None,
+            labels: LabelRule::Real,
+        }
     }
 }
 
@@ -33,7 +38,15 @@ impl Default for CsvOptions {
 pub fn read(path: &Path, opts: &CsvOptions) -> Result<(Dataset, LabelMap), DataError> {
     let (features, n_features, raw) = parse(path, opts)?;
     let (labels, map) = fit_encode(&opts.labels, raw, path)?;
-    Ok((Dataset { features, labels, n_features, label_kind: map.kind() }, map))
+    Ok((
+        Dataset {
+            features,
+            labels,
+            n_features,
+            label_kind: map.kind(),
+        },
+        map,
+    ))
 }
 
 /// Reads a file whose labels are encoded like those of a training file (`train_labels`).
@@ -44,13 +57,20 @@ pub fn read_like(
 ) -> Result<Dataset, DataError> {
     let (features, n_features, raw) = parse(path, opts)?;
     let labels = train_labels.encode(raw, path)?;
-    Ok(Dataset { features, labels, n_features, label_kind: train_labels.kind() })
+    Ok(Dataset {
+        features,
+        labels,
+        n_features,
+        label_kind: train_labels.kind(),
+    })
 }
 
 /// Row-major features, features per row, and the raw label column.
 fn parse(path: &Path, opts: &CsvOptions) -> Result<(Vec<f64>, usize, RawLabels), DataError> {
     if opts.label_column.is_some() && !opts.header {
-        return Err(DataError::Param("a label column named by header needs `header = true`".into()));
+        return Err(DataError::Param(
+            "a label column named by header needs `header = true`".into(),
+        ));
     }
     let mut features = Vec::new();
     let mut raw = RawLabels::new(&opts.labels);
@@ -98,13 +118,17 @@ fn parse(path: &Path, opts: &CsvOptions) -> Result<(Vec<f64>, usize, RawLabels),
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
     use super::*;
     use crate::data::LabelKind;
     use crate::data::testutil::temp_file;
 
     fn opts(labels: LabelRule) -> CsvOptions {
-        CsvOptions { labels, ..CsvOptions::default() }
+        CsvOptions {
+            labels,
+            ..CsvOptions::default()
+        }
     }
 
     #[test]
@@ -128,7 +152,9 @@ mod tests {
             delimiter: ';',
             header: true,
             label_column: Some("y".into()),
-            labels: LabelRule::Binary { positive: Some("yes".into()) },
+            labels: LabelRule::Binary {
+                positive: Some("yes".into()),
+            },
         };
         let (d, _) = read(&f, &o).unwrap();
         assert_eq!(d.features, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
@@ -200,26 +226,48 @@ mod tests {
     #[test]
     fn header_errors_and_empty_files() {
         let f = temp_file("n.csv", "a,b\n1,2\n");
-        let o = CsvOptions { header: true, label_column: Some("z".into()), ..CsvOptions::default() };
+        let o = CsvOptions {
+            header: true,
+            label_column: Some("z".into()),
+            ..CsvOptions::default()
+        };
         assert_eq!(read(&f, &o).unwrap_err().line(), Some(1));
-        let o = CsvOptions { label_column: Some("b".into()), ..CsvOptions::default() };
+        let o = CsvOptions {
+            label_column: Some("b".into()),
+            ..CsvOptions::default()
+        };
         assert!(matches!(read(&f, &o), Err(DataError::Param(_))));
         for text in ["", "\n\n", "a,b\n"] {
             let f = temp_file("o.csv", text);
-            let o = CsvOptions { header: true, ..CsvOptions::default() };
-            assert!(matches!(read(&f, &o), Err(DataError::File { .. })), "{text:?}");
+            let o = CsvOptions {
+                header: true,
+                ..CsvOptions::default()
+            };
+            assert!(
+                matches!(read(&f, &o), Err(DataError::File { .. })),
+                "{text:?}"
+            );
         }
         let missing = std::env::temp_dir().join("dpwalk-data-does-not-exist.csv");
-        assert!(matches!(read(&missing, &CsvOptions::default()), Err(DataError::Io { .. })));
+        assert!(matches!(
+            read(&missing, &CsvOptions::default()),
+            Err(DataError::Io { .. })
+        ));
     }
 
     #[test]
     fn corrupt_gzip_and_bad_utf8_are_errors_not_panics() {
         let f = temp_file("p.csv.gz", "");
         std::fs::write(&*f, b"\x1f\x8b\x08\x00garbage").unwrap();
-        assert!(matches!(read(&f, &CsvOptions::default()), Err(DataError::Io { .. })));
+        assert!(matches!(
+            read(&f, &CsvOptions::default()),
+            Err(DataError::Io { .. })
+        ));
         let g = temp_file("q.csv", "");
         std::fs::write(&*g, b"1,2\n3,\xff\n").unwrap();
-        assert_eq!(read(&g, &CsvOptions::default()).unwrap_err().line(), Some(2));
+        assert_eq!(
+            read(&g, &CsvOptions::default()).unwrap_err().line(),
+            Some(2)
+        );
     }
 }

@@ -62,7 +62,11 @@ impl RawLabels {
     pub fn new(rule: &LabelRule) -> Self {
         match rule {
             LabelRule::Real => RawLabels::Real(Vec::new()),
-            _ => RawLabels::Named { names: Vec::new(), index: HashMap::new(), ids: Vec::new() },
+            _ => RawLabels::Named {
+                names: Vec::new(),
+                index: HashMap::new(),
+                ids: Vec::new(),
+            },
         }
     }
 
@@ -120,7 +124,10 @@ impl LabelMap {
     pub(crate) fn fit(rule: &LabelRule, raw: &RawLabels, path: &Path) -> Result<Self, DataError> {
         let names = match raw {
             RawLabels::Real(_) => {
-                return Ok(LabelMap { kind: LabelKind::Real, values: HashMap::new() });
+                return Ok(LabelMap {
+                    kind: LabelKind::Real,
+                    values: HashMap::new(),
+                });
             }
             RawLabels::Named { names, .. } => names,
         };
@@ -172,7 +179,10 @@ impl LabelMap {
                     .iter()
                     .map(|(n, _)| (n.clone(), if *n == positive { 1.0 } else { -1.0 }))
                     .collect();
-                Ok(LabelMap { kind: LabelKind::Binary, values })
+                Ok(LabelMap {
+                    kind: LabelKind::Binary,
+                    values,
+                })
             }
             LabelRule::Classes => {
                 let numeric: Vec<Option<f64>> =
@@ -191,14 +201,25 @@ impl LabelMap {
                     // Every integer class up to the largest one exists, seen or not, so that a
                     // test file may hold a class its training file lacks.
                     let k = max as usize + 1;
-                    let values = (0..k).map(|c| (format!("{}", c as f64), c as f64)).collect();
-                    Ok(LabelMap { kind: LabelKind::Classes(k), values })
+                    let values = (0..k)
+                        .map(|c| (format!("{}", c as f64), c as f64))
+                        .collect();
+                    Ok(LabelMap {
+                        kind: LabelKind::Classes(k),
+                        values,
+                    })
                 } else {
                     let mut sorted: Vec<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
                     sorted.sort_unstable();
-                    let values =
-                        sorted.iter().enumerate().map(|(c, n)| (n.to_string(), c as f64)).collect();
-                    Ok(LabelMap { kind: LabelKind::Classes(sorted.len()), values })
+                    let values = sorted
+                        .iter()
+                        .enumerate()
+                        .map(|(c, n)| (n.to_string(), c as f64))
+                        .collect();
+                    Ok(LabelMap {
+                        kind: LabelKind::Classes(sorted.len()),
+                        values,
+                    })
                 }
             }
         }
@@ -222,7 +243,10 @@ impl LabelMap {
                 }
                 Ok(ids.into_iter().map(|id| by_id[id]).collect())
             }
-            _ => Err(file_err(path, "labels were read with a different rule than the training file")),
+            _ => Err(file_err(
+                path,
+                "labels were read with a different rule than the training file",
+            )),
         }
     }
 }

@@ -31,7 +31,10 @@ pub fn read_like(
     train: &Dataset,
     train_labels: &LabelMap,
 ) -> Result<Dataset, DataError> {
-    let opts = LibsvmOptions { n_features: Some(train.n_features), labels: opts.labels.clone() };
+    let opts = LibsvmOptions {
+        n_features: Some(train.n_features),
+        labels: opts.labels.clone(),
+    };
     let sparse = parse(path, &opts)?;
     let labels = train_labels.encode(sparse.labels, path)?;
     Ok(sparse.rows.densify(labels, train_labels.kind()))
@@ -53,7 +56,12 @@ impl SparseRows {
                 features[r * p + j] = v;
             }
         }
-        Dataset { features, labels, n_features: p, label_kind }
+        Dataset {
+            features,
+            labels,
+            n_features: p,
+            label_kind,
+        }
     }
 }
 
@@ -90,12 +98,16 @@ fn parse(path: &Path, opts: &LibsvmOptions) -> Result<Parsed, DataError> {
                 return Err(at.err("feature indices are 1-based; found 0"));
             }
             if index <= last {
-                return Err(at.err(format!("feature index {index} after {last}: indices must increase")));
+                return Err(at.err(format!(
+                    "feature index {index} after {last}: indices must increase"
+                )));
             }
             if let Some(n) = opts.n_features
                 && index > n
             {
-                return Err(at.err(format!("feature index {index} beyond the {n} features expected")));
+                return Err(at.err(format!(
+                    "feature index {index} beyond the {n} features expected"
+                )));
             }
             last = index;
             entries.push((index - 1, at.f64(value, "feature value")?));
@@ -111,5 +123,103 @@ fn parse(path: &Path, opts: &LibsvmOptions) -> Result<Parsed, DataError> {
     if n_features == 0 {
         return Err(file_err(path, "no features: every row is empty"));
     }
-    Ok(Parsed { rows: SparseRows { entries, starts, n_features }, labels })
+    Ok(Parsed {
+        rows: SparseRows {
+            entries,
+            starts,
+            n_features,
+        },
+        labels,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+mod tests {
+    use super::*;
+    use crate::data::LabelKind;
+    use crate::data::testutil::temp_file;
+
+    fn binary() -> LibsvmOptions {
+        LibsvmOptions {
+            n_features: None,
+            labels: LabelRule::Binary { positive: None },
+        }
+    }
+
+    #[test]
+    fn reads_sparse_rows_with_qid_and_comments() {
+        let text = "+1 qid:3 1:0.5 4:-2 # first\n# a comment line\n-1 2:1e-1\n+1\n";
+        for name in ["s.svm", "s.svm.gz"] {
+            let f = temp_file(name, text);
+            let (d, _) = read(&f, &binary()).unwrap();
+            assert_eq!(d.n_features, 4);
+            assert_eq!(d.rows(), 3);
+            assert_eq!(d.row(0), &[0.5, 0.0, 0.0, -2.0]);
+            assert_eq!(d.row(1), &[0.0, 0.1, 0.0, 0.0]);
+            assert_eq!(d.row(2), &[0.0; 4]);
+            assert_eq!(d.labels, vec![1.0, -1.0, 1.0]);
+            assert_eq!(d.label_kind, LabelKind::Binary);
+        }
+    }
+
+    #[test]
+    fn given_feature_count_pads_and_bounds() {
+        let f = temp_file("t.svm", "2.5 1:1\n-0.5 3:2\n");
+        let o = LibsvmOptions {
+            n_features: Some(5),
+            labels: LabelRule::Real,
+        };
+        let (d, _) = read(&f, &o).unwrap();
+        assert_eq!(d.n_features, 5);
+        assert_eq!(d.labels, vec![2.5, -0.5]);
+        let o = LibsvmOptions {
+            n_features: Some(2),
+            labels: LabelRule::Real,
+        };
+        assert_eq!(read(&f, &o).unwrap_err().line(), Some(2));
+    }
+
+    #[test]
+    fn test_file_takes_the_training_shape_and_labels() {
+        let train = temp_file("u.svm", "0 1:1 3:1\n1 2:1\n");
+        let o = LibsvmOptions {
+            n_features: None,
+            labels: LabelRule::Classes,
+        };
+        let (d, map) = read(&train, &o).unwrap();
+        assert_eq!(d.label_kind, LabelKind::Classes(2));
+        let test = temp_file("v.svm", "1 3:4\n0 1:2\n");
+        let t = read_like(&test, &o, &d, &map).unwrap();
+        assert_eq!((t.n_features, t.labels.clone()), (3, vec![1.0, 0.0]));
+        assert_eq!(t.row(0), &[0.0, 0.0, 4.0]);
+        let wide = temp_file("w.svm", "1 3:4\n0 4:2\n");
+        assert_eq!(read_like(&wide, &o, &d, &map).unwrap_err().line(), Some(2));
+    }
+
+    #[test]
+    fn malformed_lines_name_their_line() {
+        let cases = [
+            "1 1:1\n1 0:1\n",
+            "1 1:1\n1 2:1 2:3\n",
+            "1 1:1\n1 3:1 2:3\n",
+            "1 1:1\n1 2\n",
+            "1 1:1\n1 x:2\n",
+            "1 1:1\n1 2:nan\n",
+            "1 1:1\nabc 2:1\n",
+        ];
+        for text in cases {
+            let f = temp_file("x.svm", text);
+            let o = LibsvmOptions {
+                n_features: None,
+                labels: LabelRule::Real,
+            };
+            let err = read(&f, &o).unwrap_err();
+            assert_eq!(err.line(), Some(2), "{text:?}: {err}");
+        }
+        let f = temp_file("y.svm", "# only a comment\n\n");
+        assert!(matches!(read(&f, &binary()), Err(DataError::File { .. })));
+        let f = temp_file("z.svm", "1\n-1\n");
+        assert!(matches!(read(&f, &binary()), Err(DataError::File { .. })));
+    }
 }

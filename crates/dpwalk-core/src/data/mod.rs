@@ -32,6 +32,7 @@ pub mod spec;
 pub mod split;
 pub mod synthetic;
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // test fixtures: a failed unwrap is a failed test
 mod testutil;
 
 pub use error::DataError;

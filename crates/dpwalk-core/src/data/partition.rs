@@ -13,12 +13,11 @@
 //!   drawn uniformly, the `α → 0` limit.
 //!
 //! Every user must get at least one record: more users than rows is an error. When the skewed
-//! schemes leave a user empty, it is repaired by moving one record to it from the user holding
-//! the most records (the record last dealt to it; for label skew, the largest among the users that
-//! hold records of a class the empty user holds, and a record of that class, so that nobody
-//! exceeds `k` classes).
-//! Each move shrinks the largest user by one, so the repair changes the distribution as little as
-//! possible and is deterministic given the seed.
+//! schemes leave a user empty (a class with fewer records than holders, or a Dirichlet draw that
+//! gives a user nothing), it is repaired by moving one record to it from the user holding the most
+//! records (the record last dealt to that user). Each move shrinks the largest user by one, so the
+//! repair changes the distribution as little as possible, is deterministic given the seed, and
+//! keeps the label-skew bound (a repaired user holds one record, so one class).
 //!
 //! The class of a record is its label for `k`-class labels, and `(label + 1) / 2` for `±1` labels;
 //! real-valued labels have no classes and only the iid partition applies.
@@ -38,7 +37,10 @@ fn assemble(data: &Dataset, users: &[Vec<usize>]) -> UserData {
         order.extend_from_slice(rows);
         offsets.push(order.len());
     }
-    UserData { data: data.select(&order), offsets }
+    UserData {
+        data: data.select(&order),
+        offsets,
+    }
 }
 
 fn check_users(data: &Dataset, n_users: usize) -> Result<(), DataError> {
@@ -65,7 +67,9 @@ pub fn classes(data: &Dataset) -> Result<(usize, Vec<usize>), DataError> {
     let class_of = |y: f64| match data.label_kind {
         LabelKind::Binary if y == 1.0 => Some(1),
         LabelKind::Binary if y == -1.0 => Some(0),
-        LabelKind::Classes(_) if y >= 0.0 && y.fract() == 0.0 && (y as usize) < k => Some(y as usize),
+        LabelKind::Classes(_) if y >= 0.0 && y.fract() == 0.0 && (y as usize) < k => {
+            Some(y as usize)
+        }
         _ => None,
     };
     let ids = data
@@ -97,8 +101,9 @@ pub fn iid(data: &Dataset, n_users: usize, rng: &mut NodeRng) -> Result<UserData
     let n = data.rows();
     let mut order: Vec<usize> = (0..n).collect();
     order.shuffle(rng);
-    let users: Vec<Vec<usize>> =
-        (0..n_users).map(|i| order[i * n / n_users..(i + 1) * n / n_users].to_vec()).collect();
+    let users: Vec<Vec<usize>> = (0..n_users)
+        .map(|i| order[i * n / n_users..(i + 1) * n / n_users].to_vec())
+        .collect();
     Ok(assemble(data, &users))
 }
 
@@ -136,37 +141,35 @@ pub fn label_skew(
             holders[c].push(u);
         }
     }
-    // users[u][c]: u's records of class c, so that a repair can move a record of the right class.
-    let mut users: Vec<Vec<Vec<usize>>> = vec![vec![Vec::new(); n_classes]; n_users];
-    for (c, rows) in shuffled_by_class(n_classes, &class, rng).into_iter().enumerate() {
+    let mut users: Vec<Vec<usize>> = vec![Vec::new(); n_users];
+    for (c, rows) in shuffled_by_class(n_classes, &class, rng)
+        .into_iter()
+        .enumerate()
+    {
         let h = holders[c].len();
         for (i, &u) in holders[c].iter().enumerate() {
-            users[u][c] = rows[i * rows.len() / h..(i + 1) * rows.len() / h].to_vec();
+            users[u].extend_from_slice(&rows[i * rows.len() / h..(i + 1) * rows.len() / h]);
         }
     }
-    let total = |u: &Vec<Vec<usize>>| u.iter().map(Vec::len).sum::<usize>();
-    for empty in 0..n_users {
-        if total(&users[empty]) > 0 {
-            continue;
-        }
-        // Among the holders of the empty user's classes that would keep a record, the largest.
-        let donor = held[empty]
-            .iter()
-            .flat_map(|&c| holders[c].iter().map(move |&u| (u, c)))
-            .filter(|&(u, c)| u != empty && !users[u][c].is_empty() && total(&users[u]) >= 2)
-            .max_by_key(|&(u, c)| (total(&users[u]), users[u][c].len()));
-        let Some((u, c)) = donor else {
-            return Err(DataError::Param(format!(
-                "user {empty} cannot get a record of its classes {:?}: too few records",
-                held[empty]
-            )));
-        };
-        if let Some(r) = users[u][c].pop() {
-            users[empty][c].push(r);
+    fill_empty_users(&mut users);
+    Ok(assemble(data, &users))
+}
+
+/// Gives every empty user one record, taken from the user holding the most (its last record).
+///
+/// The caller has checked `n_users ≤ rows`, so while a user is empty the largest one holds at
+/// least two records and keeps one. A repaired user holds one record, hence one class.
+fn fill_empty_users(users: &mut [Vec<usize>]) {
+    for empty in 0..users.len() {
+        if users[empty].is_empty() {
+            let donor = (0..users.len())
+                .max_by_key(|&u| users[u].len())
+                .unwrap_or(empty);
+            if let Some(r) = users[donor].pop() {
+                users[empty].push(r);
+            }
         }
     }
-    let flat: Vec<Vec<usize>> = users.into_iter().map(|u| u.concat()).collect();
-    Ok(assemble(data, &flat))
 }
 
 /// Per-class `Dirichlet(α)` shares among users (see the module docs).
@@ -178,7 +181,11 @@ pub fn dirichlet(
 ) -> Result<UserData, DataError> {
     check_users(data, n_users)?;
     let (n_classes, class) = classes(data)?;
-    let invalid = || DataError::Param(format!("dirichlet alpha must be positive and finite, got {alpha}"));
+    let invalid = || {
+        DataError::Param(format!(
+            "dirichlet alpha must be positive and finite, got {alpha}"
+        ))
+    };
     if !(alpha > 0.0 && alpha.is_finite()) {
         return Err(invalid());
     }
@@ -197,19 +204,173 @@ pub fn dirichlet(
         let (mut cum, mut start) = (0.0, 0);
         for (u, s) in shares.iter().enumerate() {
             cum += s / sum;
-            let end = if u + 1 == n_users { rows.len() } else { ((cum * n).round() as usize).clamp(start, rows.len()) };
+            let end = if u + 1 == n_users {
+                rows.len()
+            } else {
+                ((cum * n).round() as usize).clamp(start, rows.len())
+            };
             users[u].extend_from_slice(&rows[start..end]);
             start = end;
         }
     }
-    for empty in 0..n_users {
-        if users[empty].is_empty() {
-            // n_users ≤ rows, so while someone is empty the largest user has ≥ 2 records.
-            let donor = (0..n_users).max_by_key(|&u| users[u].len()).unwrap_or(empty);
-            if let Some(r) = users[donor].pop() {
-                users[empty].push(r);
-            }
+    fill_empty_users(&mut users);
+    Ok(assemble(data, &users))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+mod tests {
+    use super::*;
+    use crate::rng::node_rng;
+
+    /// `n` records with `k` classes assigned round-robin; feature 0 is the record's id.
+    fn classified(n: usize, k: usize) -> Dataset {
+        Dataset {
+            features: (0..n).map(|r| r as f64).collect(),
+            labels: (0..n).map(|r| (r % k) as f64).collect(),
+            n_features: 1,
+            label_kind: LabelKind::Classes(k),
         }
     }
-    Ok(assemble(data, &users))
+
+    /// Every record exactly once, every user non-empty, rows kept with their labels.
+    fn assert_valid(u: &UserData, data: &Dataset, n_users: usize) {
+        assert_eq!(u.n_users(), n_users);
+        assert_eq!(u.offsets[0], 0);
+        assert_eq!(*u.offsets.last().unwrap(), data.rows());
+        assert!((0..n_users).all(|i| u.records(i) >= 1), "{:?}", u.offsets);
+        let mut ids: Vec<usize> = u.data.features.iter().map(|&v| v as usize).collect();
+        assert!((0..u.data.rows()).all(|r| u.data.labels[r] == data.labels[ids[r]]));
+        ids.sort_unstable();
+        assert_eq!(ids, (0..data.rows()).collect::<Vec<_>>());
+    }
+
+    fn distinct_labels(u: &UserData, i: usize) -> usize {
+        let mut l: Vec<u64> = u.labels(i).iter().map(|y| y.to_bits()).collect();
+        l.sort_unstable();
+        l.dedup();
+        l.len()
+    }
+
+    /// Mean over users of the share of their largest class: 1/K-ish when iid, 1 when one class each.
+    fn mean_top_share(u: &UserData, k: usize) -> f64 {
+        (0..u.n_users())
+            .map(|i| {
+                let mut counts = vec![0usize; k];
+                u.labels(i).iter().for_each(|&y| counts[y as usize] += 1);
+                *counts.iter().max().unwrap() as f64 / u.records(i) as f64
+            })
+            .sum::<f64>()
+            / u.n_users() as f64
+    }
+
+    #[test]
+    fn iid_chunks_are_near_equal() {
+        let d = classified(103, 3);
+        let u = iid(&d, 10, &mut node_rng(1, 0)).unwrap();
+        assert_valid(&u, &d, 10);
+        assert!((0..10).all(|i| u.records(i) == 10 || u.records(i) == 11));
+        assert_eq!(u, iid(&d, 10, &mut node_rng(1, 0)).unwrap());
+        assert_ne!(u, iid(&d, 10, &mut node_rng(2, 0)).unwrap());
+        let one_each = iid(&d, 103, &mut node_rng(1, 0)).unwrap();
+        assert_valid(&one_each, &d, 103);
+    }
+
+    #[test]
+    fn too_many_users_or_real_labels_are_errors() {
+        let d = classified(5, 2);
+        let mut rng = node_rng(1, 0);
+        assert!(matches!(iid(&d, 6, &mut rng), Err(DataError::Param(_))));
+        assert!(matches!(iid(&d, 0, &mut rng), Err(DataError::Param(_))));
+        assert!(matches!(
+            dirichlet(&d, 6, 1.0, &mut rng),
+            Err(DataError::Param(_))
+        ));
+        assert!(matches!(
+            dirichlet(&d, 2, 0.0, &mut rng),
+            Err(DataError::Param(_))
+        ));
+        assert!(matches!(
+            label_skew(&d, 6, 1, &mut rng),
+            Err(DataError::Param(_))
+        ));
+        let real = Dataset {
+            label_kind: LabelKind::Real,
+            ..d.clone()
+        };
+        assert!(matches!(
+            dirichlet(&real, 2, 1.0, &mut rng),
+            Err(DataError::Param(_))
+        ));
+        assert!(iid(&real, 2, &mut rng).is_ok());
+        // 10 classes cannot be covered by 3 users holding 2 classes each.
+        assert!(matches!(
+            label_skew(&classified(100, 10), 3, 2, &mut rng),
+            Err(DataError::Param(_))
+        ));
+    }
+
+    #[test]
+    fn label_skew_users_hold_at_most_k_classes() {
+        for (n, users, k, seed) in [
+            (1000, 20, 2, 1),
+            (1000, 50, 1, 2),
+            (60, 30, 3, 3),
+            (200, 7, 2, 4),
+        ] {
+            let d = classified(n, 10);
+            let u = label_skew(&d, users, k, &mut node_rng(seed, 0)).unwrap();
+            assert_valid(&u, &d, users);
+            assert!((0..users).all(|i| distinct_labels(&u, i) <= k));
+        }
+    }
+
+    #[test]
+    fn label_skew_repairs_users_left_empty() {
+        // 12 records of 3 classes among 12 users holding one class each: classes of 4 records
+        // are shared by 4 holders, and every user must end with exactly one record.
+        let d = classified(12, 3);
+        for seed in 0..20 {
+            let u = label_skew(&d, 12, 1, &mut node_rng(seed, 0)).unwrap();
+            assert_valid(&u, &d, 12);
+            assert!((0..12).all(|i| u.records(i) == 1));
+        }
+    }
+
+    #[test]
+    fn binary_labels_have_two_classes() {
+        let d = Dataset {
+            labels: (0..40)
+                .map(|r| if r % 2 == 0 { 1.0 } else { -1.0 })
+                .collect(),
+            label_kind: LabelKind::Binary,
+            ..classified(40, 2)
+        };
+        let u = label_skew(&d, 4, 1, &mut node_rng(1, 0)).unwrap();
+        assert_valid(&u, &d, 4);
+        assert!((0..4).all(|i| distinct_labels(&u, i) == 1));
+    }
+
+    #[test]
+    fn dirichlet_small_alpha_is_more_skewed_than_large_alpha() {
+        let d = classified(2000, 10);
+        let skewed = dirichlet(&d, 20, 0.05, &mut node_rng(1, 0)).unwrap();
+        let mild = dirichlet(&d, 20, 100.0, &mut node_rng(1, 0)).unwrap();
+        assert_valid(&skewed, &d, 20);
+        assert_valid(&mild, &d, 20);
+        let (s, m) = (mean_top_share(&skewed, 10), mean_top_share(&mild, 10));
+        // Iid users of 100 records have a top class share near 0.15; α = 0.05 gives most users
+        // one dominant class.
+        assert!(s > 0.6 && m < 0.25, "skewed {s}, mild {m}");
+    }
+
+    #[test]
+    fn dirichlet_with_tiny_alpha_still_gives_everyone_a_record() {
+        // α = 1e-6 underflows every Gamma draw: each class goes to one user, the rest are repaired.
+        let d = classified(50, 2);
+        let u = dirichlet(&d, 10, 1e-6, &mut node_rng(9, 0)).unwrap();
+        assert_valid(&u, &d, 10);
+        let u = dirichlet(&d, 50, 1e-6, &mut node_rng(9, 0)).unwrap();
+        assert!((0..50).all(|i| u.records(i) == 1));
+    }
 }

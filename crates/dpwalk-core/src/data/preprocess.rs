@@ -25,7 +25,10 @@ impl MaxAbsScaler {
                 *m = m.max(v.abs());
             }
         }
-        let factors = max.into_iter().map(|m| if m > 0.0 { 1.0 / m } else { 1.0 }).collect();
+        let factors = max
+            .into_iter()
+            .map(|m| if m > 0.0 { 1.0 / m } else { 1.0 })
+            .collect();
         MaxAbsScaler { factors }
     }
 
@@ -51,7 +54,9 @@ impl MaxAbsScaler {
 /// left alone); `max_norm` must be positive and finite.
 pub fn clip_row_norms(data: &mut Dataset, max_norm: f64) -> Result<(), DataError> {
     if !(max_norm > 0.0 && max_norm.is_finite()) {
-        return Err(DataError::Param(format!("max row norm must be positive, got {max_norm}")));
+        return Err(DataError::Param(format!(
+            "max row norm must be positive, got {max_norm}"
+        )));
     }
     for row in data.features.chunks_exact_mut(data.n_features) {
         let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
@@ -75,7 +80,11 @@ pub struct Preprocess {
 impl Preprocess {
     /// Applies the preprocessing to a training split and, with the training split's statistics,
     /// to its test split.
-    pub fn apply(&self, train: &mut Dataset, mut test: Option<&mut Dataset>) -> Result<(), DataError> {
+    pub fn apply(
+        &self,
+        train: &mut Dataset,
+        mut test: Option<&mut Dataset>,
+    ) -> Result<(), DataError> {
         if self.max_abs_scale {
             let scaler = MaxAbsScaler::fit(train);
             scaler.apply(train)?;

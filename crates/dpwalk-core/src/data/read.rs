@@ -17,7 +17,11 @@ pub(crate) struct At<'a> {
 impl At<'_> {
     /// A [`DataError::Malformed`] at this line.
     pub fn err(&self, reason: impl Into<String>) -> DataError {
-        DataError::Malformed { path: self.path.to_path_buf(), line: self.line, reason: reason.into() }
+        DataError::Malformed {
+            path: self.path.to_path_buf(),
+            line: self.line,
+            reason: reason.into(),
+        }
     }
 
     /// Parses a finite `f64`; `what` names the field in the error.
@@ -32,11 +36,17 @@ impl At<'_> {
 
 /// A file-level error for `path`.
 pub(crate) fn file_err(path: &Path, reason: impl Into<String>) -> DataError {
-    DataError::File { path: path.to_path_buf(), reason: reason.into() }
+    DataError::File {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
 }
 
 fn io_err(path: &Path, source: std::io::Error) -> DataError {
-    DataError::Io { path: PathBuf::from(path), source }
+    DataError::Io {
+        path: PathBuf::from(path),
+        source,
+    }
 }
 
 /// Calls `f` on every non-blank line of `path` (gunzipped when the name ends in `.gz`), with its
@@ -46,7 +56,9 @@ pub(crate) fn for_each_line(
     mut f: impl FnMut(At<'_>, &str) -> Result<(), DataError>,
 ) -> Result<(), DataError> {
     let file = File::open(path).map_err(|e| io_err(path, e))?;
-    let gz = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+    let gz = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
     let mut reader: Box<dyn BufRead> = if gz {
         Box::new(BufReader::new(MultiGzDecoder::new(file)))
     } else {
@@ -60,7 +72,11 @@ pub(crate) fn for_each_line(
         let at = At { path, line };
         // Bytes first and UTF-8 checked here, so that a decoding error of the gzip stream (an
         // I/O error) is never mistaken for bad text.
-        if reader.read_until(b'\n', &mut buf).map_err(|e| io_err(path, e))? == 0 {
+        if reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| io_err(path, e))?
+            == 0
+        {
             return Ok(());
         }
         let Ok(text) = std::str::from_utf8(&buf) else {

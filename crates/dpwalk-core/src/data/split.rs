@@ -28,7 +28,9 @@ pub fn train_test(
     rng: &mut NodeRng,
 ) -> Result<(Dataset, Dataset), DataError> {
     if !(test_fraction > 0.0 && test_fraction < 1.0) {
-        return Err(DataError::Param(format!("test fraction must be in (0, 1), got {test_fraction}")));
+        return Err(DataError::Param(format!(
+            "test fraction must be in (0, 1), got {test_fraction}"
+        )));
     }
     let n = data.rows();
     let n_test = (test_fraction * n as f64).round() as usize;
@@ -41,4 +43,49 @@ pub fn train_test(
     order.shuffle(rng);
     let (test, train) = order.split_at(n_test);
     Ok((data.select(train), data.select(test)))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+mod tests {
+    use super::*;
+    use crate::data::LabelKind;
+    use crate::rng::node_rng;
+
+    /// Row `r` has features `[r, -r]` and label `r`, so rows can be traced.
+    pub(crate) fn traced(n: usize) -> Dataset {
+        Dataset {
+            features: (0..n).flat_map(|r| [r as f64, -(r as f64)]).collect(),
+            labels: (0..n).map(|r| r as f64).collect(),
+            n_features: 2,
+            label_kind: LabelKind::Real,
+        }
+    }
+
+    #[test]
+    fn split_is_a_seeded_partition_of_the_rows() {
+        let d = traced(10);
+        let (train, test) = train_test(&d, 0.3, &mut node_rng(1, 0)).unwrap();
+        assert_eq!((train.rows(), test.rows()), (7, 3));
+        let mut all: Vec<f64> = train.labels.iter().chain(&test.labels).copied().collect();
+        all.sort_by(f64::total_cmp);
+        assert_eq!(all, d.labels);
+        for s in [&train, &test] {
+            assert!((0..s.rows()).all(|r| s.row(r) == [s.labels[r], -s.labels[r]]));
+        }
+        let again = train_test(&d, 0.3, &mut node_rng(1, 0)).unwrap();
+        assert_eq!(again.1, test);
+        let other = train_test(&d, 0.3, &mut node_rng(2, 0)).unwrap();
+        assert_ne!(other.1, test);
+    }
+
+    #[test]
+    fn split_rejects_empty_sides() {
+        for f in [0.0, 1.0, -0.1, f64::NAN, 0.01, 0.99] {
+            assert!(matches!(
+                train_test(&traced(10), f, &mut node_rng(1, 0)),
+                Err(DataError::Param(_))
+            ));
+        }
+    }
 }

@@ -150,14 +150,18 @@ pub struct Synthetic {
 
 fn check_shape(rows: usize, dim: usize) -> Result<(), DataError> {
     if rows == 0 || dim == 0 {
-        return Err(DataError::Param(format!("rows and dim must be ≥ 1, got {rows} and {dim}")));
+        return Err(DataError::Param(format!(
+            "rows and dim must be ≥ 1, got {rows} and {dim}"
+        )));
     }
     Ok(())
 }
 
 fn check_nonnegative(name: &str, v: f64) -> Result<(), DataError> {
     if !(v >= 0.0 && v.is_finite()) {
-        return Err(DataError::Param(format!("{name} must be finite and ≥ 0, got {v}")));
+        return Err(DataError::Param(format!(
+            "{name} must be finite and ≥ 0, got {v}"
+        )));
     }
     Ok(())
 }
@@ -189,9 +193,19 @@ fn standardize_columns(features: &mut [f64], dim: usize) {
     let n = (features.len() / dim) as f64;
     for j in 0..dim {
         let mean = features.iter().skip(j).step_by(dim).sum::<f64>() / n;
-        let var = features.iter().skip(j).step_by(dim).map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+        let var = features
+            .iter()
+            .skip(j)
+            .step_by(dim)
+            .map(|v| (v - mean).powi(2))
+            .sum::<f64>()
+            / n;
         let scale = if var > 0.0 { 1.0 / var.sqrt() } else { 1.0 };
-        features.iter_mut().skip(j).step_by(dim).for_each(|v| *v = (*v - mean) * scale);
+        features
+            .iter_mut()
+            .skip(j)
+            .step_by(dim)
+            .for_each(|v| *v = (*v - mean) * scale);
     }
 }
 
@@ -232,7 +246,12 @@ pub fn lasso(spec: &LassoSpec, rng: &mut NodeRng) -> Result<Synthetic, DataError
             dot(a, &truth) + spec.noise_std * e
         })
         .collect();
-    let data = Dataset { features, labels, n_features: spec.dim, label_kind: LabelKind::Real };
+    let data = Dataset {
+        features,
+        labels,
+        n_features: spec.dim,
+        label_kind: LabelKind::Real,
+    };
     Ok(Synthetic { data, truth })
 }
 
@@ -256,6 +275,142 @@ pub fn logistic(spec: &LogisticSpec, rng: &mut NodeRng) -> Result<Synthetic, Dat
             if rng.random::<f64>() < p { 1.0 } else { -1.0 }
         })
         .collect();
-    let data = Dataset { features, labels, n_features: spec.dim, label_kind: LabelKind::Binary };
+    let data = Dataset {
+        features,
+        labels,
+        n_features: spec.dim,
+        label_kind: LabelKind::Binary,
+    };
     Ok(Synthetic { data, truth })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+mod tests {
+    use super::*;
+    use crate::rng::node_rng;
+
+    fn residual_std(g: &Synthetic) -> f64 {
+        let d = &g.data;
+        let r: Vec<f64> = (0..d.rows())
+            .map(|i| d.labels[i] - dot(d.row(i), &g.truth))
+            .collect();
+        let mean = r.iter().sum::<f64>() / r.len() as f64;
+        (r.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / r.len() as f64).sqrt()
+    }
+
+    #[test]
+    fn paper_lasso_data_has_unit_rows_sparse_truth_and_label_noise() {
+        let g = lasso(&LassoSpec::default(), &mut node_rng(1, 0)).unwrap();
+        assert_eq!((g.data.rows(), g.data.n_features), (1000, 64));
+        assert_eq!(g.data.label_kind, LabelKind::Real);
+        for r in 0..g.data.rows() {
+            let n = g.data.row(r).iter().map(|v| v * v).sum::<f64>().sqrt();
+            assert!((n - 1.0).abs() < 1e-12, "{n}");
+        }
+        assert_eq!(g.truth.iter().filter(|&&v| v != 0.0).count(), 8);
+        assert!(g.truth.iter().all(|&v| (0.0..=1.0).contains(&v)));
+        // Variance 0.01: the residual has standard deviation 0.1 (1000 draws: ±~5%).
+        let s = residual_std(&g);
+        assert!((0.09..0.11).contains(&s), "{s}");
+    }
+
+    #[test]
+    fn same_seed_same_data_other_seed_other_data() {
+        let spec = LassoSpec {
+            truth: TruthValues::Sign,
+            ..LassoSpec::default()
+        };
+        let a = lasso(&spec, &mut node_rng(5, 0)).unwrap();
+        let b = lasso(&spec, &mut node_rng(5, 0)).unwrap();
+        let c = lasso(&spec, &mut node_rng(6, 0)).unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a.data.features, c.data.features);
+        assert_ne!(a.data.labels, c.data.labels);
+        assert!(a.truth.iter().all(|&v| v == 0.0 || v.abs() == 1.0));
+        assert_eq!(a.truth.iter().filter(|&&v| v != 0.0).count(), 8);
+    }
+
+    #[test]
+    fn gaussian_rows_are_standardized_columns() {
+        let spec = LassoSpec {
+            rows: 500,
+            dim: 10,
+            sparsity: 3,
+            noise_std: 0.0,
+            row_distribution: RowDistribution::Gaussian,
+            ..LassoSpec::default()
+        };
+        let g = lasso(&spec, &mut node_rng(2, 0)).unwrap();
+        for j in 0..10 {
+            let col: Vec<f64> = (0..500).map(|r| g.data.row(r)[j]).collect();
+            let mean = col.iter().sum::<f64>() / 500.0;
+            let var = col.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 500.0;
+            assert!(
+                mean.abs() < 1e-12 && (var - 1.0).abs() < 1e-12,
+                "{mean} {var}"
+            );
+        }
+        assert!(residual_std(&g) < 1e-12);
+    }
+
+    #[test]
+    fn logistic_labels_follow_the_truth() {
+        for dist in [RowDistribution::Sphere, RowDistribution::Gaussian] {
+            let spec = LogisticSpec {
+                rows: 2000,
+                row_distribution: dist,
+                ..LogisticSpec::default()
+            };
+            let g = logistic(&spec, &mut node_rng(3, 0)).unwrap();
+            assert_eq!(g.data.label_kind, LabelKind::Binary);
+            assert!(g.data.labels.iter().all(|&y| y == 1.0 || y == -1.0));
+            let agree = (0..g.data.rows())
+                .filter(|&r| dot(g.data.row(r), &g.truth) * g.data.labels[r] > 0.0)
+                .count() as f64
+                / 2000.0;
+            // With margin std 2, P(label = sign of margin) = E[σ(|m|)] ≈ 0.82.
+            assert!((0.75..0.9).contains(&agree), "{dist:?}: {agree}");
+        }
+    }
+
+    #[test]
+    fn invalid_parameters_are_errors() {
+        let bad = [
+            LassoSpec {
+                rows: 0,
+                ..LassoSpec::default()
+            },
+            LassoSpec {
+                sparsity: 65,
+                ..LassoSpec::default()
+            },
+            LassoSpec {
+                sparsity: 0,
+                ..LassoSpec::default()
+            },
+            LassoSpec {
+                noise_std: -1.0,
+                ..LassoSpec::default()
+            },
+            LassoSpec {
+                noise_std: f64::NAN,
+                ..LassoSpec::default()
+            },
+        ];
+        for spec in bad {
+            assert!(matches!(
+                lasso(&spec, &mut node_rng(0, 0)),
+                Err(DataError::Param(_))
+            ));
+        }
+        let spec = LogisticSpec {
+            margin_std: f64::INFINITY,
+            ..LogisticSpec::default()
+        };
+        assert!(matches!(
+            logistic(&spec, &mut node_rng(0, 0)),
+            Err(DataError::Param(_))
+        ));
+    }
 }

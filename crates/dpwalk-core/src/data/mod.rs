@@ -1,7 +1,16 @@
 //! Datasets: loaders, synthetic generators, train/test split, partition among users.
 //!
 //! Layout:
-//! - this file: the in-memory types every loader produces and every problem consumes.
+//! - this file: the in-memory types every loader produces and every problem consumes;
+//! - [`error`]: [`DataError`], naming the file and line of every malformed input;
+//! - loaders: [`csv`], [`libsvm`], [`adult`] (raw UCI Adult with the standard preprocessing),
+//!   [`mnist`] (MNIST as CSV); all gunzip transparently when the path ends in `.gz`;
+//! - [`labels`]: label columns to `f64` labels, fitted on a training file, reused on its test file;
+//! - [`preprocess`]: max-abs column scaling and row-norm clipping;
+//! - [`synthetic`]: the paper's Lasso data and a logistic generator, with their ground truth;
+//! - [`split`]: row selection and the seeded train/test split;
+//! - [`partition`]: iid, label-skew and Dirichlet partitions among users;
+//! - [`spec`]: the scenario's `[data]` and `[partition]` tables ([`DataSpec`], [`PartitionSpec`]).
 //!
 //! Conventions (every loader and generator follows them, every problem relies on them):
 //! - features are dense `f64`, row-major, `n_features` per row;
@@ -9,6 +18,25 @@
 //!   `0.0, 1.0, …, (k-1) as f64` for `k`-class classification.
 
 use serde::{Deserialize, Serialize};
+
+pub mod adult;
+pub mod csv;
+pub mod error;
+pub mod labels;
+pub mod libsvm;
+pub mod mnist;
+pub mod partition;
+pub mod preprocess;
+mod read;
+pub mod spec;
+pub mod split;
+pub mod synthetic;
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // test fixtures: a failed unwrap is a failed test
+mod testutil;
+
+pub use error::DataError;
+pub use spec::{DataSpec, LoadedData, PartitionSpec};
 
 /// What the labels of a dataset mean.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

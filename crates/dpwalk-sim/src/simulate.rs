@@ -63,12 +63,13 @@ pub struct NamedTopology {
 pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
     let s = &loaded.scenario;
     s.check()?;
-    let data = s.data.load(&loaded.base_dir, derive_seed(s.seed, Purpose::Data, 0))?;
+    // The data and partition derive their own seeds from the run seed (see `data::spec`).
+    let data = s.data.load(&loaded.base_dir, s.seed)?;
     let classes = match data.train.label_kind {
         LabelKind::Classes(k) => Some(k),
         _ => None,
     };
-    let users = s.partition.apply(data.train, s.users, derive_seed(s.seed, Purpose::Partition, 0))?;
+    let users = s.partition.apply(data.train, s.users, s.seed)?;
     let problem = Problem::new(s.problem.loss(classes)?, s.problem.regularizer()?, users)?;
     let mut topologies = Vec::new();
     for spec in s.topologies() {

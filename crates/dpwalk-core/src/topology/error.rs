@@ -75,5 +75,7 @@ pub enum TopologyError {
 }
 
 fn key_prefix(key: &Option<String>) -> String {
-    key.as_ref().map(|k| format!("key `{k}`: ")).unwrap_or_default()
+    key.as_ref()
+        .map(|k| format!("key `{k}`: "))
+        .unwrap_or_default()
 }

@@ -67,7 +67,10 @@ pub fn random_regular(n: usize, d: usize, seed: u64) -> Result<Graph, TopologyEr
         reason,
     };
     if d == 0 || d >= n {
-        return Err(fail(0, format!("degree {d} must be in 1..{n} (1 ≤ degree < nodes)")));
+        return Err(fail(
+            0,
+            format!("degree {d} must be in 1..{n} (1 ≤ degree < nodes)"),
+        ));
     }
     if (n * d) % 2 == 1 {
         return Err(fail(0, format!("nodes × degree = {n} × {d} is odd")));
@@ -97,7 +100,11 @@ pub fn random_regular(n: usize, d: usize, seed: u64) -> Result<Graph, TopologyEr
         REGULAR_ATTEMPTS,
         format!(
             "no connected simple {d}-regular graph on {n} nodes found{}",
-            if d <= 2 { " (random graphs of degree ≤ 2 are rarely connected: use kind = \"ring\")" } else { "" }
+            if d <= 2 {
+                " (random graphs of degree ≤ 2 are rarely connected: use kind = \"ring\")"
+            } else {
+                ""
+            }
         ),
     ))
 }

@@ -52,7 +52,9 @@ impl Graph {
     pub fn weighted(n: usize, edges: &[(usize, usize, f64)]) -> Result<Self, TopologyError> {
         let pairs: Vec<(usize, usize)> = edges.iter().map(|&(u, v, _)| (u, v)).collect();
         let weights: Vec<f64> = edges.iter().map(|&(_, _, w)| w).collect();
-        Self::from_edges(n, &pairs, Some(&weights), &|k| format!("edge {k} {:?}", edges[k]))
+        Self::from_edges(n, &pairs, Some(&weights), &|k| {
+            format!("edge {k} {:?}", edges[k])
+        })
     }
 
     /// The one constructor behind every source of edges. `locate(k)` names edge `k` in errors
@@ -63,7 +65,10 @@ impl Graph {
         weights: Option<&[f64]>,
         locate: &dyn Fn(usize) -> String,
     ) -> Result<Self, TopologyError> {
-        let edge_error = |k: usize, message: String| TopologyError::Edge { at: locate(k), message };
+        let edge_error = |k: usize, message: String| TopologyError::Edge {
+            at: locate(k),
+            message,
+        };
         if let Some(w) = weights
             && w.len() != edges.len()
         {
@@ -140,7 +145,11 @@ impl Graph {
             }
             Weights { weight, cumulative }
         });
-        Ok(Graph { offsets, targets, weights })
+        Ok(Graph {
+            offsets,
+            targets,
+            weights,
+        })
     }
 
     /// Number of nodes.

@@ -12,7 +12,7 @@
 //! - [`generate`]: ring, torus, star, random-regular, Erdős–Rényi, small-world generators;
 //! - [`spec`]: the TOML format ([`TopologySpec`]), its parser with located errors, `build`;
 //! - [`spectral`]: [`TopologySummary`] and the walk's spectral gap;
-//! - [`error`]: [`TopologyError`].
+//! - `error`: [`TopologyError`].
 
 mod error;
 pub mod generate;
@@ -48,7 +48,11 @@ pub enum Topology {
 impl Topology {
     /// Reads, parses and builds the topology file at `path` (a relative `path` inside it is
     /// resolved against the file's directory). See [`TopologySpec::build`] for the defaults.
-    pub fn load(path: &Path, default_nodes: Option<usize>, seed: u64) -> Result<Self, TopologyError> {
+    pub fn load(
+        path: &Path,
+        default_nodes: Option<usize>,
+        seed: u64,
+    ) -> Result<Self, TopologyError> {
         let text = std::fs::read_to_string(path).map_err(|e| TopologyError::Io {
             path: path.display().to_string(),
             message: e.to_string(),
@@ -108,7 +112,11 @@ impl Topology {
                 Some(w) => (Some(w.iter()), 1.0 / g.row_total(i)),
             },
         };
-        TransitionRow { neighbors: self.neighbors(i), weights, scale }
+        TransitionRow {
+            neighbors: self.neighbors(i),
+            weights,
+            scale,
+        }
     }
 
     /// Connected components, each sorted ascending, ordered by their smallest member.
@@ -149,9 +157,16 @@ impl Topology {
             .iter()
             .take(LISTED_COMPONENTS)
             .map(|c| {
-                let members: Vec<String> =
-                    c.iter().take(LISTED_MEMBERS).map(usize::to_string).collect();
-                let more = if c.len() > LISTED_MEMBERS { ", …" } else { "" };
+                let members: Vec<String> = c
+                    .iter()
+                    .take(LISTED_MEMBERS)
+                    .map(usize::to_string)
+                    .collect();
+                let more = if c.len() > LISTED_MEMBERS {
+                    ", …"
+                } else {
+                    ""
+                };
                 format!("{{{}{more}}} ({} nodes)", members.join(", "), c.len())
             })
             .collect();
@@ -238,7 +253,12 @@ impl Iterator for TransitionRow<'_> {
     type Item = (usize, f64);
     fn next(&mut self) -> Option<(usize, f64)> {
         let j = self.neighbors.next()?;
-        let weight = self.weights.as_mut().and_then(Iterator::next).copied().unwrap_or(1.0);
+        let weight = self
+            .weights
+            .as_mut()
+            .and_then(Iterator::next)
+            .copied()
+            .unwrap_or(1.0);
         Some((j, weight * self.scale))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {

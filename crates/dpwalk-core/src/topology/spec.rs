@@ -108,8 +108,12 @@ impl<'de> Deserialize<'de> for EdgeEntry {
                 f.write_str("an edge [u, v] or [u, v, weight] with non-negative integer endpoints")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<EdgeEntry, A::Error> {
-                let u = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(0, &self))?;
-                let v = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(1, &self))?;
+                let u = seq
+                    .next_element()?
+                    .ok_or_else(|| de::Error::invalid_length(0, &self))?;
+                let v = seq
+                    .next_element()?
+                    .ok_or_else(|| de::Error::invalid_length(1, &self))?;
                 let weight = seq.next_element()?;
                 if seq.next_element::<de::IgnoredAny>()?.is_some() {
                     return Err(de::Error::invalid_length(4, &self));
@@ -173,7 +177,10 @@ pub struct TopologySpec {
 }
 
 fn param(key: &str, message: impl Into<String>) -> TopologyError {
-    TopologyError::Parameter { key: key.into(), message: message.into() }
+    TopologyError::Parameter {
+        key: key.into(),
+        message: message.into(),
+    }
 }
 
 fn probability(key: &str, value: Option<f64>) -> Result<(), TopologyError> {
@@ -232,14 +239,20 @@ impl TopologySpec {
         if let Some(n) = self.nodes
             && n < 2
         {
-            return Err(param("nodes", format!("{n} is fewer than 2 (a walk needs two users)")));
+            return Err(param(
+                "nodes",
+                format!("{n} is fewer than 2 (a walk needs two users)"),
+            ));
         }
         for key in ["rows", "cols"] {
             let side = if key == "rows" { self.rows } else { self.cols };
             if let Some(side) = side
                 && side < 3
             {
-                return Err(param(key, format!("{side} is below 3 (a torus side needs 3 nodes to be simple)")));
+                return Err(param(
+                    key,
+                    format!("{side} is below 3 (a torus side needs 3 nodes to be simple)"),
+                ));
             }
         }
         if self.degree == Some(0) {
@@ -268,9 +281,16 @@ impl TopologySpec {
         self.check()?;
         let seed = self.seed.unwrap_or(seed);
         let nodes = self.nodes.or(default_nodes);
-        let origin = if self.nodes.is_some() { "nodes" } else { "the caller's default node count" };
+        let origin = if self.nodes.is_some() {
+            "nodes"
+        } else {
+            "the caller's default node count"
+        };
         let need_nodes = || match nodes {
-            None => Err(param("nodes", "not given, and the caller supplied no default")),
+            None => Err(param(
+                "nodes",
+                "not given, and the caller supplied no default",
+            )),
             Some(n) if n < 2 => Err(TopologyError::TooFewNodes { nodes: n }),
             Some(n) => Ok(n),
         };
@@ -281,7 +301,10 @@ impl TopologySpec {
             TopologyKind::Ring => {
                 let n = need_nodes()?;
                 if n < 3 {
-                    return Err(param("nodes", format!("a ring needs at least 3 nodes, {origin} is {n}")));
+                    return Err(param(
+                        "nodes",
+                        format!("a ring needs at least 3 nodes, {origin} is {n}"),
+                    ));
                 }
                 generate::ring(n)?
             }
@@ -290,7 +313,13 @@ impl TopologySpec {
                 if let Some(n) = nodes
                     && n != rows * cols
                 {
-                    return Err(param("nodes", format!("a {rows}×{cols} torus has {} nodes, but {origin} is {n}", rows * cols)));
+                    return Err(param(
+                        "nodes",
+                        format!(
+                            "a {rows}×{cols} torus has {} nodes, but {origin} is {n}",
+                            rows * cols
+                        ),
+                    ));
                 }
                 generate::torus(rows, cols)?
             }
@@ -298,10 +327,16 @@ impl TopologySpec {
             TopologyKind::RandomRegular => {
                 let (n, d) = (need_nodes()?, value(self.degree, "degree")?);
                 if d >= n {
-                    return Err(param("degree", format!("{d} is not below the node count {n}")));
+                    return Err(param(
+                        "degree",
+                        format!("{d} is not below the node count {n}"),
+                    ));
                 }
                 if (n * d) % 2 == 1 {
-                    return Err(param("degree", format!("nodes × degree = {n} × {d} is odd: no such graph")));
+                    return Err(param(
+                        "degree",
+                        format!("nodes × degree = {n} × {d} is odd: no such graph"),
+                    ));
                 }
                 generate::random_regular(n, d, seed)?
             }
@@ -311,7 +346,10 @@ impl TopologySpec {
             TopologyKind::SmallWorld => {
                 let (n, k) = (need_nodes()?, value(self.k, "k")?);
                 if 2 * k >= n {
-                    return Err(param("k", format!("2k = {} is not below the node count {n}", 2 * k)));
+                    return Err(param(
+                        "k",
+                        format!("2k = {} is not below the node count {n}", 2 * k),
+                    ));
                 }
                 generate::small_world(n, k, self.beta.unwrap_or_default(), seed)?
             }
@@ -319,9 +357,10 @@ impl TopologySpec {
                 let list = self.edges.as_deref().unwrap_or_default();
                 let edges = EdgeList {
                     pairs: list.iter().map(|e| (e.u, e.v)).collect(),
-                    weights: list.iter().any(|e| e.weight.is_some()).then(|| {
-                        list.iter().map(|e| e.weight.unwrap_or(1.0)).collect()
-                    }),
+                    weights: list
+                        .iter()
+                        .any(|e| e.weight.is_some())
+                        .then(|| list.iter().map(|e| e.weight.unwrap_or(1.0)).collect()),
                 };
                 edges.into_graph(nodes, &|k| format!("edges[{k}] {:?}", list[k]))?
             }
@@ -350,7 +389,12 @@ impl EdgeList {
         nodes: Option<usize>,
         locate: &dyn Fn(usize) -> String,
     ) -> Result<Graph, TopologyError> {
-        let inferred = self.pairs.iter().map(|&(u, v)| u.max(v) + 1).max().unwrap_or(0);
+        let inferred = self
+            .pairs
+            .iter()
+            .map(|&(u, v)| u.max(v) + 1)
+            .max()
+            .unwrap_or(0);
         let n = nodes.unwrap_or(inferred);
         if n < 2 {
             return Err(TopologyError::TooFewNodes { nodes: n });
@@ -362,8 +406,10 @@ impl EdgeList {
 /// Reads an edge-list file; returns the edges and the 1-based line of each.
 fn read_edge_file(path: &Path) -> Result<(EdgeList, Vec<usize>), TopologyError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| TopologyError::Io { path: shown.clone(), message: e.to_string() })?;
+    let text = std::fs::read_to_string(path).map_err(|e| TopologyError::Io {
+        path: shown.clone(),
+        message: e.to_string(),
+    })?;
     let mut pairs = Vec::new();
     let mut weights = Vec::new();
     let mut lines = Vec::new();
@@ -378,28 +424,47 @@ fn read_edge_file(path: &Path) -> Result<(EdgeList, Vec<usize>), TopologyError> 
         if fields.is_empty() {
             continue;
         }
-        let bad = |message: String| TopologyError::Edge { at: format!("{shown}, line {line}"), message };
+        let bad = |message: String| TopologyError::Edge {
+            at: format!("{shown}, line {line}"),
+            message,
+        };
         if fields.len() > 3 || fields.len() < 2 {
-            return Err(bad(format!("expected `u v` or `u v weight`, found {} fields", fields.len())));
+            return Err(bad(format!(
+                "expected `u v` or `u v weight`, found {} fields",
+                fields.len()
+            )));
         }
         let endpoint = |f: &str| {
-            f.parse::<usize>()
-                .map_err(|_| bad(format!("`{f}` is not a node index (a non-negative integer)")))
+            f.parse::<usize>().map_err(|_| {
+                bad(format!(
+                    "`{f}` is not a node index (a non-negative integer)"
+                ))
+            })
         };
         pairs.push((endpoint(fields[0])?, endpoint(fields[1])?));
         weights.push(match fields.get(2) {
             Some(f) => {
                 any_weight = true;
-                f.parse::<f64>().map_err(|_| bad(format!("`{f}` is not a number")))?
+                f.parse::<f64>()
+                    .map_err(|_| bad(format!("`{f}` is not a number")))?
             }
             None => 1.0,
         });
         lines.push(line);
     }
     if pairs.is_empty() {
-        return Err(TopologyError::Edge { at: shown, message: "no edges in the file".into() });
+        return Err(TopologyError::Edge {
+            at: shown,
+            message: "no edges in the file".into(),
+        });
     }
-    Ok((EdgeList { pairs, weights: any_weight.then_some(weights) }, lines))
+    Ok((
+        EdgeList {
+            pairs,
+            weights: any_weight.then_some(weights),
+        },
+        lines,
+    ))
 }
 
 /// Parses a topology spec (a whole `topologies/*.toml` file) and checks it. `origin` names the
@@ -407,7 +472,12 @@ fn read_edge_file(path: &Path) -> Result<(EdgeList, Vec<usize>), TopologyError> 
 pub fn parse_spec(text: &str, origin: &str) -> Result<TopologySpec, TopologyError> {
     let spec: TopologySpec = toml::from_str(text).map_err(|e| {
         let (line, key) = toml_error_location(text, &e);
-        TopologyError::Parse { origin: origin.into(), line, key, message: e.message().to_string() }
+        TopologyError::Parse {
+            origin: origin.into(),
+            line,
+            key,
+            message: e.message().to_string(),
+        }
     })?;
     spec.check().map_err(|e| match e {
         TopologyError::Parameter { key, message } => TopologyError::Parse {
@@ -424,26 +494,36 @@ pub fn parse_spec(text: &str, origin: &str) -> Result<TopologySpec, TopologyErro
 /// 1-based line of byte `offset` of `text`.
 pub fn line_of_offset(text: &str, offset: usize) -> usize {
     let end = offset.min(text.len());
-    1 + text.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count()
+    1 + text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
 }
 
 /// The 1-based line and, when it can be told, the dotted key of a TOML deserialization error.
-/// `unknown field` errors name their key in the message; for other errors the key is the entry
-/// whose key or value contains the error's position. Shared by every TOML file of dpwalk.
+/// A missing field is named by the message; otherwise the key is the entry whose key or value
+/// contains the error's position (`topology.nodes` inside a `[topology]` table); a duplicate key,
+/// which stops the parse before any entry exists, is the text under the error's span. Shared by
+/// every TOML file of dpwalk.
 pub fn toml_error_location(text: &str, error: &toml::de::Error) -> (usize, Option<String>) {
     let Some(span) = error.span() else {
         return (1, None);
     };
     let line = line_of_offset(text, span.start);
-    let named = error
-        .message()
-        .strip_prefix("unknown field `")
-        .and_then(|rest| rest.split('`').next())
-        .map(str::to_string);
-    let key = named.or_else(|| {
-        let table = DeTable::parse(text).ok()?;
-        key_path_at(table.get_ref(), span.start).map(|path| path.join("."))
-    });
+    let quoted = |prefix: &str| {
+        let rest = error.message().strip_prefix(prefix)?;
+        rest.split('`').next().map(str::to_string)
+    };
+    let key = quoted("missing field `")
+        .or_else(|| {
+            let table = DeTable::parse(text).ok()?;
+            key_path_at(table.get_ref(), span.start).map(|path| path.join("."))
+        })
+        .or_else(|| quoted("unknown field `"))
+        .or_else(|| {
+            let under = text.get(span)?.trim();
+            (error.message() == "duplicate key" && !under.is_empty()).then(|| under.to_string())
+        });
     (line, key)
 }
 

@@ -8,10 +8,10 @@
 //! the accountant.
 //!
 //! Layout:
-//! - [`graph`]: the CSR graph, its edge rules (no self-loops, no duplicates) and next hop;
+//! - `graph`: the CSR graph, its edge rules (no self-loops, no duplicates) and next hop;
 //! - [`generate`]: ring, torus, star, random-regular, Erdős–Rényi, small-world generators;
 //! - [`spec`]: the TOML format ([`TopologySpec`]), its parser with located errors, `build`;
-//! - [`spectral`]: [`TopologySummary`] and the walk's spectral gap;
+//! - `spectral`: [`TopologySummary`] and the walk's spectral gap;
 //! - `error`: [`TopologyError`].
 
 mod error;
@@ -34,7 +34,7 @@ const LISTED_COMPONENTS: usize = 5;
 const LISTED_MEMBERS: usize = 8;
 
 /// A communication graph and the random walk's transition rule on it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Topology {
     /// Every user forwards uniformly to one of the `n − 1` others (no edge list is stored).
     Complete {

@@ -38,10 +38,14 @@ fn show(args: ShowArgs) -> anyhow::Result<()> {
         Topology::load(&args.file, args.nodes, derive_seed(args.seed, Purpose::Topology, 0))
             .with_context(|| format!("loading topology {}", args.file.display()))?;
     let summary = topology.summary();
+    let value = serde_json::to_value(&summary)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
-    } else {
-        println!("{}", summary);
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else if let serde_json::Value::Object(fields) = value {
+        println!("{}", args.file.display());
+        for (key, v) in fields {
+            println!("  {key:<12} {v}");
+        }
     }
     Ok(())
 }

@@ -46,7 +46,7 @@ use dpwalk_core::data::{DataSpec, PartitionSpec};
 use dpwalk_core::params::{AdmmParams, ParamError, SgdParams};
 use dpwalk_core::problem::{Loss, Regularizer};
 use dpwalk_core::step::Algorithm;
-use dpwalk_core::topology::TopologySpec;
+use dpwalk_core::topology::{TopologyKind, TopologySpec};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -333,7 +333,7 @@ fn default_reps() -> usize {
     1
 }
 fn default_topology() -> TopologySpec {
-    TopologySpec::complete()
+    TopologySpec::new(TopologyKind::Complete)
 }
 
 /// A scenario file read from disk, with the directory its relative paths start from.

@@ -85,7 +85,7 @@ pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
         if s.algorithm.mode == crate::scenario::Mode::Decentralized {
             topology.require_walkable()?;
         }
-        topologies.push(NamedTopology { label: format!("{} ({} nodes)", spec.kind_name(), topology.n()), topology });
+        topologies.push(NamedTopology { label: format!("{} ({} nodes)", spec.kind.name(), topology.n()), topology });
     }
     let optimum = reference::solve(&problem, &ReferenceOptions::default())?;
     Ok(Prepared { problem, test: data.test, topologies, optimum })

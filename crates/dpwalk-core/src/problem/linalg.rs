@@ -12,7 +12,12 @@
 pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
     debug_assert_eq!(a.len(), b.len());
     let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
-    let tail: f64 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    let tail: f64 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
     let mut acc = [0.0; 4];
     for (x, y) in ca.zip(cb) {
         for k in 0..4 {
@@ -123,6 +128,7 @@ pub(crate) fn gram_rows_packed(a: &[f64], rows: usize, cols: usize, out: &mut [f
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
     use super::*;
 

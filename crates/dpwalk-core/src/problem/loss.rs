@@ -10,7 +10,11 @@ use super::linalg::{axpy, dot};
 
 /// `log(1 + eᶻ)` without overflow for large `z` nor loss of precision for very negative `z`.
 pub(crate) fn log1pexp(z: f64) -> f64 {
-    if z > 0.0 { z + (-z).exp().ln_1p() } else { z.exp().ln_1p() }
+    if z > 0.0 {
+        z + (-z).exp().ln_1p()
+    } else {
+        z.exp().ln_1p()
+    }
 }
 
 /// `σ(z) = 1 / (1 + e⁻ᶻ)`, evaluated on the side where the exponential cannot overflow.

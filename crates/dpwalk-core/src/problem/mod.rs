@@ -82,7 +82,9 @@ pub enum ProblemError {
         label: f64,
     },
     /// A multinomial label is not an integer in `0..classes`.
-    #[error("multinomial loss with {classes} classes needs integer labels in 0..{classes}; row {row} has {label}")]
+    #[error(
+        "multinomial loss with {classes} classes needs integer labels in 0..{classes}; row {row} has {label}"
+    )]
     ClassLabel {
         /// Row.
         row: usize,
@@ -232,7 +234,9 @@ impl Problem {
             return Err(ProblemError::Offsets("offsets must be non-decreasing"));
         }
         if data.offsets[data.offsets.len() - 1] != rows {
-            return Err(ProblemError::Offsets("the last offset must be the number of rows"));
+            return Err(ProblemError::Offsets(
+                "the last offset must be the number of rows",
+            ));
         }
         if rows.checked_mul(p) != Some(data.data.features.len()) {
             return Err(ProblemError::Shape {
@@ -242,7 +246,10 @@ impl Problem {
             });
         }
         if let Some(i) = data.data.features.iter().position(|v| !v.is_finite()) {
-            return Err(ProblemError::NonFiniteFeature { row: i / p, col: i % p });
+            return Err(ProblemError::NonFiniteFeature {
+                row: i / p,
+                col: i % p,
+            });
         }
         for (row, &label) in data.data.labels.iter().enumerate() {
             if !label.is_finite() {
@@ -254,12 +261,21 @@ impl Problem {
                 Loss::Logistic => return Err(ProblemError::BinaryLabel { row, label }),
                 Loss::Multinomial { classes } => {
                     if class_index(label, classes).is_none() {
-                        return Err(ProblemError::ClassLabel { row, label, classes });
+                        return Err(ProblemError::ClassLabel {
+                            row,
+                            label,
+                            classes,
+                        });
                     }
                 }
             }
         }
-        Ok(Self { loss, reg, data, dim })
+        Ok(Self {
+            loss,
+            reg,
+            data,
+            dim,
+        })
     }
 
     /// Model dimension (`n_features`, or `classes * n_features` for multinomial).
@@ -290,7 +306,10 @@ impl Problem {
     /// The records `(features, label)` of user `i`.
     fn records(&self, user: usize) -> impl Iterator<Item = (&[f64], f64)> {
         let p = self.data.data.n_features;
-        self.data.features(user).chunks_exact(p).zip(self.data.labels(user).iter().copied())
+        self.data
+            .features(user)
+            .chunks_exact(p)
+            .zip(self.data.labels(user).iter().copied())
     }
 
     /// `f_i(x)`: mean loss over user `i`'s records (0 without records).
@@ -300,7 +319,10 @@ impl Problem {
         if m == 0 {
             return 0.0;
         }
-        self.records(user).map(|(a, b)| self.loss.record_loss(a, b, x)).sum::<f64>() / m as f64
+        self.records(user)
+            .map(|(a, b)| self.loss.record_loss(a, b, x))
+            .sum::<f64>()
+            / m as f64
     }
 
     /// `out = ∇f_i(x)`.
@@ -318,8 +340,10 @@ impl Problem {
             return 0.0;
         }
         let w = weight / m as f64;
-        let total: f64 =
-            self.records(user).map(|(a, b)| self.loss.add_record_grad(a, b, x, w, out)).sum();
+        let total: f64 = self
+            .records(user)
+            .map(|(a, b)| self.loss.add_record_grad(a, b, x, w, out))
+            .sum();
         total / m as f64
     }
 
@@ -330,7 +354,10 @@ impl Problem {
         out.fill(0.0);
         let n = self.n_users();
         let w = 1.0 / n as f64;
-        (0..n).map(|i| self.add_user_grad(i, x, w, out)).sum::<f64>() * w
+        (0..n)
+            .map(|i| self.add_user_grad(i, x, w, out))
+            .sum::<f64>()
+            * w
     }
 
     /// `F(x) = (1/n) Σ_i f_i(x) + r(x)`.
@@ -348,8 +375,9 @@ impl Problem {
         if data.n_features != self.data.data.n_features || data.rows() == 0 {
             return f64::NAN;
         }
-        let total: f64 =
-            (0..data.rows()).map(|r| self.loss.record_loss(data.row(r), data.labels[r], x)).sum();
+        let total: f64 = (0..data.rows())
+            .map(|r| self.loss.record_loss(data.row(r), data.labels[r], x))
+            .sum();
         total / data.rows() as f64
     }
 
@@ -371,14 +399,21 @@ impl Problem {
                 let a = data.row(r);
                 let predicted = match self.loss {
                     Loss::Multinomial { .. } => {
-                        let (best, _) = x.chunks_exact(p).map(|xk| linalg::dot(xk, a)).enumerate().fold(
-                            (0, f64::NEG_INFINITY),
-                            |(bk, bl), (k, l)| if l > bl { (k, l) } else { (bk, bl) },
-                        );
+                        let (best, _) = x
+                            .chunks_exact(p)
+                            .map(|xk| linalg::dot(xk, a))
+                            .enumerate()
+                            .fold((0, f64::NEG_INFINITY), |(bk, bl), (k, l)| {
+                                if l > bl { (k, l) } else { (bk, bl) }
+                            });
                         best as f64
                     }
                     _ => {
-                        if linalg::dot(a, x) > 0.0 { 1.0 } else { -1.0 }
+                        if linalg::dot(a, x) > 0.0 {
+                            1.0
+                        } else {
+                            -1.0
+                        }
                     }
                 };
                 predicted != data.labels[r]
@@ -397,4 +432,5 @@ impl Problem {
 pub(crate) mod test_util;
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests;

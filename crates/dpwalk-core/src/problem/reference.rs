@@ -40,7 +40,10 @@ pub struct ReferenceOptions {
 
 impl Default for ReferenceOptions {
     fn default() -> Self {
-        Self { tol: 1e-10, max_iter: 100_000 }
+        Self {
+            tol: 1e-10,
+            max_iter: 100_000,
+        }
     }
 }
 
@@ -110,10 +113,14 @@ impl<'a> Smooth<'a> {
 /// certificate does not reach `tol · ‖∇f(0)‖` within `max_iter` iterations.
 pub fn solve(problem: &Problem, opts: &ReferenceOptions) -> Result<Reference, ProblemError> {
     if !(opts.tol.is_finite() && opts.tol > 0.0) {
-        return Err(ProblemError::ReferenceOptions("tol must be finite and positive"));
+        return Err(ProblemError::ReferenceOptions(
+            "tol must be finite and positive",
+        ));
     }
     if opts.max_iter == 0 {
-        return Err(ProblemError::ReferenceOptions("max_iter must be at least 1"));
+        return Err(ProblemError::ReferenceOptions(
+            "max_iter must be at least 1",
+        ));
     }
     let dim = problem.dim();
     let reg = problem.regularizer();
@@ -124,7 +131,12 @@ pub fn solve(problem: &Problem, opts: &ReferenceOptions) -> Result<Reference, Pr
     smooth.grad(&x, &mut gy);
     let scale = norm(&gy);
     if scale == 0.0 {
-        return Ok(Reference { objective: problem.objective(&x), x, iterations: 0, certificate: 0.0 });
+        return Ok(Reference {
+            objective: problem.objective(&x),
+            x,
+            iterations: 0,
+            certificate: 0.0,
+        });
     }
     let target = opts.tol * scale;
 
@@ -133,8 +145,17 @@ pub fn solve(problem: &Problem, opts: &ReferenceOptions) -> Result<Reference, Pr
     let mut tmp: Vec<f64> = gy.iter().map(|g| -g / scale).collect();
     let mut g_new = vec![0.0; dim];
     smooth.grad(&tmp, &mut g_new);
-    let curvature = g_new.iter().zip(&gy).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt();
-    let mut t = if curvature.is_finite() && curvature > 0.0 { 1.0 / curvature } else { 1.0 };
+    let curvature = g_new
+        .iter()
+        .zip(&gy)
+        .map(|(a, b)| (a - b).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let mut t = if curvature.is_finite() && curvature > 0.0 {
+        1.0 / curvature
+    } else {
+        1.0
+    };
 
     let mut y = x.clone();
     let mut x_new = vec![0.0; dim];
@@ -167,8 +188,13 @@ pub fn solve(problem: &Problem, opts: &ReferenceOptions) -> Result<Reference, Pr
             *tk = xk - t * gk;
         }
         reg.prox(t, &tmp, &mut mapped);
-        certificate =
-            x_new.iter().zip(&mapped).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt() / t;
+        certificate = x_new
+            .iter()
+            .zip(&mapped)
+            .map(|(a, b)| (a - b).powi(2))
+            .sum::<f64>()
+            .sqrt()
+            / t;
         if certificate <= target {
             return Ok(Reference {
                 objective: problem.objective(&x_new),
@@ -178,9 +204,19 @@ pub fn solve(problem: &Problem, opts: &ReferenceOptions) -> Result<Reference, Pr
             });
         }
 
-        let restart = y.iter().zip(&x_new).zip(&x).map(|((&yk, &xn), &xk)| (yk - xn) * (xn - xk)).sum::<f64>() > 0.0;
+        let restart = y
+            .iter()
+            .zip(&x_new)
+            .zip(&x)
+            .map(|((&yk, &xn), &xk)| (yk - xn) * (xn - xk))
+            .sum::<f64>()
+            > 0.0;
         let theta_next = (1.0 + (1.0 + 4.0 * theta * theta).sqrt()) / 2.0;
-        let beta = if restart { 0.0 } else { (theta - 1.0) / theta_next };
+        let beta = if restart {
+            0.0
+        } else {
+            (theta - 1.0) / theta_next
+        };
         theta = if restart { 1.0 } else { theta_next };
         for ((yk, &xn), &xk) in y.iter_mut().zip(&x_new).zip(&x) {
             *yk = xn + beta * (xn - xk);

@@ -49,7 +49,11 @@ impl Regularizer {
         let tau = t * l1;
         let scale = 1.0 / (1.0 + t * l2);
         for (o, &vk) in out.iter_mut().zip(v) {
-            *o = if vk.abs() <= tau { 0.0 } else { (vk - tau.copysign(vk)) * scale };
+            *o = if vk.abs() <= tau {
+                0.0
+            } else {
+                (vk - tau.copysign(vk)) * scale
+            };
         }
     }
 }
@@ -113,7 +117,10 @@ mod tests {
         assert!(Regularizer::L1 { l1: 0.0 }.validate().is_ok());
         assert_eq!(
             Regularizer::ElasticNet { l1: 1.0, l2: -1.0 }.validate(),
-            Err(ProblemError::RegularizerWeight { name: "l2", value: -1.0 })
+            Err(ProblemError::RegularizerWeight {
+                name: "l2",
+                value: -1.0
+            })
         );
         assert!(matches!(
             Regularizer::L1 { l1: f64::INFINITY }.validate(),

@@ -33,7 +33,11 @@ pub(crate) fn user_data(seed: u64, loss: Loss, records: &[usize], p: usize) -> U
             match loss {
                 Loss::Squared => logits[0] + 0.5 * noise,
                 Loss::Logistic => {
-                    if logits[0] + noise > 0.0 { 1.0 } else { -1.0 }
+                    if logits[0] + noise > 0.0 {
+                        1.0
+                    } else {
+                        -1.0
+                    }
                 }
                 Loss::Multinomial { .. } => {
                     let noisy: Vec<f64> = logits
@@ -58,5 +62,13 @@ pub(crate) fn user_data(seed: u64, loss: Loss, records: &[usize], p: usize) -> U
     for &m in records {
         offsets.push(offsets[offsets.len() - 1] + m);
     }
-    UserData { data: Dataset { features, labels, n_features: p, label_kind }, offsets }
+    UserData {
+        data: Dataset {
+            features,
+            labels,
+            n_features: p,
+            label_kind,
+        },
+        offsets,
+    }
 }

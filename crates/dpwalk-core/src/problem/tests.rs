@@ -39,11 +39,21 @@ fn check_prox_optimality(
     let mut rng = NodeRng::seed_from_u64(seed ^ 0x5eed);
     let mut scratch = prox.scratch();
     for user in 0..problem.n_users() {
-        let v: Vec<f64> = normals(&mut rng, problem.dim()).iter().map(|x| 3.0 * x).collect();
-        let mut x = if user % 3 == 2 { vec![f64::NAN; problem.dim()] } else { normals(&mut rng, problem.dim()) };
+        let v: Vec<f64> = normals(&mut rng, problem.dim())
+            .iter()
+            .map(|x| 3.0 * x)
+            .collect();
+        let mut x = if user % 3 == 2 {
+            vec![f64::NAN; problem.dim()]
+        } else {
+            normals(&mut rng, problem.dim())
+        };
         prox.prox(user, &v, &mut x, &mut scratch);
         let (res, scale) = prox_residual(problem, user, gamma, &v, &x);
-        prop_assert!(res <= rel_tol * scale, "user {user}: residual {res:e}, scale {scale:e}");
+        prop_assert!(
+            res <= rel_tol * scale,
+            "user {user}: residual {res:e}, scale {scale:e}"
+        );
         prop_assert!(scratch.last_certificate() <= gamma * rel_tol * scale);
         if problem.data().records(user) == 0 {
             prop_assert_eq!(&x, &v);
@@ -83,7 +93,7 @@ proptest! {
             let lhs = a.transpose() * &a / mf + DMatrix::identity(p, p) / gamma;
             let rhs = a.transpose() * b / mf + DVector::from_column_slice(&v) / gamma;
             let dense = lhs.lu().solve(&rhs).unwrap();
-            let err = norm(&(DVector::from_column_slice(&x) - &dense).as_slice().to_vec());
+            let err = (DVector::from_column_slice(&x) - &dense).norm();
             prop_assert!(err <= 1e-9 * (1.0 + dense.norm()), "user {user} (m = {m}): error {err:e}");
         }
     }
@@ -122,15 +132,25 @@ proptest! {
 #[test]
 fn prox_of_a_large_logistic_user_uses_conjugate_gradients() {
     // min(m, p) = 130 > 128: the CG path under the default limit.
-    let problem = Problem::new(Loss::Logistic, Regularizer::None, user_data(4, Loss::Logistic, &[131], 130)).unwrap();
+    let problem = Problem::new(
+        Loss::Logistic,
+        Regularizer::None,
+        user_data(4, Loss::Logistic, &[131], 130),
+    )
+    .unwrap();
     let prox = problem.local_prox(5.0).unwrap();
     check_prox_optimality(&problem, &prox, 4, 1e-11).unwrap();
 }
 
 #[test]
 fn user_grad_matches_finite_differences() {
-    for loss in [Loss::Squared, Loss::Logistic, Loss::Multinomial { classes: 3 }] {
-        let problem = Problem::new(loss, Regularizer::None, user_data(7, loss, &[2, 3], 4)).unwrap();
+    for loss in [
+        Loss::Squared,
+        Loss::Logistic,
+        Loss::Multinomial { classes: 3 },
+    ] {
+        let problem =
+            Problem::new(loss, Regularizer::None, user_data(7, loss, &[2, 3], 4)).unwrap();
         let mut rng = NodeRng::seed_from_u64(8);
         let x = normals(&mut rng, problem.dim());
         let mut g = vec![0.0; problem.dim()];
@@ -141,7 +161,11 @@ fn user_grad_matches_finite_differences() {
             xp[k] += h;
             xm[k] -= h;
             let fd = (problem.user_loss(1, &xp) - problem.user_loss(1, &xm)) / (2.0 * h);
-            assert!((fd - g[k]).abs() <= 1e-7 * (1.0 + g[k].abs()), "{loss:?} coordinate {k}: {fd} vs {}", g[k]);
+            assert!(
+                (fd - g[k]).abs() <= 1e-7 * (1.0 + g[k].abs()),
+                "{loss:?} coordinate {k}: {fd} vs {}",
+                g[k]
+            );
         }
     }
 }
@@ -150,18 +174,38 @@ fn user_grad_matches_finite_differences() {
 fn loss_values_by_hand() {
     // One user, two records in 2D; x = (1, -1).
     let data = |labels: Vec<f64>, kind| UserData {
-        data: Dataset { features: vec![1.0, 0.0, 1.0, 2.0], labels, n_features: 2, label_kind: kind },
+        data: Dataset {
+            features: vec![1.0, 0.0, 1.0, 2.0],
+            labels,
+            n_features: 2,
+            label_kind: kind,
+        },
         offsets: vec![0, 2],
     };
     let x = [1.0, -1.0];
-    let sq = Problem::new(Loss::Squared, Regularizer::L1 { l1: 0.5 }, data(vec![2.0, 0.0], LabelKind::Real)).unwrap();
+    let sq = Problem::new(
+        Loss::Squared,
+        Regularizer::L1 { l1: 0.5 },
+        data(vec![2.0, 0.0], LabelKind::Real),
+    )
+    .unwrap();
     // residuals 1 − 2 = −1 and −1 − 0 = −1: f = (½ + ½)/2 = ½; r = 0.5 · 2 = 1.
     assert!((sq.user_loss(0, &x) - 0.5).abs() < 1e-15);
     assert!((sq.objective(&x) - 1.5).abs() < 1e-15);
-    let lg = Problem::new(Loss::Logistic, Regularizer::None, data(vec![1.0, -1.0], LabelKind::Binary)).unwrap();
+    let lg = Problem::new(
+        Loss::Logistic,
+        Regularizer::None,
+        data(vec![1.0, -1.0], LabelKind::Binary),
+    )
+    .unwrap();
     // margins 1 and +1 (b = −1, aᵀx = −1): both log(1 + e⁻¹).
     assert!((lg.user_loss(0, &x) - (1.0 + (-1f64).exp()).ln()).abs() < 1e-15);
-    let mn = Problem::new(Loss::Multinomial { classes: 2 }, Regularizer::None, data(vec![0.0, 1.0], LabelKind::Classes(2))).unwrap();
+    let mn = Problem::new(
+        Loss::Multinomial { classes: 2 },
+        Regularizer::None,
+        data(vec![0.0, 1.0], LabelKind::Classes(2)),
+    )
+    .unwrap();
     // x = [class 0: (1, −1), class 1: (0, 0)]; logits (1, 0) and (−1, 0).
     let xm = [1.0, -1.0, 0.0, 0.0];
     let expected = ((1f64.exp() + 1.0).ln() - 1.0 + ((-1f64).exp() + 1.0).ln()) / 2.0;
@@ -171,8 +215,13 @@ fn loss_values_by_hand() {
 
 #[test]
 fn user_without_records_has_zero_loss_and_identity_prox() {
-    for loss in [Loss::Squared, Loss::Logistic, Loss::Multinomial { classes: 2 }] {
-        let problem = Problem::new(loss, Regularizer::None, user_data(3, loss, &[2, 0], 3)).unwrap();
+    for loss in [
+        Loss::Squared,
+        Loss::Logistic,
+        Loss::Multinomial { classes: 2 },
+    ] {
+        let problem =
+            Problem::new(loss, Regularizer::None, user_data(3, loss, &[2, 0], 3)).unwrap();
         let x = vec![0.7; problem.dim()];
         assert_eq!(problem.user_loss(1, &x), 0.0);
         let mut g = vec![1.0; problem.dim()];
@@ -193,94 +242,261 @@ fn dataset_loss_and_error_rate() {
         n_features: 2,
         label_kind: LabelKind::Binary,
     };
-    let problem = Problem::new(Loss::Logistic, Regularizer::L2 { l2: 1.0 }, user_data(1, Loss::Logistic, &[3], 2)).unwrap();
+    let problem = Problem::new(
+        Loss::Logistic,
+        Regularizer::L2 { l2: 1.0 },
+        user_data(1, Loss::Logistic, &[3], 2),
+    )
+    .unwrap();
     let x = [2.0, 1.0];
     // margins b·aᵀx: 2, −1, 2 → one error; the loss excludes the regularizer.
     assert_eq!(problem.error_rate(&test, &x), Some(1.0 / 3.0));
     let expected = (2.0 * (1.0 + (-2f64).exp()).ln() + (1.0 + 1f64.exp()).ln()) / 3.0;
     assert!((problem.dataset_loss(&test, &x) - expected).abs() < 1e-15);
-    let wrong = Dataset { n_features: 3, features: vec![0.0; 9], ..test.clone() };
+    let wrong = Dataset {
+        n_features: 3,
+        features: vec![0.0; 9],
+        ..test.clone()
+    };
     assert!(problem.dataset_loss(&wrong, &x).is_nan());
 
-    let sq = Problem::new(Loss::Squared, Regularizer::None, user_data(1, Loss::Squared, &[3], 2)).unwrap();
+    let sq = Problem::new(
+        Loss::Squared,
+        Regularizer::None,
+        user_data(1, Loss::Squared, &[3], 2),
+    )
+    .unwrap();
     assert_eq!(sq.error_rate(&test, &x), None);
 
-    let mn = Problem::new(Loss::Multinomial { classes: 3 }, Regularizer::None, user_data(1, Loss::Multinomial { classes: 3 }, &[3], 2)).unwrap();
-    let test3 = Dataset { labels: vec![0.0, 2.0, 1.0], label_kind: LabelKind::Classes(3), ..test };
+    let mn = Problem::new(
+        Loss::Multinomial { classes: 3 },
+        Regularizer::None,
+        user_data(1, Loss::Multinomial { classes: 3 }, &[3], 2),
+    )
+    .unwrap();
+    let test3 = Dataset {
+        labels: vec![0.0, 2.0, 1.0],
+        label_kind: LabelKind::Classes(3),
+        ..test
+    };
     // class k scores x_kᵀa: class 0 (1,0), class 1 (−1,0), class 2 (0,1).
     let xm = [1.0, 0.0, -1.0, 0.0, 0.0, 1.0];
     // rows: (1,0) → 0 ✓; (0,1) → 2 ✓; (−1,0) → 1 ✓.
     assert_eq!(mn.error_rate(&test3, &xm), Some(0.0));
-    let bad = Dataset { labels: vec![0.0, 7.0, 1.0], ..test3 };
+    let bad = Dataset {
+        labels: vec![0.0, 7.0, 1.0],
+        ..test3
+    };
     assert!(mn.dataset_loss(&bad, &xm).is_nan());
 }
 
-fn tiny(features: Vec<f64>, labels: Vec<f64>, n_features: usize, kind: LabelKind, offsets: Vec<usize>) -> UserData {
-    UserData { data: Dataset { features, labels, n_features, label_kind: kind }, offsets }
+fn tiny(
+    features: Vec<f64>,
+    labels: Vec<f64>,
+    n_features: usize,
+    kind: LabelKind,
+    offsets: Vec<usize>,
+) -> UserData {
+    UserData {
+        data: Dataset {
+            features,
+            labels,
+            n_features,
+            label_kind: kind,
+        },
+        offsets,
+    }
 }
 
 #[test]
 fn new_rejects_each_bad_input() {
     use LabelKind::*;
-    let ok = || tiny(vec![1.0, 2.0, 3.0, 4.0], vec![1.0, -1.0], 2, Binary, vec![0, 1, 2]);
+    let ok = || {
+        tiny(
+            vec![1.0, 2.0, 3.0, 4.0],
+            vec![1.0, -1.0],
+            2,
+            Binary,
+            vec![0, 1, 2],
+        )
+    };
     assert!(Problem::new(Loss::Logistic, Regularizer::None, ok()).is_ok());
     let err = |loss, reg, data| Problem::new(loss, reg, data).unwrap_err();
     let none = Regularizer::None;
 
-    assert_eq!(err(Loss::Squared, none, tiny(vec![], vec![], 2, Real, vec![0])), ProblemError::NoUsers);
-    assert_eq!(err(Loss::Squared, none, tiny(vec![], vec![1.0], 0, Real, vec![0, 1])), ProblemError::NoFeatures);
-    assert!(matches!(err(Loss::Logistic, none, UserData { offsets: vec![1, 2], ..ok() }), ProblemError::Offsets(_)));
-    assert!(matches!(err(Loss::Logistic, none, UserData { offsets: vec![0, 2, 1, 2], ..ok() }), ProblemError::Offsets(_)));
-    assert!(matches!(err(Loss::Logistic, none, UserData { offsets: vec![0, 1], ..ok() }), ProblemError::Offsets(_)));
     assert_eq!(
-        err(Loss::Logistic, none, tiny(vec![1.0; 3], vec![1.0, -1.0], 2, Binary, vec![0, 2])),
-        ProblemError::Shape { values: 3, rows: 2, n_features: 2 }
+        err(Loss::Squared, none, tiny(vec![], vec![], 2, Real, vec![0])),
+        ProblemError::NoUsers
     );
     assert_eq!(
-        err(Loss::Logistic, none, tiny(vec![1.0, 2.0, f64::INFINITY, 4.0], vec![1.0, -1.0], 2, Binary, vec![0, 2])),
+        err(
+            Loss::Squared,
+            none,
+            tiny(vec![], vec![1.0], 0, Real, vec![0, 1])
+        ),
+        ProblemError::NoFeatures
+    );
+    assert!(matches!(
+        err(
+            Loss::Logistic,
+            none,
+            UserData {
+                offsets: vec![1, 2],
+                ..ok()
+            }
+        ),
+        ProblemError::Offsets(_)
+    ));
+    assert!(matches!(
+        err(
+            Loss::Logistic,
+            none,
+            UserData {
+                offsets: vec![0, 2, 1, 2],
+                ..ok()
+            }
+        ),
+        ProblemError::Offsets(_)
+    ));
+    assert!(matches!(
+        err(
+            Loss::Logistic,
+            none,
+            UserData {
+                offsets: vec![0, 1],
+                ..ok()
+            }
+        ),
+        ProblemError::Offsets(_)
+    ));
+    assert_eq!(
+        err(
+            Loss::Logistic,
+            none,
+            tiny(vec![1.0; 3], vec![1.0, -1.0], 2, Binary, vec![0, 2])
+        ),
+        ProblemError::Shape {
+            values: 3,
+            rows: 2,
+            n_features: 2
+        }
+    );
+    assert_eq!(
+        err(
+            Loss::Logistic,
+            none,
+            tiny(
+                vec![1.0, 2.0, f64::INFINITY, 4.0],
+                vec![1.0, -1.0],
+                2,
+                Binary,
+                vec![0, 2]
+            )
+        ),
         ProblemError::NonFiniteFeature { row: 1, col: 0 }
     );
     assert_eq!(
-        err(Loss::Squared, none, tiny(vec![1.0; 4], vec![1.0, f64::NAN], 2, Real, vec![0, 2])),
+        err(
+            Loss::Squared,
+            none,
+            tiny(vec![1.0; 4], vec![1.0, f64::NAN], 2, Real, vec![0, 2])
+        ),
         ProblemError::NonFiniteLabel { row: 1 }
     );
     assert_eq!(
-        err(Loss::Logistic, none, tiny(vec![1.0; 4], vec![1.0, 0.5], 2, Binary, vec![0, 2])),
+        err(
+            Loss::Logistic,
+            none,
+            tiny(vec![1.0; 4], vec![1.0, 0.5], 2, Binary, vec![0, 2])
+        ),
         ProblemError::BinaryLabel { row: 1, label: 0.5 }
     );
     let three = Loss::Multinomial { classes: 3 };
     assert_eq!(
-        err(three, none, tiny(vec![1.0; 4], vec![0.0, 3.0], 2, Classes(3), vec![0, 2])),
-        ProblemError::ClassLabel { row: 1, label: 3.0, classes: 3 }
+        err(
+            three,
+            none,
+            tiny(vec![1.0; 4], vec![0.0, 3.0], 2, Classes(3), vec![0, 2])
+        ),
+        ProblemError::ClassLabel {
+            row: 1,
+            label: 3.0,
+            classes: 3
+        }
     );
     assert_eq!(
-        err(three, none, tiny(vec![1.0; 4], vec![1.5, 0.0], 2, Classes(3), vec![0, 2])),
-        ProblemError::ClassLabel { row: 0, label: 1.5, classes: 3 }
+        err(
+            three,
+            none,
+            tiny(vec![1.0; 4], vec![1.5, 0.0], 2, Classes(3), vec![0, 2])
+        ),
+        ProblemError::ClassLabel {
+            row: 0,
+            label: 1.5,
+            classes: 3
+        }
     );
     assert_eq!(
-        err(Loss::Multinomial { classes: 1 }, none, tiny(vec![1.0; 2], vec![0.0], 2, Classes(1), vec![0, 1])),
+        err(
+            Loss::Multinomial { classes: 1 },
+            none,
+            tiny(vec![1.0; 2], vec![0.0], 2, Classes(1), vec![0, 1])
+        ),
         ProblemError::TooFewClasses(1)
     );
     let huge = usize::MAX / 2 + 1;
     assert_eq!(
-        err(Loss::Multinomial { classes: huge }, none, tiny(vec![1.0; 2], vec![0.0], 2, Classes(huge), vec![0, 1])),
-        ProblemError::Dimension { classes: huge, n_features: 2 }
+        err(
+            Loss::Multinomial { classes: huge },
+            none,
+            tiny(vec![1.0; 2], vec![0.0], 2, Classes(huge), vec![0, 1])
+        ),
+        ProblemError::Dimension {
+            classes: huge,
+            n_features: 2
+        }
     );
     assert_eq!(
-        err(Loss::Logistic, none, UserData { data: Dataset { label_kind: Real, ..ok().data }, ..ok() }),
-        ProblemError::LabelKind { loss: Loss::Logistic, kind: Real }
+        err(
+            Loss::Logistic,
+            none,
+            UserData {
+                data: Dataset {
+                    label_kind: Real,
+                    ..ok().data
+                },
+                ..ok()
+            }
+        ),
+        ProblemError::LabelKind {
+            loss: Loss::Logistic,
+            kind: Real
+        }
     );
     assert_eq!(
-        err(three, none, tiny(vec![1.0; 2], vec![0.0], 2, Classes(4), vec![0, 1])),
-        ProblemError::LabelKind { loss: three, kind: Classes(4) }
+        err(
+            three,
+            none,
+            tiny(vec![1.0; 2], vec![0.0], 2, Classes(4), vec![0, 1])
+        ),
+        ProblemError::LabelKind {
+            loss: three,
+            kind: Classes(4)
+        }
     );
     assert_eq!(
         err(Loss::Logistic, Regularizer::L1 { l1: -0.1 }, ok()),
-        ProblemError::RegularizerWeight { name: "l1", value: -0.1 }
+        ProblemError::RegularizerWeight {
+            name: "l1",
+            value: -0.1
+        }
     );
     let problem = Problem::new(Loss::Logistic, none, ok()).unwrap();
     for gamma in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-        assert!(matches!(problem.local_prox(gamma), Err(ProblemError::Gamma(_))));
+        assert!(matches!(
+            problem.local_prox(gamma),
+            Err(ProblemError::Gamma(_))
+        ));
     }
 }
 
@@ -296,7 +512,12 @@ fn reference_ridge_matches_normal_equations() {
     let ms = [1, 2, 3, 4, 1, 2, 5, 1, 3, 2, 1, 1];
     let p = 5;
     let l2 = 0.1;
-    let problem = Problem::new(Loss::Squared, Regularizer::L2 { l2 }, user_data(11, Loss::Squared, &ms, p)).unwrap();
+    let problem = Problem::new(
+        Loss::Squared,
+        Regularizer::L2 { l2 },
+        user_data(11, Loss::Squared, &ms, p),
+    )
+    .unwrap();
     // (1/n) Σ_i A_iᵀ(A_i x − b_i)/m_i + l2 x = 0, assembled independently.
     let n = ms.len() as f64;
     let mut lhs = DMatrix::identity(p, p) * l2;
@@ -312,28 +533,53 @@ fn reference_ridge_matches_normal_equations() {
     let err = (DVector::from_column_slice(&sol.x) - &exact).norm();
     assert!(err <= 1e-9 * exact.norm(), "error {err:e}");
     let f_exact = problem.objective(exact.as_slice());
-    assert!((sol.objective - f_exact).abs() <= 1e-12 * f_exact.abs(), "{} vs {f_exact}", sol.objective);
+    assert!(
+        (sol.objective - f_exact).abs() <= 1e-12 * f_exact.abs(),
+        "{} vs {f_exact}",
+        sol.objective
+    );
 }
 
 #[test]
 fn reference_lasso_satisfies_kkt() {
     let p = 64;
-    let problem0 = Problem::new(Loss::Squared, Regularizer::None, user_data(12, Loss::Squared, &[1; 1000], p)).unwrap();
+    let problem0 = Problem::new(
+        Loss::Squared,
+        Regularizer::None,
+        user_data(12, Loss::Squared, &[1; 1000], p),
+    )
+    .unwrap();
     let g0 = smooth_grad(&problem0, &vec![0.0; p]);
     let l1 = 0.3 * g0.iter().fold(0.0f64, |a, &b| a.max(b.abs()));
-    let problem = Problem::new(Loss::Squared, Regularizer::L1 { l1 }, problem0.data().clone()).unwrap();
+    let problem = Problem::new(
+        Loss::Squared,
+        Regularizer::L1 { l1 },
+        problem0.data().clone(),
+    )
+    .unwrap();
     let start = std::time::Instant::now();
     let sol = solve(&problem, &ReferenceOptions::default()).unwrap();
-    eprintln!("lasso p = 64, n = 1000: {} iterations in {:?}", sol.iterations, start.elapsed());
+    eprintln!(
+        "lasso p = 64, n = 1000: {} iterations in {:?}",
+        sol.iterations,
+        start.elapsed()
+    );
     let g = smooth_grad(&problem, &sol.x);
     let tol = 1e-8 * norm(&g0);
     let zeros = sol.x.iter().filter(|&&v| v == 0.0).count();
-    assert!(zeros > 0 && zeros < p, "{zeros} zero coordinates: the test needs both kinds");
+    assert!(
+        zeros > 0 && zeros < p,
+        "{zeros} zero coordinates: the test needs both kinds"
+    );
     for (k, (&xk, &gk)) in sol.x.iter().zip(&g).enumerate() {
         if xk == 0.0 {
             assert!(gk.abs() <= l1 + tol, "coordinate {k}: |{gk}| > {l1}");
         } else {
-            assert!((gk + l1 * xk.signum()).abs() <= tol, "coordinate {k}: {gk} vs {}", -l1 * xk.signum());
+            assert!(
+                (gk + l1 * xk.signum()).abs() <= tol,
+                "coordinate {k}: {gk} vs {}",
+                -l1 * xk.signum()
+            );
         }
     }
     // No coordinate can move alone to lower the objective.
@@ -351,28 +597,72 @@ fn reference_logistic_and_multinomial_l2_have_zero_gradient() {
     for loss in [Loss::Logistic, Loss::Multinomial { classes: 3 }] {
         let l2 = 0.05;
         let ms: Vec<usize> = (0..40).map(|i| 1 + i % 3).collect();
-        let problem = Problem::new(loss, Regularizer::L2 { l2 }, user_data(13, loss, &ms, 6)).unwrap();
+        let problem =
+            Problem::new(loss, Regularizer::L2 { l2 }, user_data(13, loss, &ms, 6)).unwrap();
         let sol = solve(&problem, &ReferenceOptions::default()).unwrap();
         let g0 = smooth_grad(&problem, &vec![0.0; problem.dim()]);
         let mut g = smooth_grad(&problem, &sol.x);
-        g.iter_mut().zip(&sol.x).for_each(|(gk, &xk)| *gk += l2 * xk);
-        assert!(norm(&g) <= 1e-9 * norm(&g0), "{loss:?}: gradient {:e}", norm(&g));
+        g.iter_mut()
+            .zip(&sol.x)
+            .for_each(|(gk, &xk)| *gk += l2 * xk);
+        assert!(
+            norm(&g) <= 1e-9 * norm(&g0),
+            "{loss:?}: gradient {:e}",
+            norm(&g)
+        );
         assert!(sol.certificate <= 1e-10 * norm(&g0));
     }
 }
 
 #[test]
 fn reference_reports_non_convergence_and_bad_options() {
-    let problem = Problem::new(Loss::Logistic, Regularizer::L2 { l2: 0.01 }, user_data(14, Loss::Logistic, &[2; 30], 5)).unwrap();
-    let err = solve(&problem, &ReferenceOptions { tol: 1e-10, max_iter: 2 }).unwrap_err();
-    assert!(matches!(err, ProblemError::NotConverged { iterations: 2, certificate, target, .. } if certificate > target));
-    assert!(matches!(solve(&problem, &ReferenceOptions { tol: 0.0, max_iter: 10 }), Err(ProblemError::ReferenceOptions(_))));
-    assert!(matches!(solve(&problem, &ReferenceOptions { tol: 1e-8, max_iter: 0 }), Err(ProblemError::ReferenceOptions(_))));
+    let problem = Problem::new(
+        Loss::Logistic,
+        Regularizer::L2 { l2: 0.01 },
+        user_data(14, Loss::Logistic, &[2; 30], 5),
+    )
+    .unwrap();
+    let err = solve(
+        &problem,
+        &ReferenceOptions {
+            tol: 1e-10,
+            max_iter: 2,
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, ProblemError::NotConverged { iterations: 2, certificate, target, .. } if certificate > target)
+    );
+    assert!(matches!(
+        solve(
+            &problem,
+            &ReferenceOptions {
+                tol: 0.0,
+                max_iter: 10
+            }
+        ),
+        Err(ProblemError::ReferenceOptions(_))
+    ));
+    assert!(matches!(
+        solve(
+            &problem,
+            &ReferenceOptions {
+                tol: 1e-8,
+                max_iter: 0
+            }
+        ),
+        Err(ProblemError::ReferenceOptions(_))
+    ));
 }
 
 #[test]
 fn reference_returns_zero_when_zero_is_optimal() {
-    let problem = Problem::new(Loss::Squared, Regularizer::L1 { l1: 1.0 }, tiny(vec![1.0, 0.0], vec![0.0], 2, LabelKind::Real, vec![0, 1])).unwrap();
+    let problem = Problem::new(
+        Loss::Squared,
+        Regularizer::L1 { l1: 1.0 },
+        tiny(vec![1.0, 0.0], vec![0.0], 2, LabelKind::Real, vec![0, 1]),
+    )
+    .unwrap();
     let sol = solve(&problem, &ReferenceOptions::default()).unwrap();
     assert_eq!(sol.x, vec![0.0, 0.0]);
     assert_eq!(sol.iterations, 0);

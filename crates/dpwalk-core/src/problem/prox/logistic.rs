@@ -26,7 +26,11 @@ pub(super) enum LogisticSolve<'s> {
     /// `p × p` system in `system` (packed).
     Primal { system: &'s mut [f64] },
     /// `m × m` system in `system`; `gram` holds `AAᵀ` (packed); `work` is `m`-sized.
-    Dual { gram: &'s mut [f64], system: &'s mut [f64], work: &'s mut [f64] },
+    Dual {
+        gram: &'s mut [f64],
+        system: &'s mut [f64],
+        work: &'s mut [f64],
+    },
     /// Conjugate gradients.
     Cg,
 }
@@ -65,7 +69,17 @@ impl<'s> Logistic<'s> {
             gram_rows_packed(a, m, p, gram);
         }
         let scale = a.chunks_exact(p).map(norm).sum::<f64>() / m as f64;
-        Self { a, b, p, inv_m: 1.0 / m as f64, margin, curv, ad, scale, solve }
+        Self {
+            a,
+            b,
+            p,
+            inv_m: 1.0 / m as f64,
+            margin,
+            curv,
+            ad,
+            scale,
+            solve,
+        }
     }
 
     fn rows(&self) -> impl Iterator<Item = &'s [f64]> + use<'s> {
@@ -77,8 +91,11 @@ impl ProxModel for Logistic<'_> {
     fn value_grad(&mut self, x: &[f64], g: &mut [f64]) -> f64 {
         g.fill(0.0);
         let mut loss = 0.0;
-        for (((aj, &bj), mj), cj) in
-            self.rows().zip(self.b).zip(self.margin.iter_mut()).zip(self.curv.iter_mut())
+        for (((aj, &bj), mj), cj) in self
+            .rows()
+            .zip(self.b)
+            .zip(self.margin.iter_mut())
+            .zip(self.curv.iter_mut())
         {
             *mj = dot(aj, x);
             let t = bj * *mj;
@@ -94,7 +111,14 @@ impl ProxModel for Logistic<'_> {
         self.scale
     }
 
-    fn direction(&mut self, g: &[f64], gamma: f64, cg_tol: f64, d: &mut [f64], cg: &mut CgWork<'_>) {
+    fn direction(
+        &mut self,
+        g: &[f64],
+        gamma: f64,
+        cg_tol: f64,
+        d: &mut [f64],
+        cg: &mut CgWork<'_>,
+    ) {
         let c = gamma * self.inv_m;
         let (a, p, curv) = (self.a, self.p, &*self.curv);
         match &mut self.solve {
@@ -118,7 +142,8 @@ impl ProxModel for Logistic<'_> {
                 for i in 0..m {
                     for j in 0..=i {
                         let s = (curv[i] * curv[j]).sqrt();
-                        system[idx] = c * s * packed_get(gram, i, j) + if i == j { 1.0 } else { 0.0 };
+                        system[idx] =
+                            c * s * packed_get(gram, i, j) + if i == j { 1.0 } else { 0.0 };
                         idx += 1;
                     }
                 }

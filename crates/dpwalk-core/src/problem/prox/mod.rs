@@ -97,7 +97,11 @@ impl<'a> LocalProx<'a> {
             Loss::Logistic => Method::Logistic { direct_max },
             Loss::Multinomial { classes } => Method::Multinomial { classes },
         };
-        Ok(Self { problem, gamma, method })
+        Ok(Self {
+            problem,
+            gamma,
+            method,
+        })
     }
 
     /// γ.
@@ -109,7 +113,10 @@ impl<'a> LocalProx<'a> {
     pub fn scratch(&self) -> ProxScratch {
         let data = self.problem.data();
         let p = data.data.n_features;
-        let max_m = (0..data.n_users()).map(|i| data.records(i)).max().unwrap_or(0);
+        let max_m = (0..data.n_users())
+            .map(|i| data.records(i))
+            .max()
+            .unwrap_or(0);
         let mut s = ProxScratch::default();
         match self.method {
             Method::Squared(_) => {
@@ -162,7 +169,13 @@ impl<'a> LocalProx<'a> {
         }
         let p = data.data.n_features;
         let (a, b) = (data.features(user), data.labels(user));
-        let ProxScratch { model, records, gram, system, certificate } = scratch;
+        let ProxScratch {
+            model,
+            records,
+            gram,
+            system,
+            certificate,
+        } = scratch;
         let [r0, r1, r2, r3] = records;
         match &self.method {
             Method::Squared(cache) => {
@@ -173,7 +186,9 @@ impl<'a> LocalProx<'a> {
                 let solve = if k > *direct_max {
                     LogisticSolve::Cg
                 } else if m >= p {
-                    LogisticSolve::Primal { system: take(system, packed_len(p)) }
+                    LogisticSolve::Primal {
+                        system: take(system, packed_len(p)),
+                    }
                 } else {
                     LogisticSolve::Dual {
                         gram: take(gram, packed_len(m)),
@@ -186,7 +201,15 @@ impl<'a> LocalProx<'a> {
             }
             Method::Multinomial { classes } => {
                 let len = m * classes;
-                let mut mn = Multinomial::new(a, b, p, *classes, take(r0, len), take(r1, len), take(r2, len));
+                let mut mn = Multinomial::new(
+                    a,
+                    b,
+                    p,
+                    *classes,
+                    take(r0, len),
+                    take(r1, len),
+                    take(r2, len),
+                );
                 *certificate = newton::minimize(&mut mn, v, self.gamma, out, work(model, dim));
             }
         }
@@ -199,6 +222,10 @@ fn work(model: &mut [Vec<f64>; 5], dim: usize) -> NewtonWork<'_> {
     NewtonWork {
         g: take(g, dim),
         d: take(d, dim),
-        cg: CgWork { r: take(r, dim), q: take(q, dim), hq: take(hq, dim) },
+        cg: CgWork {
+            r: take(r, dim),
+            q: take(q, dim),
+            hq: take(hq, dim),
+        },
     }
 }

@@ -40,7 +40,17 @@ impl<'s> Multinomial<'s> {
     ) -> Self {
         let m = labels.len();
         let scale = a.chunks_exact(p).map(norm).sum::<f64>() / m as f64;
-        Self { a, labels, p, classes, inv_m: 1.0 / m as f64, logits, probs, ud, scale }
+        Self {
+            a,
+            labels,
+            p,
+            classes,
+            inv_m: 1.0 / m as f64,
+            logits,
+            probs,
+            ud,
+            scale,
+        }
     }
 
     /// Label of record `j` as a class (validated by `Problem::new`).
@@ -63,7 +73,12 @@ impl ProxModel for Multinomial<'_> {
             let lse = log_sum_exp(lj.iter().copied());
             loss += lse - lj[y];
             let pj = &mut self.probs[j * k..(j + 1) * k];
-            for (c, ((pc, &l), gc)) in pj.iter_mut().zip(lj.iter()).zip(g.chunks_exact_mut(p)).enumerate() {
+            for (c, ((pc, &l), gc)) in pj
+                .iter_mut()
+                .zip(lj.iter())
+                .zip(g.chunks_exact_mut(p))
+                .enumerate()
+            {
                 *pc = (l - lse).exp();
                 let target = if c == y { 1.0 } else { 0.0 };
                 axpy((*pc - target) * self.inv_m, aj, gc);
@@ -76,7 +91,14 @@ impl ProxModel for Multinomial<'_> {
         self.scale
     }
 
-    fn direction(&mut self, g: &[f64], gamma: f64, cg_tol: f64, d: &mut [f64], cg: &mut CgWork<'_>) {
+    fn direction(
+        &mut self,
+        g: &[f64],
+        gamma: f64,
+        cg_tol: f64,
+        d: &mut [f64],
+        cg: &mut CgWork<'_>,
+    ) {
         let (a, p, k, inv_m, probs) = (self.a, self.p, self.classes, self.inv_m, &*self.probs);
         let u = &mut self.ud[..k];
         let hess_vec = |q: &[f64], out: &mut [f64]| {
@@ -108,7 +130,10 @@ impl ProxModel for Multinomial<'_> {
         let k = self.classes;
         let total: f64 = (0..self.labels.len())
             .map(|j| {
-                let (lj, uj) = (&self.logits[j * k..(j + 1) * k], &self.ud[j * k..(j + 1) * k]);
+                let (lj, uj) = (
+                    &self.logits[j * k..(j + 1) * k],
+                    &self.ud[j * k..(j + 1) * k],
+                );
                 let y = self.label(j);
                 let lse = log_sum_exp(lj.iter().zip(uj).map(|(&l, &u)| l - s * u));
                 lse - (lj[y] - s * uj[y])

@@ -36,7 +36,12 @@ impl SquaredCache {
         let p = data.data.n_features;
         let n = data.n_users();
         if (0..n).all(|i| data.records(i) < 2) {
-            return Ok(Self { factor_start: Vec::new(), factors: Vec::new(), atb_start: Vec::new(), atb: Vec::new() });
+            return Ok(Self {
+                factor_start: Vec::new(),
+                factors: Vec::new(),
+                atb_start: Vec::new(),
+                atb: Vec::new(),
+            });
         }
         let mut factor_start = Vec::with_capacity(n + 1);
         let mut atb_start = Vec::with_capacity(n + 1);
@@ -80,7 +85,12 @@ impl SquaredCache {
             add_diagonal_packed(1.0, d, factor);
             cholesky(factor, d).map_err(|_| ProblemError::Factorization { user })?;
         }
-        Ok(Self { factor_start, factors, atb_start, atb })
+        Ok(Self {
+            factor_start,
+            factors,
+            atb_start,
+            atb,
+        })
     }
 
     /// `out = prox_{γ f_i}(v)` for a user with at least one record; `work` has at least

@@ -667,3 +667,64 @@ fn reference_returns_zero_when_zero_is_optimal() {
     assert_eq!(sol.x, vec![0.0, 0.0]);
     assert_eq!(sol.iterations, 0);
 }
+
+/// Throughput of the walk's hot path (run with `--release -- --ignored --nocapture`).
+#[test]
+#[ignore = "timing; run in release"]
+fn throughput() {
+    use crate::params::AdmmParams;
+    use crate::step::{StepScratch, admm_walk_step};
+    use std::time::Instant;
+    let (n, p) = (1000, 64);
+    let data = user_data(21, Loss::Squared, &vec![1; n], p);
+    let problem = Problem::new(Loss::Squared, Regularizer::L1 { l1: 0.01 }, data).unwrap();
+    let params = AdmmParams::new(1.0, 0.5, 0.5, Some(1.0)).unwrap();
+    let prox = problem.local_prox(params.gamma()).unwrap();
+    let mut scratch = StepScratch::new(p, prox.scratch());
+    let mut u = vec![vec![0.0; p]; n];
+    let mut w = vec![0.0; p];
+    let mut rng = NodeRng::seed_from_u64(1);
+    let steps = 2_000_000;
+    let start = Instant::now();
+    for k in 0..steps {
+        let user = (k * 7919) % n;
+        admm_walk_step(&problem, &prox, &params, user, &mut u[user], &mut w, &mut rng, &mut scratch);
+    }
+    let rate = steps as f64 / start.elapsed().as_secs_f64();
+    eprintln!("squared p = 64, one record: {rate:.3e} walk steps/s");
+
+    let mut ps = prox.scratch();
+    let v = normals(&mut rng, p);
+    let mut x = vec![0.0; p];
+    let start = Instant::now();
+    for k in 0..steps {
+        prox.prox(k % n, &v, &mut x, &mut ps);
+    }
+    eprintln!("squared p = 64, one record: {:.3e} prox/s", steps as f64 / start.elapsed().as_secs_f64());
+
+    for (loss, p, ms, label) in [
+        (Loss::Logistic, 64, vec![1; 100], "logistic p = 64, one record"),
+        (Loss::Logistic, 64, vec![20; 100], "logistic p = 64, 20 records"),
+        (Loss::Logistic, 64, vec![200; 20], "logistic p = 64, 200 records"),
+        (Loss::Multinomial { classes: 10 }, 784, vec![1; 20], "multinomial 10 × 784, one record"),
+        (Loss::Multinomial { classes: 10 }, 784, vec![10; 20], "multinomial 10 × 784, 10 records"),
+    ] {
+        let problem = Problem::new(loss, Regularizer::None, user_data(22, loss, &ms, p)).unwrap();
+        let prox = problem.local_prox(1.0).unwrap();
+        let mut ps = prox.scratch();
+        let dim = problem.dim();
+        let z: Vec<f64> = normals(&mut rng, dim).iter().map(|v| 0.1 * v).collect();
+        let v: Vec<f64> = z.iter().map(|zk| zk + 0.01).collect();
+        let calls = if dim > 1000 { 200 } else { 20_000 };
+        let start = Instant::now();
+        let mut worst: f64 = 0.0;
+        for k in 0..calls {
+            x.resize(dim, 0.0);
+            x.copy_from_slice(&z);
+            prox.prox(k % ms.len(), &v, &mut x, &mut ps);
+            worst = worst.max(ps.last_certificate());
+        }
+        let rate = calls as f64 / start.elapsed().as_secs_f64();
+        eprintln!("{label}: {rate:.3e} prox/s (warm start at z, worst certificate {worst:.1e})");
+    }
+}

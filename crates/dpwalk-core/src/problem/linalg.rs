@@ -1,0 +1,163 @@
+//! Small dense kernels for the prox operators and the reference solver: dot products, `axpy`,
+//! and a Cholesky factorization in packed storage.
+//!
+//! Written here rather than taken from nalgebra because the prox operators must work in borrowed,
+//! preallocated buffers (one packed triangle per user in one vector, scratch slices in a step), and
+//! these few loops are all they need.
+//!
+//! Packed storage: a symmetric `d × d` matrix is kept as its lower triangle, row by row, entry
+//! `(i, j)` with `j ≤ i` at `i(i+1)/2 + j`, so rows are contiguous for both triangular solves.
+
+/// `aᵀb`, with four partial sums so that the loop vectorizes.
+pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+    debug_assert_eq!(a.len(), b.len());
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let tail: f64 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    let mut acc = [0.0; 4];
+    for (x, y) in ca.zip(cb) {
+        for k in 0..4 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// `y ← y + α x`.
+pub(crate) fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
+    debug_assert_eq!(x.len(), y.len());
+    for (yk, &xk) in y.iter_mut().zip(x) {
+        *yk += alpha * xk;
+    }
+}
+
+/// `‖x‖₂`.
+pub(crate) fn norm(x: &[f64]) -> f64 {
+    dot(x, x).sqrt()
+}
+
+/// Length of the packed lower triangle of a `d × d` matrix.
+pub(crate) fn packed_len(d: usize) -> usize {
+    d * (d + 1) / 2
+}
+
+/// Start of row `i` in packed storage.
+fn row_start(i: usize) -> usize {
+    i * (i + 1) / 2
+}
+
+/// A pivot of a Cholesky factorization was not positive and finite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NotPositiveDefinite;
+
+/// Overwrites the packed symmetric `a` (`d × d`) with its lower Cholesky factor `L` (`a = L Lᵀ`).
+///
+/// Every system factored here is `I + (γ/m)·(PSD)`, whose pivots are ≥ 1 in exact arithmetic; an
+/// error means overflow or non-finite input.
+pub(crate) fn cholesky(a: &mut [f64], d: usize) -> Result<(), NotPositiveDefinite> {
+    debug_assert!(a.len() >= packed_len(d));
+    for i in 0..d {
+        let ri = row_start(i);
+        for j in 0..=i {
+            let rj = row_start(j);
+            let s = a[ri + j] - dot(&a[ri..ri + j], &a[rj..rj + j]);
+            if i == j {
+                if !(s > 0.0 && s.is_finite()) {
+                    return Err(NotPositiveDefinite);
+                }
+                a[ri + i] = s.sqrt();
+            } else {
+                a[ri + j] = s / a[rj + j];
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Solves `L Lᵀ x = b` in place (`x` holds `b` on entry) for a packed factor from [`cholesky`].
+/// Both sweeps read rows of `L`, which are contiguous.
+pub(crate) fn cholesky_solve(l: &[f64], d: usize, x: &mut [f64]) {
+    debug_assert!(l.len() >= packed_len(d) && x.len() >= d);
+    for i in 0..d {
+        let ri = row_start(i);
+        x[i] = (x[i] - dot(&l[ri..ri + i], &x[..i])) / l[ri + i];
+    }
+    for i in (0..d).rev() {
+        let ri = row_start(i);
+        x[i] /= l[ri + i];
+        let xi = x[i];
+        axpy(-xi, &l[ri..ri + i], &mut x[..i]);
+    }
+}
+
+/// Adds `α a aᵀ` to the packed symmetric `m` (`a.len() × a.len()`).
+pub(crate) fn add_outer_packed(alpha: f64, a: &[f64], m: &mut [f64]) {
+    for (i, &ai) in a.iter().enumerate() {
+        let ri = row_start(i);
+        axpy(alpha * ai, &a[..=i], &mut m[ri..=ri + i]);
+    }
+}
+
+/// Adds `t` to each diagonal entry of the packed `d × d` matrix `m`.
+pub(crate) fn add_diagonal_packed(t: f64, d: usize, m: &mut [f64]) {
+    for i in 0..d {
+        m[row_start(i) + i] += t;
+    }
+}
+
+/// `(i, j)` entry of a packed symmetric matrix (either triangle).
+pub(crate) fn packed_get(m: &[f64], i: usize, j: usize) -> f64 {
+    let (r, c) = if j <= i { (i, j) } else { (j, i) };
+    m[row_start(r) + c]
+}
+
+/// Writes the Gram matrix `A Aᵀ` of the `rows` rows (of `cols` entries, row-major) of `a` into
+/// the packed `out`.
+pub(crate) fn gram_rows_packed(a: &[f64], rows: usize, cols: usize, out: &mut [f64]) {
+    for i in 0..rows {
+        let ai = &a[i * cols..(i + 1) * cols];
+        let ri = row_start(i);
+        for j in 0..=i {
+            out[ri + j] = dot(ai, &a[j * cols..(j + 1) * cols]);
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cholesky_solves_a_spd_system() {
+        // A = [[4, 2, 0.4], [2, 5, 1], [0.4, 1, 3]], b = A · [1, -2, 0.5].
+        let mut a = vec![4.0, 2.0, 5.0, 0.4, 1.0, 3.0];
+        let x_true = [1.0, -2.0, 0.5];
+        let mut x: Vec<f64> = (0..3)
+            .map(|i| (0..3).map(|j| packed_get(&a, i, j) * x_true[j]).sum())
+            .collect();
+        cholesky(&mut a, 3).unwrap();
+        cholesky_solve(&a, 3, &mut x);
+        for (xi, ti) in x.iter().zip(x_true) {
+            assert!((xi - ti).abs() < 1e-14, "{xi} vs {ti}");
+        }
+    }
+
+    #[test]
+    fn cholesky_refuses_an_indefinite_matrix() {
+        let mut a = vec![1.0, 2.0, 1.0];
+        assert_eq!(cholesky(&mut a, 2), Err(NotPositiveDefinite));
+    }
+
+    #[test]
+    fn dot_matches_naive_sum_on_odd_lengths() {
+        let a: Vec<f64> = (0..11).map(|i| i as f64 * 0.5 - 2.0).collect();
+        let b: Vec<f64> = (0..11).map(|i| (i * i) as f64 * 0.1).collect();
+        let naive: f64 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        assert!((dot(&a, &b) - naive).abs() < 1e-12);
+    }
+}

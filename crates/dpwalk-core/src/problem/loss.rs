@@ -1,0 +1,138 @@
+//! Per-record losses: numerically stable scalar functions and the value and gradient of one
+//! record's loss, shared by [`super::Problem`], the prox operators and the reference solver.
+//!
+//! Every kernel computes on the fly (no buffers), so that `Problem::user_loss` and
+//! `Problem::user_grad` allocate nothing; the multinomial gradient recomputes each logit once more
+//! rather than keeping a `classes`-sized buffer.
+
+use super::Loss;
+use super::linalg::{axpy, dot};
+
+/// `log(1 + eᶻ)` without overflow for large `z` nor loss of precision for very negative `z`.
+pub(crate) fn log1pexp(z: f64) -> f64 {
+    if z > 0.0 {
+        z + (-z).exp().ln_1p()
+    } else {
+        z.exp().ln_1p()
+    }
+}
+
+/// `σ(z) = 1 / (1 + e⁻ᶻ)`, evaluated on the side where the exponential cannot overflow.
+pub(crate) fn sigmoid(z: f64) -> f64 {
+    if z >= 0.0 {
+        1.0 / (1.0 + (-z).exp())
+    } else {
+        let e = z.exp();
+        e / (1.0 + e)
+    }
+}
+
+/// `log Σ_k exp(l_k)`, shifted by the maximum so that nothing overflows.
+pub(crate) fn log_sum_exp(logits: impl Iterator<Item = f64> + Clone) -> f64 {
+    let max = logits.clone().fold(f64::NEG_INFINITY, f64::max);
+    if !max.is_finite() {
+        return max;
+    }
+    max + logits.map(|l| (l - max).exp()).sum::<f64>().ln()
+}
+
+/// The class of a multinomial label, if it is an integer in `0..classes`.
+pub(crate) fn class_index(label: f64, classes: usize) -> Option<usize> {
+    (label >= 0.0 && label.fract() == 0.0 && label < classes as f64).then_some(label as usize)
+}
+
+/// The logits `x_kᵀa` of one record, class by class (`x` row-major by class).
+fn logits<'a>(x: &'a [f64], a: &'a [f64]) -> impl Iterator<Item = f64> + Clone + 'a {
+    x.chunks_exact(a.len()).map(move |xk| dot(xk, a))
+}
+
+impl Loss {
+    /// The model dimension for `n_features` features, `None` on overflow.
+    pub(crate) fn model_dim(self, n_features: usize) -> Option<usize> {
+        match self {
+            Loss::Squared | Loss::Logistic => Some(n_features),
+            Loss::Multinomial { classes } => classes.checked_mul(n_features),
+        }
+    }
+
+    /// The loss of one record `(a, b)` at `x`. A multinomial label that is not a valid class (only
+    /// possible on unvalidated test data) gives NaN.
+    pub(crate) fn record_loss(self, a: &[f64], b: f64, x: &[f64]) -> f64 {
+        match self {
+            Loss::Squared => 0.5 * (dot(a, x) - b).powi(2),
+            Loss::Logistic => log1pexp(-b * dot(a, x)),
+            Loss::Multinomial { classes } => match class_index(b, classes) {
+                Some(y) => log_sum_exp(logits(x, a)) - dot(&x[y * a.len()..(y + 1) * a.len()], a),
+                None => f64::NAN,
+            },
+        }
+    }
+
+    /// Adds `weight · ∇ℓ(x; a, b)` to `out` and returns `ℓ(x; a, b)`. Labels are validated.
+    pub(crate) fn add_record_grad(
+        self,
+        a: &[f64],
+        b: f64,
+        x: &[f64],
+        weight: f64,
+        out: &mut [f64],
+    ) -> f64 {
+        match self {
+            Loss::Squared => {
+                let r = dot(a, x) - b;
+                axpy(weight * r, a, out);
+                0.5 * r * r
+            }
+            Loss::Logistic => {
+                let t = b * dot(a, x);
+                axpy(-weight * b * sigmoid(-t), a, out);
+                log1pexp(-t)
+            }
+            Loss::Multinomial { classes } => {
+                let y = class_index(b, classes).unwrap_or(usize::MAX);
+                let lse = log_sum_exp(logits(x, a));
+                let mut label_logit = f64::NAN;
+                let p = a.len();
+                for (k, (xk, gk)) in x.chunks_exact(p).zip(out.chunks_exact_mut(p)).enumerate() {
+                    let l = dot(xk, a);
+                    let target = if k == y {
+                        label_logit = l;
+                        1.0
+                    } else {
+                        0.0
+                    };
+                    axpy(weight * ((l - lse).exp() - target), a, gk);
+                }
+                lse - label_logit
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stable_scalars_at_extremes() {
+        assert_eq!(log1pexp(1000.0), 1000.0);
+        assert!((log1pexp(-1000.0)).abs() < 1e-300);
+        assert!((log1pexp(0.0) - 2f64.ln()).abs() < 1e-15);
+        assert!((log1pexp(-40.0) - (-40f64).exp()).abs() < 1e-30);
+        assert_eq!(sigmoid(1000.0), 1.0);
+        assert_eq!(sigmoid(-1000.0), 0.0);
+        assert!((sigmoid(2.0) + sigmoid(-2.0) - 1.0).abs() < 1e-15);
+        let lse = log_sum_exp([1000.0, 1000.0].into_iter());
+        assert!((lse - (1000.0 + 2f64.ln())).abs() < 1e-12);
+    }
+
+    #[test]
+    fn class_index_accepts_only_integer_classes() {
+        assert_eq!(class_index(0.0, 3), Some(0));
+        assert_eq!(class_index(2.0, 3), Some(2));
+        assert_eq!(class_index(3.0, 3), None);
+        assert_eq!(class_index(1.5, 3), None);
+        assert_eq!(class_index(-1.0, 3), None);
+        assert_eq!(class_index(f64::NAN, 3), None);
+    }
+}

@@ -362,7 +362,7 @@ pub fn load(path: &Path, sets: &[String]) -> Result<LoadedScenario, ScenarioErro
 pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Scenario, ScenarioError> {
     let parse_err = |e: toml::de::Error| ScenarioError::Parse {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        message: describe(text, &e),
     };
     let scenario: Scenario = toml::from_str(text).map_err(parse_err)?;
     if sets.is_empty() {
@@ -376,6 +376,28 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Scenario, Scena
         set: sets.join(" --set "),
         message: e.to_string(),
     })
+}
+
+/// `toml`'s message, made precise where it is not: inside sections that are tagged enums
+/// (`[data]`, `[partition]`), `toml` can only point at the section header, so an unknown field is
+/// located by finding its key among the section's lines.
+fn describe(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message();
+    let unknown = message.strip_prefix("unknown field `").and_then(|r| r.split('`').next());
+    if let (Some(span), Some(key)) = (e.span(), unknown) {
+        let header_line = text[..span.start.min(text.len())].lines().count();
+        for (i, line) in text.lines().enumerate().skip(header_line + 1) {
+            let t = line.trim_start();
+            if t.starts_with('[') {
+                break;
+            }
+            let found = t.split_once('=').is_some_and(|(k, _)| k.trim().trim_matches('"') == key);
+            if found {
+                return format!("line {}: {message}\n  {} | {line}", i + 1, i + 1);
+            }
+        }
+    }
+    e.to_string()
 }
 
 /// Applies one `a.b.c=value` override to a parsed table.
@@ -568,7 +590,7 @@ clip = 1.0
         let err = parse(&text, p(), &[]).expect_err("must fail").to_string();
         assert!(err.contains("sigam"), "{err}");
         assert!(err.contains("test.toml"), "{err}");
-        assert!(err.contains("line 16"), "{err}");
+        assert!(err.contains("line 13"), "{err}");
     }
 
     #[test]

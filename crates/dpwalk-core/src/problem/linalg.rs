@@ -100,9 +100,13 @@ pub(crate) fn cholesky_solve(l: &[f64], d: usize, x: &mut [f64]) {
 pub(crate) fn lu_solve(a: &mut [f64], n: usize, b: &mut [f64]) -> Result<(), Singular> {
     debug_assert!(a.len() >= n * n && b.len() >= n);
     for col in 0..n {
-        let (pivot, size) = (col..n)
-            .map(|r| (r, a[r * n + col].abs()))
-            .fold((col, -1.0), |best, cur| if cur.1 > best.1 { cur } else { best });
+        let (pivot, size) =
+            (col..n)
+                .map(|r| (r, a[r * n + col].abs()))
+                .fold(
+                    (col, -1.0),
+                    |best, cur| if cur.1 > best.1 { cur } else { best },
+                );
         if !(size > 0.0 && size.is_finite()) {
             return Err(Singular);
         }
@@ -117,7 +121,11 @@ pub(crate) fn lu_solve(a: &mut [f64], n: usize, b: &mut [f64]) -> Result<(), Sin
             let factor = a[r * n + col] / diag;
             if factor != 0.0 {
                 let (top, bottom) = a.split_at_mut(r * n);
-                axpy(-factor, &top[col * n + col..(col + 1) * n], &mut bottom[col..n]);
+                axpy(
+                    -factor,
+                    &top[col * n + col..(col + 1) * n],
+                    &mut bottom[col..n],
+                );
                 b[r] -= factor * b[col];
             }
         }

@@ -129,7 +129,7 @@ impl<'a> LocalProx<'a> {
                 s.model.iter_mut().for_each(|b| {
                     take(b, dim);
                 });
-                s.records.iter_mut().for_each(|b| {
+                s.records[..4].iter_mut().for_each(|b| {
                     take(b, max_m);
                 });
                 let k = (0..data.n_users())
@@ -187,7 +187,14 @@ impl<'a> LocalProx<'a> {
         } = scratch;
         match &self.method {
             Method::Squared(cache) => {
-                cache.prox(self.problem, self.gamma, user, v, out, take(&mut records[0], m.min(p)));
+                cache.prox(
+                    self.problem,
+                    self.gamma,
+                    user,
+                    v,
+                    out,
+                    take(&mut records[0], m.min(p)),
+                );
             }
             Method::Logistic { direct_max } => {
                 let [r0, r1, r2, r3, ..] = records;

@@ -314,12 +314,21 @@ impl NewtonProblem for Reduced<'_> {
         for j in 0..self.labels.len() {
             let y = self.label(j);
             let b = j * k..(j + 1) * k;
-            for ((l, &l0), &g) in self.logits[b.clone()].iter_mut().zip(&self.l0[b.clone()]).zip(&self.gc[b.clone()]) {
+            for ((l, &l0), &g) in self.logits[b.clone()]
+                .iter_mut()
+                .zip(&self.l0[b.clone()])
+                .zip(&self.gc[b.clone()])
+            {
                 *l = l0 - g;
             }
             let lse = softmax(&self.logits[b.clone()], &mut self.probs[b.clone()]);
             f += lse - self.logits[j * k + y];
-            for (i, ((rk, &pk), &ck)) in self.r[b.clone()].iter_mut().zip(&self.probs[b.clone()]).zip(&self.c[b]).enumerate() {
+            for (i, ((rk, &pk), &ck)) in self.r[b.clone()]
+                .iter_mut()
+                .zip(&self.probs[b.clone()])
+                .zip(&self.c[b])
+                .enumerate()
+            {
                 let target = if i == y { 1.0 } else { 0.0 };
                 *rk = (pk - target) * self.inv_m - ck * inv_gamma;
             }

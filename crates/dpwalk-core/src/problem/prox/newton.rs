@@ -132,7 +132,12 @@ pub(super) fn minimize(problem: &mut impl NewtonProblem, gamma: f64) -> f64 {
     let mut stalls = 0;
     let mut iteration = 0;
     loop {
-        let Point { f, quad, grad_norm: gn, scale } = problem.evaluate();
+        let Point {
+            f,
+            quad,
+            grad_norm: gn,
+            scale,
+        } = problem.evaluate();
         if gn <= PROX_TOL * scale || iteration == MAX_NEWTON {
             return gamma * gn;
         }
@@ -210,7 +215,17 @@ impl<'a, 's, M: ProxModel> Primal<'a, 's, M> {
             x.copy_from_slice(v);
         }
         let v_norm = norm(v);
-        Self { model, v, x, work, gamma, v_norm, xv2: 0.0, xv_d: 0.0, d2: 0.0 }
+        Self {
+            model,
+            v,
+            x,
+            work,
+            gamma,
+            v_norm,
+            xv2: 0.0,
+            xv_d: 0.0,
+            d2: 0.0,
+        }
     }
 }
 

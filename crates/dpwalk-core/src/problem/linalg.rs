@@ -50,15 +50,15 @@ fn row_start(i: usize) -> usize {
     i * (i + 1) / 2
 }
 
-/// A pivot of a Cholesky factorization was not positive and finite.
+/// A pivot of a factorization was zero, not finite, or (Cholesky) negative.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct NotPositiveDefinite;
+pub(crate) struct Singular;
 
 /// Overwrites the packed symmetric `a` (`d × d`) with its lower Cholesky factor `L` (`a = L Lᵀ`).
 ///
 /// Every system factored here is `I + (γ/m)·(PSD)`, whose pivots are ≥ 1 in exact arithmetic; an
 /// error means overflow or non-finite input.
-pub(crate) fn cholesky(a: &mut [f64], d: usize) -> Result<(), NotPositiveDefinite> {
+pub(crate) fn cholesky(a: &mut [f64], d: usize) -> Result<(), Singular> {
     debug_assert!(a.len() >= packed_len(d));
     for i in 0..d {
         let ri = row_start(i);
@@ -67,7 +67,7 @@ pub(crate) fn cholesky(a: &mut [f64], d: usize) -> Result<(), NotPositiveDefinit
             let s = a[ri + j] - dot(&a[ri..ri + j], &a[rj..rj + j]);
             if i == j {
                 if !(s > 0.0 && s.is_finite()) {
-                    return Err(NotPositiveDefinite);
+                    return Err(Singular);
                 }
                 a[ri + i] = s.sqrt();
             } else {
@@ -92,6 +92,48 @@ pub(crate) fn cholesky_solve(l: &[f64], d: usize, x: &mut [f64]) {
         let xi = x[i];
         axpy(-xi, &l[ri..ri + i], &mut x[..i]);
     }
+}
+
+/// Solves `A y = b` in place (`b` becomes `y`) by Gaussian elimination with partial pivoting, for
+/// the non-symmetric systems of the reduced multinomial prox; `a` (`n × n`, row-major) is
+/// overwritten.
+pub(crate) fn lu_solve(a: &mut [f64], n: usize, b: &mut [f64]) -> Result<(), Singular> {
+    debug_assert!(a.len() >= n * n && b.len() >= n);
+    for col in 0..n {
+        let (pivot, size) =
+            (col..n)
+                .map(|r| (r, a[r * n + col].abs()))
+                .fold(
+                    (col, -1.0),
+                    |best, cur| if cur.1 > best.1 { cur } else { best },
+                );
+        if !(size > 0.0 && size.is_finite()) {
+            return Err(Singular);
+        }
+        if pivot != col {
+            for k in col..n {
+                a.swap(col * n + k, pivot * n + k);
+            }
+            b.swap(col, pivot);
+        }
+        let diag = a[col * n + col];
+        for r in col + 1..n {
+            let factor = a[r * n + col] / diag;
+            if factor != 0.0 {
+                let (top, bottom) = a.split_at_mut(r * n);
+                axpy(
+                    -factor,
+                    &top[col * n + col..(col + 1) * n],
+                    &mut bottom[col..n],
+                );
+                b[r] -= factor * b[col];
+            }
+        }
+    }
+    for i in (0..n).rev() {
+        b[i] = (b[i] - dot(&a[i * n + i + 1..(i + 1) * n], &b[i + 1..n])) / a[i * n + i];
+    }
+    Ok(())
 }
 
 /// Adds `α a aᵀ` to the packed symmetric `m` (`a.len() × a.len()`).
@@ -150,7 +192,22 @@ mod tests {
     #[test]
     fn cholesky_refuses_an_indefinite_matrix() {
         let mut a = vec![1.0, 2.0, 1.0];
-        assert_eq!(cholesky(&mut a, 2), Err(NotPositiveDefinite));
+        assert_eq!(cholesky(&mut a, 2), Err(Singular));
+    }
+
+    #[test]
+    fn lu_solves_a_system_that_needs_pivoting() {
+        // A = [[0, 2, 1], [1, 1, 0], [3, 0, 1]], x = (1, 2, -1).
+        let a0 = [0.0, 2.0, 1.0, 1.0, 1.0, 0.0, 3.0, 0.0, 1.0];
+        let x_true = [1.0, 2.0, -1.0];
+        let mut b: Vec<f64> = a0.chunks(3).map(|row| dot(row, &x_true)).collect();
+        let mut a = a0;
+        lu_solve(&mut a, 3, &mut b).unwrap();
+        for (xi, ti) in b.iter().zip(x_true) {
+            assert!((xi - ti).abs() < 1e-14, "{xi} vs {ti}");
+        }
+        let mut singular = [1.0, 2.0, 2.0, 4.0];
+        assert_eq!(lu_solve(&mut singular, 2, &mut [1.0, 1.0]), Err(Singular));
     }
 
     #[test]

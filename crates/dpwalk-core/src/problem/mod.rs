@@ -10,7 +10,7 @@
 //! - `loss`: stable scalar functions and the loss of one record with its gradient;
 //! - `regularizer`: `r` and `prox_{t r}`;
 //! - `prox`: [`LocalProx`], the exact (squared) and certified (logistic, multinomial) `prox_{γ f_i}`;
-//! - [`reference`]: the independent, non-private solver the ADMM runs are checked against;
+//! - [`reference`](mod@reference): the independent, non-private solver the ADMM runs are checked against;
 //! - `linalg`: dot products and a packed Cholesky factorization.
 //!
 //! Model layout: `x` has `n_features` entries (squared, logistic) or `classes · n_features`

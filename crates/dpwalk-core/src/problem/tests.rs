@@ -688,7 +688,16 @@ fn throughput() {
     let start = Instant::now();
     for k in 0..steps {
         let user = (k * 7919) % n;
-        admm_walk_step(&problem, &prox, &params, user, &mut u[user], &mut w, &mut rng, &mut scratch);
+        admm_walk_step(
+            &problem,
+            &prox,
+            &params,
+            user,
+            &mut u[user],
+            &mut w,
+            &mut rng,
+            &mut scratch,
+        );
     }
     let rate = steps as f64 / start.elapsed().as_secs_f64();
     eprintln!("squared p = 64, one record: {rate:.3e} walk steps/s");
@@ -700,14 +709,42 @@ fn throughput() {
     for k in 0..steps {
         prox.prox(k % n, &v, &mut x, &mut ps);
     }
-    eprintln!("squared p = 64, one record: {:.3e} prox/s", steps as f64 / start.elapsed().as_secs_f64());
+    eprintln!(
+        "squared p = 64, one record: {:.3e} prox/s",
+        steps as f64 / start.elapsed().as_secs_f64()
+    );
 
     for (loss, p, ms, label) in [
-        (Loss::Logistic, 64, vec![1; 100], "logistic p = 64, one record"),
-        (Loss::Logistic, 64, vec![20; 100], "logistic p = 64, 20 records"),
-        (Loss::Logistic, 64, vec![200; 20], "logistic p = 64, 200 records"),
-        (Loss::Multinomial { classes: 10 }, 784, vec![1; 20], "multinomial 10 × 784, one record"),
-        (Loss::Multinomial { classes: 10 }, 784, vec![10; 20], "multinomial 10 × 784, 10 records"),
+        (
+            Loss::Logistic,
+            64,
+            vec![1; 100],
+            "logistic p = 64, one record",
+        ),
+        (
+            Loss::Logistic,
+            64,
+            vec![20; 100],
+            "logistic p = 64, 20 records",
+        ),
+        (
+            Loss::Logistic,
+            64,
+            vec![200; 20],
+            "logistic p = 64, 200 records",
+        ),
+        (
+            Loss::Multinomial { classes: 10 },
+            784,
+            vec![1; 20],
+            "multinomial 10 × 784, one record",
+        ),
+        (
+            Loss::Multinomial { classes: 10 },
+            784,
+            vec![10; 20],
+            "multinomial 10 × 784, 10 records",
+        ),
     ] {
         let problem = Problem::new(loss, Regularizer::None, user_data(22, loss, &ms, p)).unwrap();
         let prox = problem.local_prox(1.0).unwrap();

@@ -2,7 +2,8 @@
 //!
 //! - squared loss: exact, closed form or cached Cholesky factors (`squared`);
 //! - logistic: Newton's method with direct solves (`logistic`, `newton`);
-//! - multinomial: Newton–CG (`multinomial`, `newton`).
+//! - multinomial: Newton in a reduced parametrization for users with few records, Newton–CG
+//!   otherwise (`multinomial`, `newton`).
 //!
 //! The iterative solvers start from the point the caller leaves in `out` (the step passes the
 //! current model `z`, close to the answer once the walk has mixed) and stop on a certificate
@@ -19,8 +20,8 @@ mod squared;
 use super::linalg::packed_len;
 use super::{Loss, Problem, ProblemError};
 use logistic::{Logistic, LogisticSolve};
-use multinomial::Multinomial;
-use newton::{CgWork, NewtonWork};
+use multinomial::{Multinomial, REDUCED_MAX, Reduced, ReducedWork};
+use newton::{CgWork, NewtonWork, Primal};
 use squared::SquaredCache;
 
 /// Largest `min(m, p)` for which the logistic Newton direction is solved directly; above it, a
@@ -52,10 +53,11 @@ pub struct ProxScratch {
     /// Model-sized: Newton's gradient and direction, conjugate gradients' three vectors.
     model: [Vec<f64>; 5],
     /// Record-sized (`records × classes`): margins or logits, curvatures or probabilities, `A d`,
-    /// and a solve's work vector.
-    records: [Vec<f64>; 4],
-    /// Packed matrices of the logistic direct solves: the Gram matrix `AAᵀ` and the system.
+    /// a solve's work vector; the reduced multinomial solver uses all eight.
+    records: [Vec<f64>; 8],
+    /// The Gram matrix `AAᵀ` of direct solves (logistic: packed; reduced multinomial: full).
     gram: Vec<f64>,
+    /// The Newton system of direct solves (logistic: packed; reduced multinomial: full).
     system: Vec<f64>,
     certificate: f64,
 }
@@ -127,7 +129,7 @@ impl<'a> LocalProx<'a> {
                 s.model.iter_mut().for_each(|b| {
                     take(b, dim);
                 });
-                s.records.iter_mut().for_each(|b| {
+                s.records[..4].iter_mut().for_each(|b| {
                     take(b, max_m);
                 });
                 let k = (0..data.n_users())
@@ -146,6 +148,13 @@ impl<'a> LocalProx<'a> {
                 s.records.iter_mut().for_each(|b| {
                     take(b, max_m * classes);
                 });
+                let m = (0..data.n_users())
+                    .map(|i| data.records(i))
+                    .filter(|&m| m < p && m * classes <= REDUCED_MAX)
+                    .max()
+                    .unwrap_or(0);
+                take(&mut s.gram, m * m);
+                take(&mut s.system, (m * classes).pow(2));
             }
         }
         s
@@ -176,12 +185,19 @@ impl<'a> LocalProx<'a> {
             system,
             certificate,
         } = scratch;
-        let [r0, r1, r2, r3] = records;
         match &self.method {
             Method::Squared(cache) => {
-                cache.prox(self.problem, self.gamma, user, v, out, take(r0, m.min(p)));
+                cache.prox(
+                    self.problem,
+                    self.gamma,
+                    user,
+                    v,
+                    out,
+                    take(&mut records[0], m.min(p)),
+                );
             }
             Method::Logistic { direct_max } => {
+                let [r0, r1, r2, r3, ..] = records;
                 let k = m.min(p);
                 let solve = if k > *direct_max {
                     LogisticSolve::Cg
@@ -197,20 +213,28 @@ impl<'a> LocalProx<'a> {
                     }
                 };
                 let mut lg = Logistic::new(a, b, p, take(r0, m), take(r1, m), take(r2, m), solve);
-                *certificate = newton::minimize(&mut lg, v, self.gamma, out, work(model, dim));
+                let mut primal = Primal::new(&mut lg, v, out, self.gamma, work(model, dim));
+                *certificate = newton::minimize(&mut primal, self.gamma);
             }
             Method::Multinomial { classes } => {
-                let len = m * classes;
-                let mut mn = Multinomial::new(
-                    a,
-                    b,
-                    p,
-                    *classes,
-                    take(r0, len),
-                    take(r1, len),
-                    take(r2, len),
-                );
-                *certificate = newton::minimize(&mut mn, v, self.gamma, out, work(model, dim));
+                let k = *classes;
+                let len = m * k;
+                let [r0, r1, r2, r3, r4, r5, r6, r7] = records;
+                if m < p && len <= REDUCED_MAX {
+                    let reduced_work = ReducedWork {
+                        gram: take(gram, m * m),
+                        jac: take(system, len * len),
+                        vecs: [r0, r1, r2, r3, r4, r5, r6, r7].map(|r| take(r, len)),
+                    };
+                    let mut reduced = Reduced::new(a, b, p, k, self.gamma, v, out, reduced_work);
+                    *certificate = newton::minimize(&mut reduced, self.gamma);
+                    reduced.write_model(a, p, v, out);
+                } else {
+                    let mut mn =
+                        Multinomial::new(a, b, p, k, take(r0, len), take(r1, len), take(r2, len));
+                    let mut primal = Primal::new(&mut mn, v, out, self.gamma, work(model, dim));
+                    *certificate = newton::minimize(&mut primal, self.gamma);
+                }
             }
         }
     }

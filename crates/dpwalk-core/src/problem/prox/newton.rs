@@ -11,9 +11,12 @@
 //! when rounding stalls it (steps that neither decrease `φ` beyond rounding nor `‖∇φ‖`), or after
 //! [`MAX_NEWTON`] iterations; the certificate then says how close it got.
 //!
-//! The loss-specific parts (the gradient, the Newton direction, the loss along a line) are a
-//! [`ProxModel`]; the direction is solved directly (logistic, small systems) or by conjugate
-//! gradients on Hessian-vector products ([`conjugate_gradient`]).
+//! The loop ([`minimize`]) sees a [`NewtonProblem`]: an iterate it can evaluate, a direction and
+//! a line. [`Primal`] works in the model's coordinates `x`, with the loss-specific parts (the
+//! gradient, the Newton direction, the loss along a line) from a [`ProxModel`], the direction
+//! solved directly (logistic, small systems) or by conjugate gradients on Hessian-vector
+//! products ([`conjugate_gradient`]); the multinomial loss with few records works in a reduced
+//! parametrization of `x` instead (see `multinomial`).
 
 use crate::problem::linalg::{axpy, dot, norm};
 
@@ -95,45 +98,46 @@ pub(super) fn conjugate_gradient(
     }
 }
 
-/// Model-sized buffers of the Newton solver.
-#[derive(Debug)]
-pub(super) struct NewtonWork<'s> {
-    pub(super) g: &'s mut [f64],
-    pub(super) d: &'s mut [f64],
-    pub(super) cg: CgWork<'s>,
+/// What the Newton loop needs to know about the current iterate.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Point {
+    /// `f_i(x)`.
+    pub(super) f: f64,
+    /// `‖x − v‖² / (2γ)`.
+    pub(super) quad: f64,
+    /// `‖∇φ(x)‖`.
+    pub(super) grad_norm: f64,
+    /// The scale of the stopping rule (see the module docs).
+    pub(super) scale: f64,
 }
 
-/// Minimizes `f_i(x) + ‖x − v‖²/(2γ)` from the starting point in `x` (replaced by `v` if not
-/// finite) and returns the certificate `γ ‖∇φ(x)‖ ≥ ‖x − prox_{γ f_i}(v)‖`.
-pub(super) fn minimize(
-    model: &mut impl ProxModel,
-    v: &[f64],
-    gamma: f64,
-    x: &mut [f64],
-    work: NewtonWork<'_>,
-) -> f64 {
-    let NewtonWork { g, d, mut cg } = work;
-    if x.iter().any(|c| !c.is_finite()) {
-        x.copy_from_slice(v);
-    }
-    let inv_gamma = 1.0 / gamma;
-    let v_norm = norm(v);
+/// A prox objective in some coordinates (the model itself, or a reduced parametrization).
+pub(super) trait NewtonProblem {
+    /// Evaluates the current iterate.
+    fn evaluate(&mut self) -> Point;
+    /// Computes the Newton direction at the evaluated iterate and returns the slope
+    /// `−dφ/ds` at `s = 0` along it (positive for a descent direction).
+    fn direction(&mut self, cg_tol: f64) -> f64;
+    /// `φ` at step `s` along the direction.
+    fn line_value(&self, s: f64) -> f64;
+    /// Moves the iterate to step `s` along the direction.
+    fn step(&mut self, s: f64);
+}
+
+/// Damped Newton iterations on `problem` until the stopping rule of the module docs; returns
+/// the certificate `γ ‖∇φ(x)‖` of the final iterate.
+pub(super) fn minimize(problem: &mut impl NewtonProblem, gamma: f64) -> f64 {
     let mut prev_gn = f64::INFINITY;
     let mut last_step_flat = false;
     let mut stalls = 0;
     let mut iteration = 0;
     loop {
-        let f = model.value_grad(x, g);
-        let (mut xv2, mut gn2, mut x2) = (0.0, 0.0, 0.0);
-        for ((gk, &xk), &vk) in g.iter_mut().zip(x.iter()).zip(v) {
-            let dk = xk - vk;
-            *gk += dk * inv_gamma;
-            xv2 += dk * dk;
-            gn2 += *gk * *gk;
-            x2 += xk * xk;
-        }
-        let gn = gn2.sqrt();
-        let scale = model.grad_scale() + (x2.sqrt() + v_norm) * inv_gamma;
+        let Point {
+            f,
+            quad,
+            grad_norm: gn,
+            scale,
+        } = problem.evaluate();
         if gn <= PROX_TOL * scale || iteration == MAX_NEWTON {
             return gamma * gn;
         }
@@ -150,23 +154,16 @@ pub(super) fn minimize(
         iteration += 1;
 
         // Newton–CG forcing term √(‖∇φ‖/scale): superlinear convergence, cheap early directions.
-        let cg_tol = (gn / scale).sqrt().min(0.5);
-        model.direction(g, gamma, cg_tol, d, &mut cg);
-        let slope = dot(g, d);
+        let slope = problem.direction((gn / scale).sqrt().min(0.5));
         if !(slope > 0.0 && slope.is_finite()) {
             return gamma * gn;
         }
-        model.line_prepare(d);
-        let xv_d = dot(x, d) - dot(v, d);
-        let d2 = dot(d, d);
-        let quad0 = 0.5 * inv_gamma * xv2;
-        let phi0 = f + quad0;
-        let slack = ROUNDING * (f.abs() + quad0);
+        let phi0 = f + quad;
+        let slack = ROUNDING * (f.abs() + quad);
         let mut s = 1.0;
         let mut accepted = None;
         for _ in 0..MAX_HALVINGS {
-            let quad = 0.5 * inv_gamma * (xv2 - 2.0 * s * xv_d + s * s * d2);
-            let phi = model.line_value(s) + quad;
+            let phi = problem.line_value(s);
             if phi <= phi0 - ARMIJO * s * slope + slack {
                 accepted = Some(phi);
                 break;
@@ -177,6 +174,98 @@ pub(super) fn minimize(
             return gamma * gn;
         };
         last_step_flat = phi0 - phi <= slack;
-        axpy(-s, d, x);
+        problem.step(s);
+    }
+}
+
+/// Model-sized buffers of the Newton solver in the model's own coordinates.
+#[derive(Debug)]
+pub(super) struct NewtonWork<'s> {
+    pub(super) g: &'s mut [f64],
+    pub(super) d: &'s mut [f64],
+    pub(super) cg: CgWork<'s>,
+}
+
+/// The prox objective in the model's coordinates `x`, for a [`ProxModel`]; the step is
+/// `x − s d` with `d ≈ (∇²φ)⁻¹ ∇φ`.
+#[derive(Debug)]
+pub(super) struct Primal<'a, 's, M> {
+    model: &'a mut M,
+    v: &'a [f64],
+    x: &'a mut [f64],
+    work: NewtonWork<'s>,
+    gamma: f64,
+    v_norm: f64,
+    /// `‖x − v‖²`, `(x − v)ᵀd`, `‖d‖²`: the quadratic term along the line.
+    xv2: f64,
+    xv_d: f64,
+    d2: f64,
+}
+
+impl<'a, 's, M: ProxModel> Primal<'a, 's, M> {
+    /// Starts from `x` (replaced by `v` if not finite).
+    pub(super) fn new(
+        model: &'a mut M,
+        v: &'a [f64],
+        x: &'a mut [f64],
+        gamma: f64,
+        work: NewtonWork<'s>,
+    ) -> Self {
+        if x.iter().any(|c| !c.is_finite()) {
+            x.copy_from_slice(v);
+        }
+        let v_norm = norm(v);
+        Self {
+            model,
+            v,
+            x,
+            work,
+            gamma,
+            v_norm,
+            xv2: 0.0,
+            xv_d: 0.0,
+            d2: 0.0,
+        }
+    }
+}
+
+impl<M: ProxModel> NewtonProblem for Primal<'_, '_, M> {
+    fn evaluate(&mut self) -> Point {
+        let inv_gamma = 1.0 / self.gamma;
+        let g = &mut *self.work.g;
+        let f = self.model.value_grad(self.x, g);
+        let (mut xv2, mut gn2, mut x2) = (0.0, 0.0, 0.0);
+        for ((gk, &xk), &vk) in g.iter_mut().zip(self.x.iter()).zip(self.v) {
+            let dk = xk - vk;
+            *gk += dk * inv_gamma;
+            xv2 += dk * dk;
+            gn2 += *gk * *gk;
+            x2 += xk * xk;
+        }
+        self.xv2 = xv2;
+        Point {
+            f,
+            quad: 0.5 * inv_gamma * xv2,
+            grad_norm: gn2.sqrt(),
+            scale: self.model.grad_scale() + (x2.sqrt() + self.v_norm) * inv_gamma,
+        }
+    }
+
+    fn direction(&mut self, cg_tol: f64) -> f64 {
+        let NewtonWork { g, d, cg } = &mut self.work;
+        self.model.direction(g, self.gamma, cg_tol, d, cg);
+        self.model.line_prepare(d);
+        self.xv_d = dot(self.x, d) - dot(self.v, d);
+        self.d2 = dot(d, d);
+        dot(g, d)
+    }
+
+    fn line_value(&self, s: f64) -> f64 {
+        let quad = self.xv2 - 2.0 * s * self.xv_d + s * s * self.d2;
+        self.model.line_value(s) + 0.5 * quad / self.gamma
+    }
+
+    fn step(&mut self, s: f64) {
+        axpy(-s, self.work.d, self.x);
     }
 }

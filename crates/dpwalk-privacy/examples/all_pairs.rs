@@ -30,14 +30,20 @@ fn two_cycles(n: usize, seed: u64) -> Vec<Vec<(usize, f64)>> {
 }
 
 fn ring(n: usize) -> Vec<Vec<(usize, f64)>> {
-    (0..n).map(|i| vec![((i + 1) % n, 0.5), ((i + n - 1) % n, 0.5)]).collect()
+    (0..n)
+        .map(|i| vec![((i + 1) % n, 0.5), ((i + n - 1) % n, 0.5)])
+        .collect()
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let kind = args.get(1).map_or("regular", String::as_str);
     let n: usize = args.get(2).map_or(Ok(1000), |s| s.parse())?;
-    let p = if kind == "ring" { ring(n) } else { two_cycles(n, 0x9e37_79b9_7f4a_7c15) };
+    let p = if kind == "ring" {
+        ring(n)
+    } else {
+        two_cycles(n, 0x9e37_79b9_7f4a_7c15)
+    };
     let start = Instant::now();
     let mut opts = HittingOptions::default();
     if let Ok(b) = std::env::var("BLOCK") {

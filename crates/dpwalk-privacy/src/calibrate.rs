@@ -12,7 +12,7 @@ use crate::central::{centralized_view, federated_view};
 use crate::error::PrivacyError;
 use crate::local::local_view;
 use crate::network::network_view;
-use crate::rdp::{Conversion, DpGuarantee, DpBound, Orders, RdpCurve, check_delta};
+use crate::rdp::{Conversion, DpBound, DpGuarantee, Orders, RdpCurve, check_delta};
 
 /// What is being accounted, apart from σ and C.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,13 +49,15 @@ pub enum View {
 pub fn account(view: &View, orders: &Orders, noise: Noise) -> Result<RdpCurve, PrivacyError> {
     match *view {
         View::Local { contributions } => Ok(local_view(orders, noise, contributions)),
-        View::Network { contributions, inverse_hitting } => {
-            Ok(network_view(orders, noise, contributions, inverse_hitting)?.curve)
-        }
+        View::Network {
+            contributions,
+            inverse_hitting,
+        } => Ok(network_view(orders, noise, contributions, inverse_hitting)?.curve),
         View::Centralized { rounds, users } => centralized_view(orders, noise, rounds, users),
-        View::Federated { rounds, sampling_rate } => {
-            federated_view(orders, noise, rounds, sampling_rate)
-        }
+        View::Federated {
+            rounds,
+            sampling_rate,
+        } => federated_view(orders, noise, rounds, sampling_rate),
     }
 }
 
@@ -84,7 +86,10 @@ pub fn calibrate(
     }
     let delta = check_delta(delta)?;
     if !(rel_tol > 0.0 && rel_tol < 1.0) {
-        return Err(PrivacyError::Option { name: "rel_tol", value: rel_tol });
+        return Err(PrivacyError::Option {
+            name: "rel_tol",
+            value: rel_tol,
+        });
     }
     Noise::new(1.0, clip)?;
     let eval = |sigma: f64| -> Result<DpBound, PrivacyError> {
@@ -135,7 +140,10 @@ pub fn calibrate(
         }
     }
     match hi_bound {
-        DpBound::Finite(achieved) => Ok(Calibration { sigma: hi, achieved }),
+        DpBound::Finite(achieved) => Ok(Calibration {
+            sigma: hi,
+            achieved,
+        }),
         DpBound::NoFiniteGuarantee { .. } => Err(unattainable("no finite guarantee")),
     }
 }
@@ -151,7 +159,10 @@ mod tests {
         let cal = calibrate(&view, &g, 1.0, 1.0, 1e-5, Conversion::Tight, 1e-6).unwrap();
         assert!(cal.achieved.epsilon <= 1.0);
         let below = Noise::new(cal.sigma * (1.0 - 2e-6), 1.0).unwrap();
-        let eps_below = account(&view, &g, below).unwrap().to_dp(1e-5, Conversion::Tight).unwrap();
+        let eps_below = account(&view, &g, below)
+            .unwrap()
+            .to_dp(1e-5, Conversion::Tight)
+            .unwrap();
         assert!(eps_below.epsilon() > 1.0, "σ is not minimal");
     }
 
@@ -160,15 +171,29 @@ mod tests {
         let g = Orders::default_grid();
         let view = View::Local { contributions: 1 };
         let t = Conversion::Tight;
-        assert!(matches!(calibrate(&view, &g, 1.0, 0.0, 1e-5, t, 1e-6), Err(PrivacyError::Epsilon(_))));
-        assert!(matches!(calibrate(&view, &g, 1.0, 1.0, 1.0, t, 1e-6), Err(PrivacyError::Delta(_))));
-        assert!(matches!(calibrate(&view, &g, -1.0, 1.0, 1e-5, t, 1e-6), Err(PrivacyError::Clip(_))));
-        let unreached = View::Network { contributions: 5, inverse_hitting: 0.0 };
+        assert!(matches!(
+            calibrate(&view, &g, 1.0, 0.0, 1e-5, t, 1e-6),
+            Err(PrivacyError::Epsilon(_))
+        ));
+        assert!(matches!(
+            calibrate(&view, &g, 1.0, 1.0, 1.0, t, 1e-6),
+            Err(PrivacyError::Delta(_))
+        ));
+        assert!(matches!(
+            calibrate(&view, &g, -1.0, 1.0, 1e-5, t, 1e-6),
+            Err(PrivacyError::Clip(_))
+        ));
+        let unreached = View::Network {
+            contributions: 5,
+            inverse_hitting: 0.0,
+        };
         assert_eq!(
             calibrate(&unreached, &g, 1.0, 1.0, 1e-5, t, 1e-6),
             Err(PrivacyError::NoiseNotNeeded)
         );
-        let huge = View::Local { contributions: u64::MAX };
+        let huge = View::Local {
+            contributions: u64::MAX,
+        };
         assert!(matches!(
             calibrate(&huge, &g, 1.0, 1e-6, 1e-5, t, 1e-6),
             Err(PrivacyError::Unattainable { .. })

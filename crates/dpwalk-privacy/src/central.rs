@@ -46,8 +46,10 @@ pub fn centralized_view(
         return Err(PrivacyError::Users { min: 1, got: 0 });
     }
     let factor = rounds as f64 / users as f64;
-    let values =
-        orders.as_slice().iter().map(|&a| factor * eps_loc(a, noise.sigma(), noise.clip()));
+    let values = orders
+        .as_slice()
+        .iter()
+        .map(|&a| factor * eps_loc(a, noise.sigma(), noise.clip()));
     Ok(RdpCurve::from_computed(orders.clone(), values))
 }
 
@@ -89,7 +91,13 @@ mod tests {
             assert!((a - b).abs() <= 1e-12 * b);
         }
         let sampled = federated_view(&g, noise, 5, 0.1).unwrap();
-        assert!(sampled.values().iter().zip(full.values()).all(|(s, f)| s < f));
+        assert!(
+            sampled
+                .values()
+                .iter()
+                .zip(full.values())
+                .all(|(s, f)| s < f)
+        );
         assert!(matches!(
             federated_view(&g, noise, 5, 0.0),
             Err(PrivacyError::SamplingRate(_))

@@ -90,7 +90,10 @@ impl Budget {
         if !(epsilon > 0.0 && epsilon.is_finite()) {
             return Err(PrivacyError::Epsilon(epsilon));
         }
-        Ok(Self { epsilon, delta: check_delta(delta)? })
+        Ok(Self {
+            epsilon,
+            delta: check_delta(delta)?,
+        })
     }
     /// ε.
     pub fn epsilon(&self) -> f64 {
@@ -165,14 +168,19 @@ fn parse_header(bytes: &[u8]) -> Result<(Orders, usize), LedgerError> {
         return Err(bad("not a dpwalk ledger (bad magic or too short)"));
     }
     let k = read_u32(bytes, 8) as usize;
-    let end = k.checked_mul(8).and_then(|x| x.checked_add(12)).ok_or_else(|| bad("bad size"))?;
+    let end = k
+        .checked_mul(8)
+        .and_then(|x| x.checked_add(12))
+        .ok_or_else(|| bad("bad size"))?;
     if bytes.len() < end + 4 {
         return Err(bad("truncated header"));
     }
     if crc32fast::hash(&bytes[..end]) != read_u32(bytes, end) {
         return Err(bad("header checksum mismatch"));
     }
-    let orders: Vec<f64> = (0..k).map(|i| f64::from_bits(read_u64(bytes, 12 + 8 * i))).collect();
+    let orders: Vec<f64> = (0..k)
+        .map(|i| f64::from_bits(read_u64(bytes, 12 + 8 * i)))
+        .collect();
     Ok((Orders::new(&orders)?, end + 4))
 }
 
@@ -196,7 +204,11 @@ fn sync_parent(path: &Path) -> Result<(), LedgerError> {
 impl Ledger {
     /// Creates a new ledger (fails if the file exists) over `orders`, durably.
     pub fn create(path: &Path, orders: &Orders) -> Result<Self, LedgerError> {
-        let mut file = OpenOptions::new().read(true).write(true).create_new(true).open(path)?;
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)?;
         let header = header_bytes(orders);
         file.write_all(&header)?;
         file.sync_all()?;
@@ -217,10 +229,14 @@ impl Ledger {
         let (ledger, tail, file_len) = Self::scan(path)?;
         match tail {
             Tail::Clean => Ok(ledger),
-            Tail::Torn { valid_len } => {
-                Err(LedgerError::TornTail { valid_len, discarded: file_len - valid_len })
-            }
-            Tail::BadLast { valid_len } => Err(LedgerError::Checksum { offset: valid_len, last: true }),
+            Tail::Torn { valid_len } => Err(LedgerError::TornTail {
+                valid_len,
+                discarded: file_len - valid_len,
+            }),
+            Tail::BadLast { valid_len } => Err(LedgerError::Checksum {
+                offset: valid_len,
+                last: true,
+            }),
         }
     }
 
@@ -238,7 +254,13 @@ impl Ledger {
             }
         };
         let records = ledger.records;
-        Ok((ledger, Recovery { discarded_bytes, records }))
+        Ok((
+            ledger,
+            Recovery {
+                discarded_bytes,
+                records,
+            },
+        ))
     }
 
     /// Reads and validates the file; returns the ledger over its valid prefix and the tail state.
@@ -268,7 +290,10 @@ impl Ledger {
             if rest < record {
                 // A length prefix that is complete and wrong is corruption, not a torn append.
                 if rest >= 4 && read_u32(&bytes, at) as usize != payload {
-                    return Err(LedgerError::Corrupt { offset, reason: "bad length".into() });
+                    return Err(LedgerError::Corrupt {
+                        offset,
+                        reason: "bad length".into(),
+                    });
                 }
                 break Tail::Torn { valid_len: offset };
             }
@@ -277,18 +302,32 @@ impl Ledger {
                 if rest == record {
                     break Tail::BadLast { valid_len: offset };
                 }
-                return Err(LedgerError::Checksum { offset, last: false });
+                return Err(LedgerError::Checksum {
+                    offset,
+                    last: false,
+                });
             }
             if read_u32(body, 0) as usize != payload {
-                return Err(LedgerError::Corrupt { offset, reason: "bad length".into() });
+                return Err(LedgerError::Corrupt {
+                    offset,
+                    reason: "bad length".into(),
+                });
             }
             let seq = read_u64(body, 4);
             if ledger.last_seq.is_some_and(|last| seq <= last) {
-                return Err(LedgerError::Corrupt { offset, reason: format!("seq {seq} not increasing") });
+                return Err(LedgerError::Corrupt {
+                    offset,
+                    reason: format!("seq {seq} not increasing"),
+                });
             }
-            let values = (0..k).map(|i| f64::from_bits(read_u64(body, 12 + 8 * i))).collect();
-            let curve = RdpCurve::new(orders.clone(), values)
-                .map_err(|e| LedgerError::Corrupt { offset, reason: e.to_string() })?;
+            let values = (0..k)
+                .map(|i| f64::from_bits(read_u64(body, 12 + 8 * i)))
+                .collect();
+            let curve =
+                RdpCurve::new(orders.clone(), values).map_err(|e| LedgerError::Corrupt {
+                    offset,
+                    reason: e.to_string(),
+                })?;
             ledger.total.compose_in_place(&curve)?;
             ledger.last_seq = Some(seq);
             ledger.records += 1;
@@ -327,7 +366,12 @@ impl Ledger {
             .and_then(|()| self.file.sync_data());
         if let Err(e) = written {
             // Roll back so that a later append does not follow a partial record.
-            if self.file.set_len(self.len).and_then(|()| self.file.sync_data()).is_err() {
+            if self
+                .file
+                .set_len(self.len)
+                .and_then(|()| self.file.sync_data())
+                .is_err()
+            {
                 self.poisoned = true;
             }
             return Err(e.into());
@@ -373,7 +417,11 @@ impl Ledger {
     ) -> Result<BudgetCheck, PrivacyError> {
         let now = self.total.to_dp(budget.delta, conversion)?;
         let after = self.total.compose(next)?.to_dp(budget.delta, conversion)?;
-        Ok(BudgetCheck { exceeds: after.epsilon() > budget.epsilon, now, after })
+        Ok(BudgetCheck {
+            exceeds: after.epsilon() > budget.epsilon,
+            now,
+            after,
+        })
     }
 
     /// Whether a step charged `next` would exceed `budget` (tight conversion).
@@ -390,8 +438,8 @@ mod tests {
     struct TempDir(PathBuf);
     impl TempDir {
         fn new(name: &str) -> Self {
-            let p = std::env::temp_dir()
-                .join(format!("dpwalk-ledger-{}-{}", name, std::process::id()));
+            let p =
+                std::env::temp_dir().join(format!("dpwalk-ledger-{}-{}", name, std::process::id()));
             let _ = fs::remove_dir_all(&p);
             fs::create_dir_all(&p).unwrap();
             Self(p)
@@ -426,13 +474,20 @@ mod tests {
         let path = filled(&dir, 3);
         let mut l = Ledger::open(&path).unwrap();
         assert_eq!((l.records(), l.last_seq()), (3, Some(20)));
-        let want = curve(0.1).compose(&curve(0.2)).unwrap().compose(&curve(0.30000000000000004)).unwrap();
+        let want = curve(0.1)
+            .compose(&curve(0.2))
+            .unwrap()
+            .compose(&curve(0.30000000000000004))
+            .unwrap();
         assert_eq!(l.total(), &want);
         l.append(21, &curve(1.0)).unwrap();
         drop(l);
         let l = Ledger::open(&path).unwrap();
         assert_eq!((l.records(), l.last_seq()), (4, Some(21)));
-        assert!(Ledger::create(&path, &orders()).is_err(), "create must not clobber");
+        assert!(
+            Ledger::create(&path, &orders()).is_err(),
+            "create must not clobber"
+        );
     }
 
     #[test]
@@ -440,8 +495,14 @@ mod tests {
         let dir = TempDir::new("dup");
         let path = filled(&dir, 2);
         let mut l = Ledger::open(&path).unwrap();
-        assert!(matches!(l.append(10, &curve(1.0)), Err(LedgerError::Duplicate { seq: 10, last: 10 })));
-        assert!(matches!(l.append(3, &curve(1.0)), Err(LedgerError::Duplicate { .. })));
+        assert!(matches!(
+            l.append(10, &curve(1.0)),
+            Err(LedgerError::Duplicate { seq: 10, last: 10 })
+        ));
+        assert!(matches!(
+            l.append(3, &curve(1.0)),
+            Err(LedgerError::Duplicate { .. })
+        ));
         let other = RdpCurve::zero(&Orders::new(&[2.0]).unwrap());
         assert!(matches!(l.append(11, &other), Err(LedgerError::Privacy(_))));
         assert_eq!(l.records(), 2);
@@ -458,17 +519,30 @@ mod tests {
         for cut in prev_end + 1..full.len() {
             fs::write(&path, &full[..cut]).unwrap();
             match Ledger::open(&path) {
-                Err(LedgerError::TornTail { valid_len, discarded }) => {
+                Err(LedgerError::TornTail {
+                    valid_len,
+                    discarded,
+                }) => {
                     assert_eq!(valid_len as usize, prev_end);
                     assert_eq!(discarded as usize, cut - prev_end);
                 }
                 other => panic!("cut at {cut}: {other:?}"),
             }
             let (mut l, rec) = Ledger::recover(&path).unwrap();
-            assert_eq!(rec, Recovery { discarded_bytes: (cut - prev_end) as u64, records: 2 });
+            assert_eq!(
+                rec,
+                Recovery {
+                    discarded_bytes: (cut - prev_end) as u64,
+                    records: 2
+                }
+            );
             assert_eq!(l.records(), 2);
             l.append(20, &curve(0.1 * 3.0)).unwrap();
-            assert_eq!(fs::read(&path).unwrap(), full, "re-append restores the same bytes");
+            assert_eq!(
+                fs::read(&path).unwrap(),
+                full,
+                "re-append restores the same bytes"
+            );
         }
     }
 
@@ -483,21 +557,39 @@ mod tests {
         let mut bad = full.clone();
         bad[header + record + 10] ^= 0x40;
         fs::write(&path, &bad).unwrap();
-        assert!(matches!(Ledger::open(&path), Err(LedgerError::Checksum { last: false, .. })));
-        assert!(matches!(Ledger::recover(&path), Err(LedgerError::Checksum { last: false, .. })));
+        assert!(matches!(
+            Ledger::open(&path),
+            Err(LedgerError::Checksum { last: false, .. })
+        ));
+        assert!(matches!(
+            Ledger::recover(&path),
+            Err(LedgerError::Checksum { last: false, .. })
+        ));
         // Last record: reported, and recover drops exactly that record.
         let mut bad = full.clone();
         bad[full.len() - 6] ^= 0x01;
         fs::write(&path, &bad).unwrap();
-        assert!(matches!(Ledger::open(&path), Err(LedgerError::Checksum { last: true, .. })));
+        assert!(matches!(
+            Ledger::open(&path),
+            Err(LedgerError::Checksum { last: true, .. })
+        ));
         let (l, rec) = Ledger::recover(&path).unwrap();
-        assert_eq!(rec, Recovery { discarded_bytes: record as u64, records: 2 });
+        assert_eq!(
+            rec,
+            Recovery {
+                discarded_bytes: record as u64,
+                records: 2
+            }
+        );
         assert_eq!(l.records(), 2);
         // Header damage is never recovered.
         let mut bad = full;
         bad[13] ^= 0x01;
         fs::write(&path, &bad).unwrap();
-        assert!(matches!(Ledger::recover(&path), Err(LedgerError::Header(_))));
+        assert!(matches!(
+            Ledger::recover(&path),
+            Err(LedgerError::Header(_))
+        ));
     }
 
     #[test]

@@ -21,6 +21,8 @@
 //! assert!(eps > 0.0 && eps.is_finite());
 //! ```
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod calibrate;
 pub mod central;
 pub mod error;

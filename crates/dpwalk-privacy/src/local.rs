@@ -23,14 +23,23 @@ pub(crate) fn eps_loc(alpha: f64, sigma: f64, clip: f64) -> f64 {
 pub fn local_rdp(orders: &[f64], sigma: f64, clip: f64) -> Vec<f64> {
     orders
         .iter()
-        .map(|&a| if sigma > 0.0 { eps_loc(a, sigma, clip) } else { f64::INFINITY })
+        .map(|&a| {
+            if sigma > 0.0 {
+                eps_loc(a, sigma, clip)
+            } else {
+                f64::INFINITY
+            }
+        })
         .collect()
 }
 
 /// The local view of `contributions` contributions: `K · 8αC²/σ²` at each order.
 pub fn local_view(orders: &Orders, noise: Noise, contributions: u64) -> RdpCurve {
     let k = contributions as f64;
-    let values = orders.as_slice().iter().map(|&a| k * eps_loc(a, noise.sigma(), noise.clip()));
+    let values = orders
+        .as_slice()
+        .iter()
+        .map(|&a| k * eps_loc(a, noise.sigma(), noise.clip()));
     RdpCurve::from_computed(orders.clone(), values)
 }
 

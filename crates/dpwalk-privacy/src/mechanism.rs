@@ -42,18 +42,29 @@ pub const MAX_FRACTIONAL_TERMS: usize = 1_000_000;
 
 /// Checks a noise multiplier.
 fn check_z(z: f64) -> Result<f64, PrivacyError> {
-    if z > 0.0 && z.is_finite() { Ok(z) } else { Err(PrivacyError::NoiseMultiplier(z)) }
+    if z > 0.0 && z.is_finite() {
+        Ok(z)
+    } else {
+        Err(PrivacyError::NoiseMultiplier(z))
+    }
 }
 
 /// Checks a sampling rate `q ∈ (0, 1]`.
 pub(crate) fn check_rate(q: f64) -> Result<f64, PrivacyError> {
-    if q > 0.0 && q <= 1.0 { Ok(q) } else { Err(PrivacyError::SamplingRate(q)) }
+    if q > 0.0 && q <= 1.0 {
+        Ok(q)
+    } else {
+        Err(PrivacyError::SamplingRate(q))
+    }
 }
 
 /// The Gaussian mechanism with noise multiplier `z`: `ε(α) = α/(2z²)`.
 pub fn gaussian(orders: &Orders, z: f64) -> Result<RdpCurve, PrivacyError> {
     let z = check_z(z)?;
-    Ok(RdpCurve::from_computed(orders.clone(), orders.as_slice().iter().map(|a| a / (2.0 * z * z))))
+    Ok(RdpCurve::from_computed(
+        orders.clone(),
+        orders.as_slice().iter().map(|a| a / (2.0 * z * z)),
+    ))
 }
 
 /// The Poisson-subsampled Gaussian mechanism (sampling rate `q ∈ (0, 1]`, noise multiplier `z`).
@@ -82,7 +93,11 @@ pub fn subsampled_gaussian(orders: &Orders, q: f64, z: f64) -> Result<RdpCurve, 
 /// `ln(e^a + e^b)` without overflow.
 fn log_add(a: f64, b: f64) -> f64 {
     let (lo, hi) = if a < b { (a, b) } else { (b, a) };
-    if lo == f64::NEG_INFINITY { hi } else { hi + (lo - hi).exp().ln_1p() }
+    if lo == f64::NEG_INFINITY {
+        hi
+    } else {
+        hi + (lo - hi).exp().ln_1p()
+    }
 }
 
 /// `ln A_α` for integer `α ≥ 2`, `0 < q < 1`.
@@ -177,7 +192,10 @@ mod tests {
         let g = Orders::new(&[2.0, 10.0]).unwrap();
         assert_eq!(gaussian(&g, 2.0).unwrap().values(), &[0.25, 1.25]);
         for z in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-            assert!(matches!(gaussian(&g, z), Err(PrivacyError::NoiseMultiplier(_))));
+            assert!(matches!(
+                gaussian(&g, z),
+                Err(PrivacyError::NoiseMultiplier(_))
+            ));
         }
         for q in [0.0, -0.1, 1.5, f64::NAN] {
             assert!(matches!(
@@ -185,7 +203,10 @@ mod tests {
                 Err(PrivacyError::SamplingRate(_))
             ));
         }
-        assert_eq!(subsampled_gaussian(&g, 1.0, 2.0).unwrap(), gaussian(&g, 2.0).unwrap());
+        assert_eq!(
+            subsampled_gaussian(&g, 1.0, 2.0).unwrap(),
+            gaussian(&g, 2.0).unwrap()
+        );
     }
 
     #[test]
@@ -216,7 +237,11 @@ mod tests {
         for (q, z) in [(0.01, 1.0), (0.1, 0.8), (0.5, 2.0), (0.001, 0.5)] {
             let v = subsampled_gaussian(&g, q, z).unwrap();
             for w in v.values().windows(2) {
-                assert!(w[0] <= w[1] * (1.0 + 1e-12), "q={q} z={z}: {:?}", v.values());
+                assert!(
+                    w[0] <= w[1] * (1.0 + 1e-12),
+                    "q={q} z={z}: {:?}",
+                    v.values()
+                );
             }
         }
     }

@@ -45,10 +45,10 @@
 //! All targets are iterated together in blocks of columns (`r` is an `n × block` matrix, each step
 //! a sparse-times-dense product with contiguous rows), which vectorizes.
 
+use crate::Noise;
 use crate::error::PrivacyError;
 use crate::local::eps_loc;
 use crate::rdp::{Orders, RdpCurve};
-use crate::Noise;
 
 /// A walk's transition rows: for each user, `(next user, probability)` pairs summing to 1.
 /// The topology implements this to be accounted on.
@@ -122,7 +122,12 @@ pub fn network_view(
         })
         .collect();
     let curve = RdpCurve::from_computed(orders.clone(), values.into_iter());
-    Ok(NetworkCurve { curve, fallback_orders, inverse_hitting, reached })
+    Ok(NetworkCurve {
+        curve,
+        fallback_orders,
+        inverse_hitting,
+        reached,
+    })
 }
 
 /// Exact `E[1/M]` on the complete graph of `n ≥ 2` users forwarding uniformly to one of the
@@ -147,8 +152,10 @@ pub fn paper_closed_form(
         return Err(PrivacyError::Users { min: 2, got: n });
     }
     let factor = contributions as f64 * (n as f64).ln() / n as f64;
-    let values =
-        orders.as_slice().iter().map(|&a| factor * eps_loc(a, noise.sigma(), noise.clip()));
+    let values = orders
+        .as_slice()
+        .iter()
+        .map(|&a| factor * eps_loc(a, noise.sigma(), noise.clip()));
     Ok(RdpCurve::from_computed(orders.clone(), values))
 }
 
@@ -174,7 +181,12 @@ pub struct HittingOptions {
 
 impl Default for HittingOptions {
     fn default() -> Self {
-        Self { rel_tol: 1e-3, max_steps: 2048, check_every: 32, block: 64 }
+        Self {
+            rel_tol: 1e-3,
+            max_steps: 2048,
+            check_every: 32,
+            block: 64,
+        }
     }
 }
 
@@ -221,7 +233,11 @@ impl InverseHitting {
             return None;
         }
         let at = i * self.n + j;
-        Some(PairHitting { upper: self.upper[at], gap: self.gap[at], reached: self.reached[at] })
+        Some(PairHitting {
+            upper: self.upper[at],
+            gap: self.gap[at],
+            reached: self.reached[at],
+        })
     }
 
     /// The observer with the largest `E[1/M_ij]` bound for source `i`, and that bound.
@@ -234,7 +250,10 @@ impl InverseHitting {
 }
 
 fn bad_row(row: usize, reason: impl Into<String>) -> PrivacyError {
-    PrivacyError::Transition { row, reason: reason.into() }
+    PrivacyError::Transition {
+        row,
+        reason: reason.into(),
+    }
 }
 
 /// Checks that every row is a probability distribution over valid users.
@@ -251,7 +270,10 @@ fn check_rows<T: Transitions + ?Sized>(p: &T) -> Result<(), PrivacyError> {
                 return Err(bad_row(i, format!("target {k} out of range for {n} users")));
             }
             if !(w >= 0.0 && w.is_finite()) {
-                return Err(bad_row(i, format!("probability {w} is not finite and >= 0")));
+                return Err(bad_row(
+                    i,
+                    format!("probability {w} is not finite and >= 0"),
+                ));
             }
             sum += w;
         }
@@ -323,7 +345,13 @@ fn tail_factor(rho: f64, t: f64, upper: bool) -> f64 {
         (1.0 - rho) * e1_scaled(lambda * (tl + 1.0))
     };
     let b = sum + weight * rest;
-    if b.is_finite() { b.clamp(0.0, crude) } else if upper { crude } else { 0.0 }
+    if b.is_finite() {
+        b.clamp(0.0, crude)
+    } else if upper {
+        crude
+    } else {
+        0.0
+    }
 }
 
 /// For target `j`: the users from which `j` can be reached (reverse breadth-first search).
@@ -348,11 +376,16 @@ pub fn inverse_hitting_all_pairs<T: Transitions + ?Sized>(
     opts: &HittingOptions,
 ) -> Result<InverseHitting, PrivacyError> {
     if !(opts.rel_tol > 0.0 && opts.rel_tol < 1.0) {
-        return Err(PrivacyError::Option { name: "rel_tol", value: opts.rel_tol });
+        return Err(PrivacyError::Option {
+            name: "rel_tol",
+            value: opts.rel_tol,
+        });
     }
-    for (name, v) in
-        [("max_steps", opts.max_steps), ("check_every", opts.check_every), ("block", opts.block)]
-    {
+    for (name, v) in [
+        ("max_steps", opts.max_steps),
+        ("check_every", opts.check_every),
+        ("block", opts.block),
+    ] {
         if v == 0 {
             return Err(PrivacyError::Option { name, value: 0.0 });
         }
@@ -381,8 +414,8 @@ pub fn inverse_hitting_all_pairs<T: Transitions + ?Sized>(
     let (mut seen, mut queue) = (vec![false; n], Vec::new());
     for j in 0..n {
         reaches(&reverse, j, &mut seen, &mut queue);
-        for i in 0..n {
-            out.reached[i * n + j] = i != j && seen[i];
+        for (i, &s) in seen.iter().enumerate() {
+            out.reached[i * n + j] = i != j && s;
         }
     }
     let mut j0 = 0;
@@ -438,7 +471,17 @@ fn solve_block<T: Transitions + ?Sized>(
         }
         let last = m == opts.max_steps;
         if (m % opts.check_every == 0 || last)
-            && bounds(n, targets.clone(), m, &prev, &next, &partial, opts.rel_tol, last, out)
+            && bounds(
+                n,
+                targets.clone(),
+                m,
+                &prev,
+                &next,
+                &partial,
+                opts.rel_tol,
+                last,
+                out,
+            )
         {
             out.steps = out.steps.max(m);
             return;
@@ -479,7 +522,10 @@ fn bounds(
             (lo, hi) = (0.0, 0.0); // no surviving mass at all: the tail is 0
         }
         let (rho_min, rho_max) = (lo.clamp(0.0, 1.0), hi.clamp(0.0, 1.0));
-        factors.push((tail_factor(rho_min, tf, true), tail_factor(rho_max, tf, false)));
+        factors.push((
+            tail_factor(rho_min, tf, true),
+            tail_factor(rho_max, tf, false),
+        ));
     }
     let mut ok = true;
     for (b, j) in targets.clone().enumerate() {
@@ -523,11 +569,15 @@ mod tests {
 
     fn complete(n: usize) -> Vec<Vec<(usize, f64)>> {
         let w = 1.0 / (n - 1) as f64;
-        (0..n).map(|i| (0..n).filter(|&k| k != i).map(|k| (k, w)).collect()).collect()
+        (0..n)
+            .map(|i| (0..n).filter(|&k| k != i).map(|k| (k, w)).collect())
+            .collect()
     }
 
     fn ring(n: usize) -> Vec<Vec<(usize, f64)>> {
-        (0..n).map(|i| vec![((i + 1) % n, 0.5), ((i + n - 1) % n, 0.5)]).collect()
+        (0..n)
+            .map(|i| vec![((i + 1) % n, 0.5), ((i + n - 1) % n, 0.5)])
+            .collect()
     }
 
     #[test]
@@ -536,7 +586,9 @@ mod tests {
         assert!(complete_graph_inverse_hitting(1).is_err());
         // Direct sum of q(1−q)^{m−1}/m for n = 11.
         let q = 0.1_f64;
-        let direct: f64 = (1..2000).map(|m| q * (1.0 - q).powi(m - 1) / f64::from(m)).sum();
+        let direct: f64 = (1..2000)
+            .map(|m| q * (1.0 - q).powi(m - 1) / f64::from(m))
+            .sum();
         let exact = complete_graph_inverse_hitting(11).unwrap();
         assert!((direct - exact).abs() < 1e-14);
         assert!((exact - q * (1.0 / q).ln() / (1.0 - q)).abs() < 1e-15);
@@ -547,8 +599,7 @@ mod tests {
     #[test]
     fn series_matches_closed_form_on_complete_graph() {
         for n in [3, 5, 20] {
-            let res =
-                inverse_hitting_all_pairs(&complete(n), &HittingOptions::default()).unwrap();
+            let res = inverse_hitting_all_pairs(&complete(n), &HittingOptions::default()).unwrap();
             let exact = complete_graph_inverse_hitting(n as u64).unwrap();
             assert!(res.converged);
             for i in 0..n {
@@ -602,7 +653,10 @@ mod tests {
                 Err(PrivacyError::Transition { .. })
             ));
         }
-        let bad = HittingOptions { rel_tol: 0.0, ..opts };
+        let bad = HittingOptions {
+            rel_tol: 0.0,
+            ..opts
+        };
         assert!(matches!(
             inverse_hitting_all_pairs(&ring(4), &bad),
             Err(PrivacyError::Option { .. })
@@ -611,13 +665,24 @@ mod tests {
 
     #[test]
     fn tail_factor_brackets_the_sum() {
-        for &(rho, t) in &[(0.5_f64, 10.0_f64), (0.999, 100.0), (0.999_99, 3000.0), (0.1, 1.0)] {
+        for &(rho, t) in &[
+            (0.5_f64, 10.0_f64),
+            (0.999, 100.0),
+            (0.999_99, 3000.0),
+            (0.1, 1.0),
+        ] {
             let exact: f64 = (1..2_000_000)
                 .map(|k| (1.0 - rho) * rho.powi(k - 1) / (t + f64::from(k)))
                 .sum();
             let (hi, lo) = (tail_factor(rho, t, true), tail_factor(rho, t, false));
-            assert!(lo <= exact * (1.0 + 1e-12) && exact <= hi * (1.0 + 1e-12), "{rho} {t}");
-            assert!(hi - lo <= 0.05 * exact + 1e-15, "{rho} {t}: {lo} {exact} {hi}");
+            assert!(
+                lo <= exact * (1.0 + 1e-12) && exact <= hi * (1.0 + 1e-12),
+                "{rho} {t}"
+            );
+            assert!(
+                hi - lo <= 0.05 * exact + 1e-15,
+                "{rho} {t}: {lo} {exact} {hi}"
+            );
         }
         assert_eq!(tail_factor(0.0, 9.0, true), 0.1);
         assert_eq!(tail_factor(1.0, 9.0, true), 0.0);

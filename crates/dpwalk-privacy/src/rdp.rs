@@ -64,7 +64,9 @@ impl Orders {
 
     /// The default grid (see the module docs).
     pub fn default_grid() -> Self {
-        let mut v = vec![1.1, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5, 4.0, 4.5];
+        let mut v = vec![
+            1.1, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5, 4.0, 4.5,
+        ];
         v.extend((5..=64).map(f64::from));
         v.extend([128.0, 256.0, 512.0, 1024.0]);
         Self(v.into())
@@ -147,18 +149,24 @@ impl DpBound {
 
 /// Checks δ ∈ (0, 1).
 pub(crate) fn check_delta(delta: f64) -> Result<f64, PrivacyError> {
-    if delta > 0.0 && delta < 1.0 { Ok(delta) } else { Err(PrivacyError::Delta(delta)) }
+    if delta > 0.0 && delta < 1.0 {
+        Ok(delta)
+    } else {
+        Err(PrivacyError::Delta(delta))
+    }
 }
 
 impl RdpCurve {
     /// A curve from values, one per order, each `≥ 0` or `+∞`.
     pub fn new(orders: Orders, values: Vec<f64>) -> Result<Self, PrivacyError> {
         if values.len() != orders.len() {
-            return Err(PrivacyError::Length { orders: orders.len(), values: values.len() });
+            return Err(PrivacyError::Length {
+                orders: orders.len(),
+                values: values.len(),
+            });
         }
         for (&order, &value) in orders.as_slice().iter().zip(&values) {
-            // `!(v >= 0)` also catches NaN.
-            if !(value >= 0.0) {
+            if value.is_nan() || value < 0.0 {
                 return Err(PrivacyError::RdpValue { order, value });
             }
         }
@@ -169,15 +177,25 @@ impl RdpCurve {
     /// construction; a NaN (only from an overflow like `0 · ∞`) becomes `+∞`, the safe side: no
     /// guarantee at that order.
     pub(crate) fn from_computed(orders: Orders, values: impl Iterator<Item = f64>) -> Self {
-        let values: Vec<f64> =
-            values.map(|v| if v.is_nan() { f64::INFINITY } else { v.max(0.0) }).collect();
+        let values: Vec<f64> = values
+            .map(|v| {
+                if v.is_nan() {
+                    f64::INFINITY
+                } else {
+                    v.max(0.0)
+                }
+            })
+            .collect();
         debug_assert_eq!(values.len(), orders.len());
         Self { orders, values }
     }
 
     /// The curve of a mechanism that reveals nothing (the identity of composition).
     pub fn zero(orders: &Orders) -> Self {
-        Self { orders: orders.clone(), values: vec![0.0; orders.len()] }
+        Self {
+            orders: orders.clone(),
+            values: vec![0.0; orders.len()],
+        }
     }
 
     /// The order grid.
@@ -192,7 +210,11 @@ impl RdpCurve {
 
     /// `(α, ε(α))` pairs.
     pub fn iter(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
-        self.orders.as_slice().iter().copied().zip(self.values.iter().copied())
+        self.orders
+            .as_slice()
+            .iter()
+            .copied()
+            .zip(self.values.iter().copied())
     }
 
     /// Composition with another curve on the same grid: values add.
@@ -220,7 +242,10 @@ impl RdpCurve {
             return RdpCurve::zero(&self.orders);
         }
         let k = count as f64;
-        RdpCurve { orders: self.orders.clone(), values: self.values.iter().map(|v| v * k).collect() }
+        RdpCurve {
+            orders: self.orders.clone(),
+            values: self.values.iter().map(|v| v * k).collect(),
+        }
     }
 
     /// The smallest ε over the grid at this δ, with the order and statement used.
@@ -237,9 +262,12 @@ impl RdpCurve {
             }
         }
         Ok(match best {
-            Some((epsilon, order)) => {
-                DpBound::Finite(DpGuarantee { epsilon, delta, order, conversion })
-            }
+            Some((epsilon, order)) => DpBound::Finite(DpGuarantee {
+                epsilon,
+                delta,
+                order,
+                conversion,
+            }),
             None => DpBound::NoFiniteGuarantee { delta },
         })
     }
@@ -271,8 +299,14 @@ mod tests {
     fn orders_are_validated() {
         assert_eq!(Orders::new(&[]), Err(PrivacyError::NoOrders));
         assert_eq!(Orders::new(&[1.0]), Err(PrivacyError::Order(1.0)));
-        assert!(matches!(Orders::new(&[f64::NAN]), Err(PrivacyError::Order(_))));
-        assert_eq!(Orders::new(&[2.0, 2.0]), Err(PrivacyError::OrdersNotIncreasing(2.0, 2.0)));
+        assert!(matches!(
+            Orders::new(&[f64::NAN]),
+            Err(PrivacyError::Order(_))
+        ));
+        assert_eq!(
+            Orders::new(&[2.0, 2.0]),
+            Err(PrivacyError::OrdersNotIncreasing(2.0, 2.0))
+        );
         let d = Orders::default_grid();
         assert_eq!(d.as_slice()[0], 1.1);
         assert_eq!(*d.as_slice().last().unwrap(), 1024.0);
@@ -291,7 +325,10 @@ mod tests {
             RdpCurve::new(g.clone(), vec![-1.0, 0.0]),
             Err(PrivacyError::RdpValue { .. })
         ));
-        assert!(matches!(RdpCurve::new(g, vec![0.0]), Err(PrivacyError::Length { .. })));
+        assert!(matches!(
+            RdpCurve::new(g, vec![0.0]),
+            Err(PrivacyError::Length { .. })
+        ));
     }
 
     #[test]
@@ -340,14 +377,20 @@ mod tests {
             inf.to_dp(1e-5, Conversion::Classic).unwrap(),
             DpBound::NoFiniteGuarantee { delta: 1e-5 }
         );
-        assert_eq!(inf.to_dp(1e-5, Conversion::Classic).unwrap().epsilon(), f64::INFINITY);
+        assert_eq!(
+            inf.to_dp(1e-5, Conversion::Classic).unwrap().epsilon(),
+            f64::INFINITY
+        );
     }
 
     #[test]
     fn bad_delta_is_an_error_and_zero_curve_gives_zero() {
         let c = RdpCurve::zero(&grid(&[2.0]));
         for d in [0.0, 1.0, -1.0, f64::NAN, 2.0] {
-            assert!(matches!(c.to_dp(d, Conversion::Tight), Err(PrivacyError::Delta(_))));
+            assert!(matches!(
+                c.to_dp(d, Conversion::Tight),
+                Err(PrivacyError::Delta(_))
+            ));
         }
         assert_eq!(c.to_dp(1e-5, Conversion::Tight).unwrap().epsilon(), 0.0);
     }

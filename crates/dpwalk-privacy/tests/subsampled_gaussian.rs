@@ -3,6 +3,8 @@
 //!
 //! Fixture: `fixtures/dp_accounting_reference.json`, made by `fixtures/gen_dp_accounting.py`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use dpwalk_privacy::mechanism::subsampled_gaussian;
 use dpwalk_privacy::rdp::{Conversion, DpBound, Orders};
 use serde_json::Value;
@@ -22,7 +24,10 @@ fn close(a: f64, b: f64, rel: f64, abs: f64) -> bool {
 #[test]
 fn integer_orders_match_dp_accounting() {
     let fx = fixture();
-    let orders: Vec<f64> = floats(&fx["integer_orders"]).into_iter().map(Option::unwrap).collect();
+    let orders: Vec<f64> = floats(&fx["integer_orders"])
+        .into_iter()
+        .map(Option::unwrap)
+        .collect();
     let grid = Orders::new(&orders).unwrap();
     let mut checked = 0;
     for c in fx["curves"].as_array().unwrap() {
@@ -30,7 +35,10 @@ fn integer_orders_match_dp_accounting() {
         let ours = subsampled_gaussian(&grid, q, z).unwrap();
         for ((a, want), got) in orders.iter().zip(floats(&c["rdp"])).zip(ours.values()) {
             let want = want.expect("dp-accounting is finite at integer orders");
-            assert!(close(*got, want, 1e-9, 1e-15), "q={q} z={z} α={a}: {got} vs {want}");
+            assert!(
+                close(*got, want, 1e-9, 1e-15),
+                "q={q} z={z} α={a}: {got} vs {want}"
+            );
             checked += 1;
         }
     }
@@ -40,7 +48,10 @@ fn integer_orders_match_dp_accounting() {
 #[test]
 fn epsilons_match_dp_accounting() {
     let fx = fixture();
-    let orders: Vec<f64> = floats(&fx["integer_orders"]).into_iter().map(Option::unwrap).collect();
+    let orders: Vec<f64> = floats(&fx["integer_orders"])
+        .into_iter()
+        .map(Option::unwrap)
+        .collect();
     let grid = Orders::new(&orders).unwrap();
     for e in fx["epsilons"].as_array().unwrap() {
         let (q, z) = (e["q"].as_f64().unwrap(), e["z"].as_f64().unwrap());
@@ -56,7 +67,11 @@ fn epsilons_match_dp_accounting() {
                     g.epsilon
                 );
                 if want > 0.0 {
-                    assert_eq!(g.order, e["order"].as_f64().unwrap(), "q={q} z={z} T={steps}");
+                    assert_eq!(
+                        g.order,
+                        e["order"].as_f64().unwrap(),
+                        "q={q} z={z} T={steps}"
+                    );
                 }
             }
             DpBound::NoFiniteGuarantee { .. } => panic!("finite curve"),
@@ -162,8 +177,14 @@ fn quadrature_is_accurate_where_a_closed_form_exists() {
         let a2 = (q * q * e1).ln_1p();
         let e3 = (3.0 / (z * z)).exp() - 3.0 * (1.0 / (z * z)).exp() + 2.0;
         let a3 = (3.0 * q * q * e1 + q.powi(3) * e3).ln_1p();
-        assert!(close(log_a_quadrature(q, z, 2.0), a2, 1e-10, 1e-15), "q={q} z={z}");
-        assert!(close(log_a_quadrature(q, z, 3.0), a3, 1e-10, 1e-15), "q={q} z={z}");
+        assert!(
+            close(log_a_quadrature(q, z, 2.0), a2, 1e-10, 1e-15),
+            "q={q} z={z}"
+        );
+        assert!(
+            close(log_a_quadrature(q, z, 3.0), a3, 1e-10, 1e-15),
+            "q={q} z={z}"
+        );
     }
 }
 
@@ -183,7 +204,10 @@ fn fractional_orders_match_quadrature() {
                     close(got, want, 1e-9, 2e-13 / (a - 1.0)),
                     "q={q} z={z} α={a}: series {got} vs quadrature {want}"
                 );
-                assert!(got >= want * (1.0 - 1e-13) - 1e-14 / (a - 1.0), "q={q} z={z} α={a}: {got} below {want}");
+                assert!(
+                    got >= want * (1.0 - 1e-13) - 1e-14 / (a - 1.0),
+                    "q={q} z={z} α={a}: {got} below {want}"
+                );
                 worst = worst.max((got - want).abs() / want);
             }
         }
@@ -196,8 +220,10 @@ fn dp_accounting_overestimates_fractional_orders() {
     // dp-accounting 0.6.0 drops the signs of C(α, i): its fractional values are never below the
     // true ones, are strictly above for most (q, z), and are +∞ (null) where its 1000-term cap hits.
     let fx = fixture();
-    let alphas: Vec<f64> =
-        floats(&fx["fractional_orders"]).into_iter().map(Option::unwrap).collect();
+    let alphas: Vec<f64> = floats(&fx["fractional_orders"])
+        .into_iter()
+        .map(Option::unwrap)
+        .collect();
     let grid = Orders::new(&alphas).unwrap();
     let (mut above, mut infinite) = (0, 0);
     for c in fx["fractional_dp_accounting"].as_array().unwrap() {
@@ -207,7 +233,10 @@ fn dp_accounting_overestimates_fractional_orders() {
             match theirs {
                 None => infinite += 1,
                 Some(t) => {
-                    assert!(t >= got * (1.0 - 1e-9), "q={q} z={z}: theirs {t} < ours {got}");
+                    assert!(
+                        t >= got * (1.0 - 1e-9),
+                        "q={q} z={z}: theirs {t} < ours {got}"
+                    );
                     if t > got * (1.0 + 1e-6) {
                         above += 1;
                     }
@@ -215,5 +244,8 @@ fn dp_accounting_overestimates_fractional_orders() {
             }
         }
     }
-    assert!(above > 0 && infinite > 0, "above={above} infinite={infinite}");
+    assert!(
+        above > 0 && infinite > 0,
+        "above={above} infinite={infinite}"
+    );
 }

@@ -1,6 +1,66 @@
-//! dpwalk-privacy: Rényi-DP accounting.
+//! dpwalk-privacy: Rényi-DP accounting for the private random walk.
 //!
 //! # Layout
+//! - [`rdp`]: order grids, RDP curves, composition, conversion to (ε, δ).
+//! - [`mechanism`]: the Gaussian and the Poisson-subsampled Gaussian mechanisms.
 //! - [`local`]: the local view of one contribution (an eavesdropper who sees every token).
+//! - [`network`]: the network view (user `j` observing user `i` through the walk), with exact
+//!   `E[1/M]` on the complete graph and certified bounds on any sparse graph.
+//! - [`central`]: the final-model view of the centralized and federated modes.
+//! - [`calibrate`]: the smallest σ meeting a target (ε, δ) for a view.
+//! - [`ledger`]: the per-user, append-only, checksummed record of contributions and budget checks.
+//! - [`error`]: the accounting error type.
+//!
+//! # Usage
+//! ```
+//! use dpwalk_privacy::{local::local_view, rdp::{Conversion, Orders}, Noise};
+//! let orders = Orders::default_grid();
+//! let noise = Noise::new(20.0, 1.0).unwrap();
+//! let curve = local_view(&orders, noise, 10);
+//! let eps = curve.to_dp(1e-5, Conversion::Tight).unwrap().epsilon();
+//! assert!(eps > 0.0 && eps.is_finite());
+//! ```
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod calibrate;
+pub mod central;
+pub mod error;
+pub mod ledger;
 pub mod local;
+pub mod mechanism;
+pub mod network;
+pub mod rdp;
+
+pub use error::PrivacyError;
+
+/// The noise level σ and clipping bound C of the step, both validated `> 0` and finite: the only
+/// form in which the accountant takes them (σ = 0 or no clipping has no guarantee to compute).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Noise {
+    sigma: f64,
+    clip: f64,
+}
+
+impl Noise {
+    /// Checks `σ > 0` and `C > 0`, both finite.
+    pub fn new(sigma: f64, clip: f64) -> Result<Self, PrivacyError> {
+        if !(sigma > 0.0 && sigma.is_finite()) {
+            return Err(PrivacyError::Sigma(sigma));
+        }
+        if !(clip > 0.0 && clip.is_finite()) {
+            return Err(PrivacyError::Clip(clip));
+        }
+        Ok(Self { sigma, clip })
+    }
+
+    /// σ.
+    pub fn sigma(&self) -> f64 {
+        self.sigma
+    }
+
+    /// C.
+    pub fn clip(&self) -> f64 {
+        self.clip
+    }
+}

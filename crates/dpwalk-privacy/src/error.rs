@@ -1,0 +1,106 @@
+//! The accountant's error type: every bad input becomes one of these, never a NaN or a panic.
+//!
+//! The ledger, which does I/O, has its own [`crate::ledger::LedgerError`].
+
+use thiserror::Error;
+
+/// Errors of the accounting math (curves, mechanisms, views, calibration).
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum PrivacyError {
+    /// An order grid must not be empty.
+    #[error("an RDP order grid needs at least one order")]
+    NoOrders,
+    /// Rényi orders must be finite and `> 1`.
+    #[error("RDP orders must be finite and > 1, got {0}")]
+    Order(f64),
+    /// Orders must be listed strictly increasing (no duplicates).
+    #[error("RDP orders must be strictly increasing, got {0} after {1}")]
+    OrdersNotIncreasing(f64, f64),
+    /// A curve's values must be `≥ 0` (possibly `+∞`), one per order.
+    #[error("RDP value at order {order} must be >= 0 or +inf, got {value}")]
+    RdpValue {
+        /// The order.
+        order: f64,
+        /// The offending value.
+        value: f64,
+    },
+    /// A curve must have one value per order.
+    #[error("an RDP curve needs one value per order: {orders} orders, {values} values")]
+    Length {
+        /// Number of orders.
+        orders: usize,
+        /// Number of values.
+        values: usize,
+    },
+    /// Curves over different order grids cannot be composed or compared.
+    #[error("RDP curves over different order grids cannot be combined")]
+    OrdersMismatch,
+    /// δ must lie in (0, 1).
+    #[error("delta must be in (0, 1), got {0}")]
+    Delta(f64),
+    /// ε targets must be positive and finite.
+    #[error("epsilon must be > 0 and finite, got {0}")]
+    Epsilon(f64),
+    /// σ must be positive and finite for any guarantee.
+    #[error("sigma must be > 0 and finite, got {0}")]
+    Sigma(f64),
+    /// The clipping bound C must be positive and finite.
+    #[error("clip must be > 0 and finite, got {0}")]
+    Clip(f64),
+    /// A noise multiplier (noise std / sensitivity) must be positive and finite.
+    #[error("noise multiplier must be > 0 and finite, got {0}")]
+    NoiseMultiplier(f64),
+    /// A sampling rate must lie in (0, 1].
+    #[error("sampling rate must be in (0, 1], got {0}")]
+    SamplingRate(f64),
+    /// The number of users is out of range for the view.
+    #[error("number of users must be >= {min}, got {got}")]
+    Users {
+        /// Smallest allowed value.
+        min: u64,
+        /// Given value.
+        got: u64,
+    },
+    /// `E[1/M]` is a probability-weighted mean of `1/m ≤ 1`, so it must lie in `[0, 1]`.
+    #[error("E[1/M] must be in [0, 1], got {0}")]
+    InverseHitting(f64),
+    /// A transition row is not a probability distribution over valid users.
+    #[error("transition row {row}: {reason}")]
+    Transition {
+        /// The row (user) index.
+        row: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A tolerance or option is out of range.
+    #[error("option {name} out of range: {value}")]
+    Option {
+        /// The option's name.
+        name: &'static str,
+        /// The offending value.
+        value: f64,
+    },
+    /// The subsampled-Gaussian series did not converge (reported instead of a wrong number).
+    #[error("subsampled Gaussian series did not converge at order {order} (q = {q}, z = {z})")]
+    NotConverged {
+        /// The order.
+        order: f64,
+        /// Sampling rate.
+        q: f64,
+        /// Noise multiplier.
+        z: f64,
+    },
+    /// No σ in the searched range meets the target.
+    #[error("target epsilon = {epsilon} at delta = {delta} is unattainable: {reason}")]
+    Unattainable {
+        /// Target ε.
+        epsilon: f64,
+        /// Target δ.
+        delta: f64,
+        /// Why.
+        reason: String,
+    },
+    /// The target holds for every σ (the observer never sees anything that depends on the user).
+    #[error("the target holds without noise: the observer never sees the user's contributions")]
+    NoiseNotNeeded,
+}

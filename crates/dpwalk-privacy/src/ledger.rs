@@ -1,0 +1,613 @@
+//! The per-user ledger: an append-only file of contributions and the RDP each one was charged.
+//!
+//! A node appends a record for each contribution, durably, *before* the token leaves it, and
+//! checks its budget before each step (DESIGN.md, "Ledger"). So the file must survive a crash at
+//! any byte: a torn last record is detected and reported, never silently dropped, and never counted
+//! twice.
+//!
+//! # Format (little-endian)
+//! ```text
+//! header:  "DPWLEDG1" | k: u32 | k orders: f64 | crc32(all previous header bytes): u32
+//! record:  len: u32 (= 8 + 8k) | seq: u64 | k values: f64 | crc32(len bytes ‖ seq ‖ values): u32
+//! ```
+//! The orders are stored once; each record stores the curve charged on them. Records have strictly
+//! increasing `seq` (the walk's step index), which refuses duplicates and replays.
+//!
+//! # Opening
+//! [`Ledger::open`] fails with [`LedgerError::TornTail`] when the file ends inside a record (a
+//! crash during an append) and with [`LedgerError::Checksum`] when a record's checksum fails.
+//! [`Ledger::recover`] truncates a torn or failed *last* record, says how many bytes it discarded,
+//! and makes the truncation durable; damage before the last record is never "recovered".
+
+use crate::error::PrivacyError;
+use crate::rdp::{Conversion, DpBound, Orders, RdpCurve, check_delta};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+const MAGIC: &[u8; 8] = b"DPWLEDG1";
+
+/// Ledger errors.
+#[derive(Debug, Error)]
+pub enum LedgerError {
+    /// The file system failed.
+    #[error("ledger I/O: {0}")]
+    Io(#[from] std::io::Error),
+    /// The header is missing, malformed or fails its checksum.
+    #[error("ledger header: {0}")]
+    Header(String),
+    /// The file ends inside its last record (a torn append): `discarded` bytes after `valid_len`.
+    #[error("torn last record: {discarded} bytes after offset {valid_len} (use recover)")]
+    TornTail {
+        /// Length of the valid prefix.
+        valid_len: u64,
+        /// Bytes of the incomplete record.
+        discarded: u64,
+    },
+    /// A complete record fails its checksum.
+    #[error("checksum mismatch in the record at offset {offset} (last record: {last})")]
+    Checksum {
+        /// Offset of the record.
+        offset: u64,
+        /// Whether it is the last record of the file (then `recover` may drop it).
+        last: bool,
+    },
+    /// A record passes its checksum but is not valid (bad length, order of seq, values).
+    #[error("corrupt record at offset {offset}: {reason}")]
+    Corrupt {
+        /// Offset of the record.
+        offset: u64,
+        /// What is wrong.
+        reason: String,
+    },
+    /// `seq` is not after the last recorded one (duplicate or replay).
+    #[error("contribution {seq} refused: last recorded is {last}")]
+    Duplicate {
+        /// The refused seq.
+        seq: u64,
+        /// The last recorded seq.
+        last: u64,
+    },
+    /// A previous append failed and could not be rolled back; the ledger must be reopened.
+    #[error("a failed append could not be rolled back; reopen (recover) the ledger")]
+    Poisoned,
+    /// Bad curve or budget.
+    #[error(transparent)]
+    Privacy(#[from] PrivacyError),
+}
+
+/// A budget `(ε, δ)`, validated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    epsilon: f64,
+    delta: f64,
+}
+
+impl Budget {
+    /// Checks `ε > 0` finite and `δ ∈ (0, 1)`.
+    pub fn new(epsilon: f64, delta: f64) -> Result<Self, PrivacyError> {
+        if !(epsilon > 0.0 && epsilon.is_finite()) {
+            return Err(PrivacyError::Epsilon(epsilon));
+        }
+        Ok(Self {
+            epsilon,
+            delta: check_delta(delta)?,
+        })
+    }
+    /// ε.
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+    /// δ.
+    pub fn delta(&self) -> f64 {
+        self.delta
+    }
+}
+
+/// The outcome of a budget check before a step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BudgetCheck {
+    /// True when taking the step would exceed the budget's ε.
+    pub exceeds: bool,
+    /// The guarantee so far.
+    pub now: DpBound,
+    /// The guarantee after the step.
+    pub after: DpBound,
+}
+
+/// What [`Ledger::recover`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recovery {
+    /// Bytes removed from the end of the file (0 if it was intact).
+    pub discarded_bytes: u64,
+    /// Complete, valid records kept.
+    pub records: u64,
+}
+
+/// An open ledger: the file, positioned for appending, and the running total.
+#[derive(Debug)]
+pub struct Ledger {
+    file: File,
+    path: PathBuf,
+    total: RdpCurve,
+    last_seq: Option<u64>,
+    records: u64,
+    len: u64,
+    poisoned: bool,
+}
+
+fn header_bytes(orders: &Orders) -> Vec<u8> {
+    let mut h = Vec::with_capacity(16 + 8 * orders.len());
+    h.extend_from_slice(MAGIC);
+    h.extend_from_slice(&(orders.len() as u32).to_le_bytes());
+    for a in orders.as_slice() {
+        h.extend_from_slice(&a.to_le_bytes());
+    }
+    let crc = crc32fast::hash(&h);
+    h.extend_from_slice(&crc.to_le_bytes());
+    h
+}
+
+fn read_u32(b: &[u8], at: usize) -> u32 {
+    let mut x = [0u8; 4];
+    x.copy_from_slice(&b[at..at + 4]);
+    u32::from_le_bytes(x)
+}
+
+fn read_u64(b: &[u8], at: usize) -> u64 {
+    let mut x = [0u8; 8];
+    x.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(x)
+}
+
+/// Parses the header; returns the orders and the header length.
+fn parse_header(bytes: &[u8]) -> Result<(Orders, usize), LedgerError> {
+    let bad = |s: &str| LedgerError::Header(s.to_string());
+    if bytes.len() < 12 || &bytes[..8] != MAGIC {
+        return Err(bad("not a dpwalk ledger (bad magic or too short)"));
+    }
+    let k = read_u32(bytes, 8) as usize;
+    let end = k
+        .checked_mul(8)
+        .and_then(|x| x.checked_add(12))
+        .ok_or_else(|| bad("bad size"))?;
+    if bytes.len() < end + 4 {
+        return Err(bad("truncated header"));
+    }
+    if crc32fast::hash(&bytes[..end]) != read_u32(bytes, end) {
+        return Err(bad("header checksum mismatch"));
+    }
+    let orders: Vec<f64> = (0..k)
+        .map(|i| f64::from_bits(read_u64(bytes, 12 + 8 * i)))
+        .collect();
+    Ok((Orders::new(&orders)?, end + 4))
+}
+
+/// Where the scan of the records stopped.
+enum Tail {
+    Clean,
+    Torn { valid_len: u64 },
+    BadLast { valid_len: u64 },
+}
+
+/// Fsyncs the directory holding `path`, so that a new or truncated file's entry is durable.
+fn sync_parent(path: &Path) -> Result<(), LedgerError> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(parent)?.sync_all()?;
+    Ok(())
+}
+
+impl Ledger {
+    /// Creates a new ledger (fails if the file exists) over `orders`, durably.
+    pub fn create(path: &Path, orders: &Orders) -> Result<Self, LedgerError> {
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)?;
+        let header = header_bytes(orders);
+        file.write_all(&header)?;
+        file.sync_all()?;
+        sync_parent(path)?;
+        Ok(Self {
+            file,
+            path: path.to_path_buf(),
+            total: RdpCurve::zero(orders),
+            last_seq: None,
+            records: 0,
+            len: header.len() as u64,
+            poisoned: false,
+        })
+    }
+
+    /// Opens an existing ledger; any damage is an error (see [`Ledger::recover`]).
+    pub fn open(path: &Path) -> Result<Self, LedgerError> {
+        let (ledger, tail, file_len) = Self::scan(path)?;
+        match tail {
+            Tail::Clean => Ok(ledger),
+            Tail::Torn { valid_len } => Err(LedgerError::TornTail {
+                valid_len,
+                discarded: file_len - valid_len,
+            }),
+            Tail::BadLast { valid_len } => Err(LedgerError::Checksum {
+                offset: valid_len,
+                last: true,
+            }),
+        }
+    }
+
+    /// Opens a ledger, truncating a torn or checksum-failing last record, and reports how many
+    /// bytes were discarded. Damage before the last record is still an error.
+    pub fn recover(path: &Path) -> Result<(Self, Recovery), LedgerError> {
+        let (ledger, tail, file_len) = Self::scan(path)?;
+        let discarded_bytes = match tail {
+            Tail::Clean => 0,
+            Tail::Torn { valid_len } | Tail::BadLast { valid_len } => {
+                ledger.file.set_len(valid_len)?;
+                ledger.file.sync_all()?;
+                sync_parent(path)?;
+                file_len - valid_len
+            }
+        };
+        let records = ledger.records;
+        Ok((
+            ledger,
+            Recovery {
+                discarded_bytes,
+                records,
+            },
+        ))
+    }
+
+    /// Reads and validates the file; returns the ledger over its valid prefix and the tail state.
+    fn scan(path: &Path) -> Result<(Self, Tail, u64), LedgerError> {
+        let mut file = OpenOptions::new().read(true).write(true).open(path)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        let (orders, mut at) = parse_header(&bytes)?;
+        let k = orders.len();
+        let payload = 8 + 8 * k;
+        let record = 4 + payload + 4;
+        let mut ledger = Self {
+            file,
+            path: path.to_path_buf(),
+            total: RdpCurve::zero(&orders),
+            last_seq: None,
+            records: 0,
+            len: at as u64,
+            poisoned: false,
+        };
+        let tail = loop {
+            let rest = bytes.len() - at;
+            if rest == 0 {
+                break Tail::Clean;
+            }
+            let offset = at as u64;
+            if rest < record {
+                // A length prefix that is complete and wrong is corruption, not a torn append.
+                if rest >= 4 && read_u32(&bytes, at) as usize != payload {
+                    return Err(LedgerError::Corrupt {
+                        offset,
+                        reason: "bad length".into(),
+                    });
+                }
+                break Tail::Torn { valid_len: offset };
+            }
+            let body = &bytes[at..at + 4 + payload];
+            if crc32fast::hash(body) != read_u32(&bytes, at + 4 + payload) {
+                if rest == record {
+                    break Tail::BadLast { valid_len: offset };
+                }
+                return Err(LedgerError::Checksum {
+                    offset,
+                    last: false,
+                });
+            }
+            if read_u32(body, 0) as usize != payload {
+                return Err(LedgerError::Corrupt {
+                    offset,
+                    reason: "bad length".into(),
+                });
+            }
+            let seq = read_u64(body, 4);
+            if ledger.last_seq.is_some_and(|last| seq <= last) {
+                return Err(LedgerError::Corrupt {
+                    offset,
+                    reason: format!("seq {seq} not increasing"),
+                });
+            }
+            let values = (0..k)
+                .map(|i| f64::from_bits(read_u64(body, 12 + 8 * i)))
+                .collect();
+            let curve =
+                RdpCurve::new(orders.clone(), values).map_err(|e| LedgerError::Corrupt {
+                    offset,
+                    reason: e.to_string(),
+                })?;
+            ledger.total.compose_in_place(&curve)?;
+            ledger.last_seq = Some(seq);
+            ledger.records += 1;
+            at += record;
+            ledger.len = at as u64;
+        };
+        let file_len = bytes.len() as u64;
+        Ok((ledger, tail, file_len))
+    }
+
+    /// Appends contribution `seq` charged `curve`, and fsyncs before returning. `seq` must be
+    /// after the last recorded one; `curve` must be on the ledger's orders.
+    pub fn append(&mut self, seq: u64, curve: &RdpCurve) -> Result<(), LedgerError> {
+        if self.poisoned {
+            return Err(LedgerError::Poisoned);
+        }
+        if curve.orders() != self.total.orders() {
+            return Err(PrivacyError::OrdersMismatch.into());
+        }
+        if let Some(last) = self.last_seq.filter(|&last| seq <= last) {
+            return Err(LedgerError::Duplicate { seq, last });
+        }
+        let payload = 8 + 8 * curve.values().len();
+        let mut rec = Vec::with_capacity(payload + 8);
+        rec.extend_from_slice(&(payload as u32).to_le_bytes());
+        rec.extend_from_slice(&seq.to_le_bytes());
+        for v in curve.values() {
+            rec.extend_from_slice(&v.to_le_bytes());
+        }
+        let crc = crc32fast::hash(&rec);
+        rec.extend_from_slice(&crc.to_le_bytes());
+        let written = self
+            .file
+            .seek(SeekFrom::Start(self.len))
+            .and_then(|_| self.file.write_all(&rec))
+            .and_then(|()| self.file.sync_data());
+        if let Err(e) = written {
+            // Roll back so that a later append does not follow a partial record.
+            if self
+                .file
+                .set_len(self.len)
+                .and_then(|()| self.file.sync_data())
+                .is_err()
+            {
+                self.poisoned = true;
+            }
+            return Err(e.into());
+        }
+        self.len += rec.len() as u64;
+        self.total.compose_in_place(curve)?;
+        self.last_seq = Some(seq);
+        self.records += 1;
+        Ok(())
+    }
+
+    /// The composed curve of every recorded contribution.
+    pub fn total(&self) -> &RdpCurve {
+        &self.total
+    }
+
+    /// The order grid of the ledger.
+    pub fn orders(&self) -> &Orders {
+        self.total.orders()
+    }
+
+    /// Number of recorded contributions.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// The last recorded seq.
+    pub fn last_seq(&self) -> Option<u64> {
+        self.last_seq
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The guarantee now and after a step charged `next`, and whether that step exceeds `budget`.
+    pub fn check_next(
+        &self,
+        budget: Budget,
+        next: &RdpCurve,
+        conversion: Conversion,
+    ) -> Result<BudgetCheck, PrivacyError> {
+        let now = self.total.to_dp(budget.delta, conversion)?;
+        let after = self.total.compose(next)?.to_dp(budget.delta, conversion)?;
+        Ok(BudgetCheck {
+            exceeds: after.epsilon() > budget.epsilon,
+            now,
+            after,
+        })
+    }
+
+    /// Whether a step charged `next` would exceed `budget` (tight conversion).
+    pub fn would_exceed(&self, budget: Budget, next: &RdpCurve) -> Result<bool, PrivacyError> {
+        Ok(self.check_next(budget, next, Conversion::Tight)?.exceeds)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    struct TempDir(PathBuf);
+    impl TempDir {
+        fn new(name: &str) -> Self {
+            let p =
+                std::env::temp_dir().join(format!("dpwalk-ledger-{}-{}", name, std::process::id()));
+            let _ = fs::remove_dir_all(&p);
+            fs::create_dir_all(&p).unwrap();
+            Self(p)
+        }
+    }
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn orders() -> Orders {
+        Orders::new(&[1.5, 2.0, 8.0, 64.0]).unwrap()
+    }
+
+    fn curve(x: f64) -> RdpCurve {
+        RdpCurve::new(orders(), vec![x, 2.0 * x, 8.0 * x, f64::INFINITY]).unwrap()
+    }
+
+    fn filled(dir: &TempDir, n: u64) -> PathBuf {
+        let path = dir.0.join("l.bin");
+        let mut l = Ledger::create(&path, &orders()).unwrap();
+        for s in 0..n {
+            l.append(10 * s, &curve(0.1 * (s + 1) as f64)).unwrap();
+        }
+        path
+    }
+
+    #[test]
+    fn round_trip_and_reopen_continues() {
+        let dir = TempDir::new("rt");
+        let path = filled(&dir, 3);
+        let mut l = Ledger::open(&path).unwrap();
+        assert_eq!((l.records(), l.last_seq()), (3, Some(20)));
+        let want = curve(0.1)
+            .compose(&curve(0.2))
+            .unwrap()
+            .compose(&curve(0.30000000000000004))
+            .unwrap();
+        assert_eq!(l.total(), &want);
+        l.append(21, &curve(1.0)).unwrap();
+        drop(l);
+        let l = Ledger::open(&path).unwrap();
+        assert_eq!((l.records(), l.last_seq()), (4, Some(21)));
+        assert!(
+            Ledger::create(&path, &orders()).is_err(),
+            "create must not clobber"
+        );
+    }
+
+    #[test]
+    fn duplicates_and_wrong_orders_are_refused() {
+        let dir = TempDir::new("dup");
+        let path = filled(&dir, 2);
+        let mut l = Ledger::open(&path).unwrap();
+        assert!(matches!(
+            l.append(10, &curve(1.0)),
+            Err(LedgerError::Duplicate { seq: 10, last: 10 })
+        ));
+        assert!(matches!(
+            l.append(3, &curve(1.0)),
+            Err(LedgerError::Duplicate { .. })
+        ));
+        let other = RdpCurve::zero(&Orders::new(&[2.0]).unwrap());
+        assert!(matches!(l.append(11, &other), Err(LedgerError::Privacy(_))));
+        assert_eq!(l.records(), 2);
+        assert_eq!(Ledger::open(&path).unwrap().records(), 2);
+    }
+
+    #[test]
+    fn torn_tail_at_every_offset_is_detected_and_recovered() {
+        let dir = TempDir::new("torn");
+        let path = filled(&dir, 3);
+        let full = fs::read(&path).unwrap();
+        let record = 4 + 8 + 8 * 4 + 4;
+        let prev_end = full.len() - record;
+        for cut in prev_end + 1..full.len() {
+            fs::write(&path, &full[..cut]).unwrap();
+            match Ledger::open(&path) {
+                Err(LedgerError::TornTail {
+                    valid_len,
+                    discarded,
+                }) => {
+                    assert_eq!(valid_len as usize, prev_end);
+                    assert_eq!(discarded as usize, cut - prev_end);
+                }
+                other => panic!("cut at {cut}: {other:?}"),
+            }
+            let (mut l, rec) = Ledger::recover(&path).unwrap();
+            assert_eq!(
+                rec,
+                Recovery {
+                    discarded_bytes: (cut - prev_end) as u64,
+                    records: 2
+                }
+            );
+            assert_eq!(l.records(), 2);
+            l.append(20, &curve(0.1 * 3.0)).unwrap();
+            assert_eq!(
+                fs::read(&path).unwrap(),
+                full,
+                "re-append restores the same bytes"
+            );
+        }
+    }
+
+    #[test]
+    fn checksum_failures_are_detected() {
+        let dir = TempDir::new("crc");
+        let path = filled(&dir, 3);
+        let full = fs::read(&path).unwrap();
+        let record = 4 + 8 + 8 * 4 + 4;
+        let header = full.len() - 3 * record;
+        // Middle record: an error that recover refuses.
+        let mut bad = full.clone();
+        bad[header + record + 10] ^= 0x40;
+        fs::write(&path, &bad).unwrap();
+        assert!(matches!(
+            Ledger::open(&path),
+            Err(LedgerError::Checksum { last: false, .. })
+        ));
+        assert!(matches!(
+            Ledger::recover(&path),
+            Err(LedgerError::Checksum { last: false, .. })
+        ));
+        // Last record: reported, and recover drops exactly that record.
+        let mut bad = full.clone();
+        bad[full.len() - 6] ^= 0x01;
+        fs::write(&path, &bad).unwrap();
+        assert!(matches!(
+            Ledger::open(&path),
+            Err(LedgerError::Checksum { last: true, .. })
+        ));
+        let (l, rec) = Ledger::recover(&path).unwrap();
+        assert_eq!(
+            rec,
+            Recovery {
+                discarded_bytes: record as u64,
+                records: 2
+            }
+        );
+        assert_eq!(l.records(), 2);
+        // Header damage is never recovered.
+        let mut bad = full;
+        bad[13] ^= 0x01;
+        fs::write(&path, &bad).unwrap();
+        assert!(matches!(
+            Ledger::recover(&path),
+            Err(LedgerError::Header(_))
+        ));
+    }
+
+    #[test]
+    fn budget_check() {
+        let dir = TempDir::new("budget");
+        let path = dir.0.join("b.bin");
+        let g = Orders::default_grid();
+        let mut l = Ledger::create(&path, &g).unwrap();
+        let step = crate::mechanism::gaussian(&g, 10.0).unwrap();
+        let budget = Budget::new(1.0, 1e-5).unwrap();
+        let mut taken = 0;
+        while !l.would_exceed(budget, &step).unwrap() {
+            l.append(taken, &step).unwrap();
+            taken += 1;
+        }
+        let check = l.check_next(budget, &step, Conversion::Tight).unwrap();
+        assert!(check.exceeds && check.now.epsilon() <= 1.0 && check.after.epsilon() > 1.0);
+        assert_eq!(taken, 6, "α/200 per step: 6 steps fit in ε = 1 at δ = 1e-5");
+        assert!(Budget::new(0.0, 1e-5).is_err() && Budget::new(1.0, 0.0).is_err());
+    }
+}

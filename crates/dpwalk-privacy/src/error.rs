@@ -50,6 +50,14 @@ pub enum PrivacyError {
     /// A noise multiplier (noise std / sensitivity) must be positive and finite.
     #[error("noise multiplier must be > 0 and finite, got {0}")]
     NoiseMultiplier(f64),
+    /// All-pairs accounting on an arbitrary graph is quadratic in the number of users.
+    #[error("pairwise network accounting is limited to {max} users on a non-complete graph, got {users}")]
+    TooManyUsers {
+        /// Users of the graph.
+        users: usize,
+        /// The limit.
+        max: usize,
+    },
     /// A sampling rate must lie in (0, 1].
     #[error("sampling rate must be in (0, 1], got {0}")]
     SamplingRate(f64),

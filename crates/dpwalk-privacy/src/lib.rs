@@ -9,6 +9,8 @@
 //! - [`central`]: the final-model view of the centralized and federated modes.
 //! - [`calibrate`]: the smallest σ meeting a target (ε, δ) for a view.
 //! - [`ledger`]: the per-user, append-only, checksummed record of contributions and budget checks.
+//! - [`walk`]: per-user figures of a walk on a topology (what the CLI prints and the simulator
+//!   reports).
 //! - [`error`]: the accounting error type.
 //!
 //! # Usage
@@ -31,6 +33,7 @@ pub mod local;
 pub mod mechanism;
 pub mod network;
 pub mod rdp;
+pub mod walk;
 
 pub use error::PrivacyError;
 

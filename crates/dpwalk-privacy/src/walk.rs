@@ -221,15 +221,25 @@ pub fn pair_epsilons(
 ) -> Result<Vec<f64>, PrivacyError> {
     let n = hitting.users();
     let mut out = vec![0.0; n * n];
+    // Pairs with the same (contributions, E[1/M]) share one figure: on the complete graph a
+    // whole row does.
+    let mut cache: std::collections::HashMap<(u64, u64), f64> = std::collections::HashMap::new();
     for (i, &k) in contributions.iter().enumerate().take(n) {
         for j in (0..n).filter(|&j| j != i) {
             let e = hitting.get(i, j);
-            let curve = network_view(&setup.orders, setup.noise, k, e)?.curve;
-            out[i * n + j] = if e == 0.0 {
-                0.0
-            } else {
-                curve.to_dp(setup.delta, setup.conversion)?.epsilon()
+            if e == 0.0 {
+                continue;
+            }
+            let eps = match cache.get(&(k, e.to_bits())) {
+                Some(&eps) => eps,
+                None => {
+                    let curve = network_view(&setup.orders, setup.noise, k, e)?.curve;
+                    let eps = curve.to_dp(setup.delta, setup.conversion)?.epsilon();
+                    cache.insert((k, e.to_bits()), eps);
+                    eps
+                }
             };
+            out[i * n + j] = eps;
         }
     }
     Ok(out)

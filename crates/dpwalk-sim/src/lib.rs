@@ -6,6 +6,7 @@
 //!   optimum) and runs its points × repetitions in parallel.
 //! - [`run`]: one run on a virtual clock: the walk, federated or centralized schedule.
 //! - [`metrics`]: what an evaluation measures.
+//! - [`privacy`]: budgets → calibrated σ and contribution caps; the privacy figures of a point.
 //! - [`output`]: the run directory (`summary.json`, `metrics.csv`, final models, plots).
 //! - [`plot`]: PNG and SVG figures with a vendored font.
 //!
@@ -24,6 +25,7 @@
 pub mod metrics;
 pub mod output;
 pub mod plot;
+pub mod privacy;
 pub mod run;
 pub mod scenario;
 pub mod simulate;

@@ -9,7 +9,8 @@
 //! directory; otherwise `point-<p>/rep-<r>/final_model.json`.
 
 use crate::metrics::EvalPoint;
-use crate::plot::{LinePlot, PlotError, Series, write_line_plot};
+use crate::plot::{Heatmap, LinePlot, PlotError, Series, write_heatmap, write_line_plot};
+use crate::privacy::PointPrivacy;
 use crate::scenario::LoadedScenario;
 use crate::simulate::{PointResult, Prepared};
 use dpwalk_privacy::local::local_rdp;
@@ -100,6 +101,9 @@ pub struct Privacy {
     pub note: String,
     /// Share of contributions whose clip was active.
     pub clipped_fraction: f64,
+    /// (ε, δ) figures of the views, the budget and what they assume.
+    #[serde(flatten)]
+    pub accounting: PointPrivacy,
 }
 
 /// The reference optimum.
@@ -222,7 +226,13 @@ fn aggregate(finals: &[EvalPoint]) -> (Figures, Figures) {
     )
 }
 
-fn privacy(orders: &[f64], sigma: f64, clip: Option<f64>, clipped_fraction: f64) -> Privacy {
+fn privacy(
+    orders: &[f64],
+    sigma: f64,
+    clip: Option<f64>,
+    clipped_fraction: f64,
+    accounting: PointPrivacy,
+) -> Privacy {
     let (rdp, note) = match clip {
         Some(c) if sigma > 0.0 => (
             Some(local_rdp(orders, sigma, c)),
@@ -231,7 +241,7 @@ fn privacy(orders: &[f64], sigma: f64, clip: Option<f64>, clipped_fraction: f64)
         Some(_) => (None, "sigma = 0: no privacy guarantee".to_string()),
         None => (None, "no clipping: sensitivity is unbounded, no privacy guarantee".to_string()),
     };
-    Privacy { orders: orders.to_vec(), local_rdp_per_contribution: rdp, note, clipped_fraction }
+    Privacy { orders: orders.to_vec(), local_rdp_per_contribution: rdp, note, clipped_fraction, accounting }
 }
 
 /// Builds `summary.json`'s content.
@@ -284,6 +294,7 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
                     alg.sigma(),
                     alg.clip(),
                     if all > 0 { clipped as f64 / all as f64 } else { 0.0 },
+                    prepared.privacy.report(s, &pr.resolved, &pr.runs),
                 ),
             }
         })
@@ -338,6 +349,11 @@ struct FinalModel<'a> {
     algorithm: &'static str,
 }
 
+/// `C` for labels: its value, or `none`.
+fn clip_label(clip: Option<f64>) -> String {
+    clip.map_or_else(|| "none".into(), |c| c.to_string())
+}
+
 fn point_label(pr: &PointResult, results: &[PointResult], prepared: &Prepared) -> String {
     let alg = &pr.point.algorithm;
     let mut label = format!("{} σ={}", pr.point.name.as_str(), alg.sigma());
@@ -348,8 +364,8 @@ fn point_label(pr: &PointResult, results: &[PointResult], prepared: &Prepared) -
     if distinct(&|q| q.point.topology.to_string()) {
         let _ = write!(label, " {}", prepared.topologies[pr.point.topology].label);
     }
-    if distinct(&|q| format!("{:?}", q.point.algorithm.clip())) {
-        let _ = write!(label, " C={:?}", alg.clip());
+    if distinct(&|q| clip_label(q.point.algorithm.clip())) {
+        let _ = write!(label, " C={}", clip_label(alg.clip()));
     }
     if distinct(&|q| q.point.gamma.to_string()) {
         let _ = write!(label, " γ={}", pr.point.gamma);
@@ -419,7 +435,53 @@ pub fn write_all(
     if results.len() > 1 {
         write_privacy_utility(dir, loaded, &summary)?;
     }
+    write_privacy_details(dir, prepared, results, &summary)?;
     Ok(summary)
+}
+
+/// Largest number of users for which `privacy_users.csv` is written.
+const MAX_USERS_CSV: usize = 100_000;
+/// Largest number of users for which the pairwise heatmap is drawn.
+const MAX_USERS_HEATMAP: usize = 2_000;
+
+/// Per-user figures (`privacy_users.csv`) and the pairwise network-ε heatmap, from each point's
+/// first repetition; in `point-<p>/` when sweeping.
+fn write_privacy_details(
+    dir: &Path,
+    prepared: &Prepared,
+    results: &[PointResult],
+    summary: &Summary,
+) -> Result<(), OutputError> {
+    let n = prepared.problem.n_users();
+    for (p, pr) in results.iter().enumerate() {
+        let Some(run) = pr.runs.first() else { continue };
+        let sub = if results.len() == 1 { dir.to_path_buf() } else { dir.join(format!("point-{p:03}")) };
+        let Some(pairs) = (n <= MAX_USERS_HEATMAP).then(|| prepared.privacy.pairs(&pr.point, run)).flatten() else {
+            continue;
+        };
+        if n <= MAX_USERS_CSV {
+            let mut csv = String::from("user,contributions,worst_network_epsilon,worst_observer\n");
+            for i in 0..n {
+                let row = &pairs[i * n..(i + 1) * n];
+                let (j, e) = row.iter().enumerate().filter(|&(j, _)| j != i).fold((0, 0.0f64), |acc, (j, &e)| if e > acc.1 { (j, e) } else { acc });
+                let _ = writeln!(csv, "{i},{},{e:e},{j}", run.per_user[i]);
+            }
+            write_atomic(&sub.join("privacy_users.csv"), csv.as_bytes())?;
+        }
+        let point = &summary.points[p];
+        write_heatmap(
+            &Heatmap {
+                title: format!("network epsilon (delta = {}), {} sigma={:.3} on {}", point.privacy.accounting.delta, point.algorithm, point.sigma, point.topology),
+                n,
+                values: pairs,
+                x_label: "observer j".into(),
+                y_label: "user i".into(),
+                colorbar_label: "epsilon of user i towards j".into(),
+            },
+            &sub.join("privacy_heatmap"),
+        )?;
+    }
+    Ok(())
 }
 
 /// Final relative gap against σ, one series per algorithm (and clip, γ, λ, lr combination).
@@ -427,8 +489,8 @@ fn write_privacy_utility(dir: &Path, loaded: &LoadedScenario, summary: &Summary)
     let mut groups: Vec<(String, Series)> = Vec::new();
     for p in &summary.points {
         let key = match p.algorithm {
-            "admm" => format!("admm C={:?} γ={} λ={} {}", p.clip, p.gamma, p.lambda, p.topology),
-            _ => format!("{} C={:?} lr={} {}", p.algorithm, p.clip, p.lr, p.topology),
+            "admm" => format!("admm C={} γ={} λ={} {}", clip_label(p.clip), p.gamma, p.lambda, p.topology),
+            _ => format!("{} C={} lr={} {}", p.algorithm, clip_label(p.clip), p.lr, p.topology),
         };
         let idx = match groups.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
@@ -438,7 +500,8 @@ fn write_privacy_utility(dir: &Path, loaded: &LoadedScenario, summary: &Summary)
             }
         };
         let series = &mut groups[idx].1;
-        series.points.push((p.sigma, p.final_mean.relative_gap));
+        let x = p.privacy.accounting.budget.as_ref().map_or(p.sigma, |b| b.epsilon);
+        series.points.push((x, p.final_mean.relative_gap));
         if let Some(sp) = series.spread.as_mut() {
             sp.push(p.final_std.relative_gap);
         }
@@ -449,10 +512,17 @@ fn write_privacy_utility(dir: &Path, loaded: &LoadedScenario, summary: &Summary)
         s.points = order.iter().map(|&i| s.points[i]).collect();
         s.spread = s.spread.as_ref().map(|sp| order.iter().map(|&i| sp[i]).collect());
     }
+    let budgets = summary.points.iter().any(|p| p.privacy.accounting.budget.is_some());
+    let (title, x_label) = if budgets {
+        let d = summary.points.first().map_or(0.0, |p| p.privacy.accounting.delta);
+        ("final relative gap vs privacy budget", format!("epsilon (delta = {d:e}, budget view, sigma calibrated)"))
+    } else {
+        ("final relative gap vs noise", "sigma (noise std; per-contribution local RDP = 8 alpha C^2 / sigma^2)".to_string())
+    };
     write_line_plot(
         &LinePlot {
-            title: format!("{}: privacy-utility (final relative gap vs noise)", loaded.name),
-            x_label: "sigma (noise std; per-contribution local RDP = 8 alpha C^2 / sigma^2)".into(),
+            title: format!("{}: privacy-utility ({title})", loaded.name),
+            x_label,
             y_label: "(F(z) - F*) / |F*|".into(),
             log_x: true,
             log_y: true,

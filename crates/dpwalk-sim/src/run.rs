@@ -6,6 +6,7 @@
 //! [`admm_contribution`] for the federated and centralized rounds. Nothing here decides a number.
 
 use crate::metrics::{EvalPoint, Evaluator};
+use crate::privacy::Cap;
 use crate::scenario::Mode;
 use dpwalk_core::problem::{LocalProx, Problem, ProblemError};
 use dpwalk_core::rng::{NodeRng, Purpose, derive_seed, node_rng};
@@ -53,6 +54,10 @@ pub struct RunResult {
     pub contributions: u64,
     /// Contributions whose clip was active.
     pub clipped: u64,
+    /// Contributions of each user.
+    pub per_user: Vec<u64>,
+    /// Visits where the holder skipped its step (budget spent) and only forwarded the token.
+    pub skipped: u64,
     /// Wall-clock seconds of the whole run.
     pub wall_seconds: f64,
     /// Of which spent evaluating.
@@ -87,11 +92,15 @@ impl State {
 }
 
 /// Runs `algorithm` on `problem` with `schedule`; `progress(k)` is called as steps complete.
+/// With a `cap`, a user who has made its cap of contributions skips further ones (on the walk it
+/// only forwards the token, as a daemon whose budget is spent does).
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     problem: &Problem,
     topology: &Topology,
     algorithm: &Algorithm,
     schedule: &Schedule,
+    cap: Option<&Cap>,
     evaluator: &Evaluator<'_>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<RunResult, RunError> {
@@ -109,12 +118,18 @@ pub fn run(
     let mut round_du = vec![0.0; dim];
     let mut evals = Vec::new();
     let mut eval_seconds = 0.0;
-    let (mut contributions, mut clipped) = (0u64, 0u64);
+    let (mut contributions, mut clipped, mut skipped) = (0u64, 0u64, 0u64);
+    let mut per_user = vec![0u64; n];
+    let spent = |per_user: &[u64], i: usize| cap.is_some_and(|c| per_user[i] >= c.of(i));
     let mut done = 0u64;
     while done < schedule.steps {
         let chunk = schedule.eval_every.min(schedule.steps - done);
         for _ in 0..chunk {
             match schedule.mode {
+                Mode::Decentralized if spent(&per_user, holder) => {
+                    skipped += 1;
+                    holder = topology.next_hop(holder, &mut state.rngs[holder]);
+                }
                 Mode::Decentralized => {
                     let update = match (algorithm, prox.as_ref()) {
                         (Algorithm::Admm(params), Some(prox)) => {
@@ -135,6 +150,7 @@ pub fn run(
                     );
                     clipped += u64::from(c.clipped);
                     contributions += 1;
+                    per_user[holder] += 1;
                     holder = next;
                 }
                 Mode::Federated | Mode::Centralized => {
@@ -152,6 +168,10 @@ pub fn run(
                     algorithm.model(problem.regularizer(), &state.w, &mut z);
                     round_du.iter_mut().for_each(|d| *d = 0.0);
                     for &i in &blocks {
+                        if spent(&per_user, i) {
+                            skipped += 1;
+                            continue;
+                        }
                         let (rng, u) = (&mut state.rngs[i], &mut state.u[i * dim..(i + 1) * dim]);
                         let c = admm_contribution(prox, params, i, u, &z, rng, &mut scratch);
                         for (acc, d) in round_du.iter_mut().zip(scratch.last_du()) {
@@ -159,6 +179,7 @@ pub fn run(
                         }
                         clipped += u64::from(c.clipped);
                         contributions += 1;
+                        per_user[i] += 1;
                     }
                     add_to_average(&mut state.w, &round_du, n);
                 }
@@ -179,6 +200,8 @@ pub fn run(
         w: state.w,
         contributions,
         clipped,
+        per_user,
+        skipped,
         wall_seconds: start.elapsed().as_secs_f64(),
         eval_seconds,
     })

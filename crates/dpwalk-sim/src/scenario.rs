@@ -262,9 +262,74 @@ pub struct SweepSpec {
     /// DP-SGD step sizes.
     #[serde(default)]
     pub lr: Vec<f64>,
+    /// Privacy budgets ε (σ is then calibrated per point; see `[privacy]`).
+    #[serde(default)]
+    pub epsilon: Vec<f64>,
     /// Topologies (`[[sweep.topology]]` tables, each like `[topology]`); replaces `[topology]`.
     #[serde(default)]
     pub topology: Vec<TopologySpec>,
+}
+
+/// Which view a budget constrains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BudgetView {
+    /// An eavesdropper on every token.
+    Local,
+    /// The worst other user on the walk (decentralized mode).
+    Network,
+    /// Whoever sees only the final model (federated and centralized modes).
+    Central,
+}
+
+/// RDP → (ε, δ) statements of scenario files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConversionName {
+    /// Balle et al. 2020 / Canonne, Kamath & Steinke 2020.
+    #[default]
+    Tight,
+    /// `ε(α) + ln(1/δ)/(α − 1)`.
+    Classic,
+}
+
+/// The `[privacy]` section: how privacy is reported, and an optional budget.
+///
+/// With `epsilon` (or `[sweep] epsilon`), σ is not given but calibrated: the smallest σ such that
+/// a user with `ceil(steps / users)` contributions (decentralized) or every round (centralized,
+/// federated) meets `(epsilon, delta)` in `view`. With `enforce` (the default), a user whose next
+/// contribution would exceed the budget skips it and only forwards the token, as a daemon does.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PrivacySpec {
+    /// δ of every (ε, δ) figure.
+    #[serde(default = "default_delta")]
+    pub delta: f64,
+    /// Conversion statement.
+    #[serde(default)]
+    pub conversion: ConversionName,
+    /// Budget ε (calibrates σ).
+    #[serde(default)]
+    pub epsilon: Option<f64>,
+    /// The view the budget constrains (default: network for the walk, central otherwise).
+    #[serde(default)]
+    pub view: Option<BudgetView>,
+    /// Users skip contributions that would exceed the budget.
+    #[serde(default = "default_true")]
+    pub enforce: bool,
+}
+
+impl Default for PrivacySpec {
+    fn default() -> Self {
+        Self { delta: default_delta(), conversion: ConversionName::Tight, epsilon: None, view: None, enforce: true }
+    }
+}
+
+fn default_delta() -> f64 {
+    1e-6
+}
+fn default_true() -> bool {
+    true
 }
 
 /// The `[output]` section.
@@ -321,6 +386,9 @@ pub struct Scenario {
     /// Optional sweep.
     #[serde(default)]
     pub sweep: SweepSpec,
+    /// Privacy reporting and budget.
+    #[serde(default)]
+    pub privacy: PrivacySpec,
     /// Reporting options.
     #[serde(default)]
     pub output: OutputSpec,
@@ -442,6 +510,22 @@ pub struct Point {
     pub lambda: f64,
     /// DP-SGD step size (reported even for ADMM, where it is unused).
     pub lr: f64,
+    /// The budget ε this point's σ must be calibrated to (σ is a placeholder until then).
+    pub budget: Option<f64>,
+}
+
+impl Point {
+    /// The same point with noise `sigma` (after calibration).
+    pub fn with_sigma(&self, sigma: f64) -> Result<Point, ScenarioError> {
+        let param = |source| ScenarioError::Param { context: format!("calibrated sigma {sigma}"), source };
+        let algorithm = match self.algorithm {
+            Algorithm::Admm(p) => {
+                Algorithm::Admm(AdmmParams::new(p.gamma(), p.relaxation(), sigma, p.clip()).map_err(param)?)
+            }
+            Algorithm::Sgd(p) => Algorithm::Sgd(SgdParams::new(p.lr(), sigma, p.clip()).map_err(param)?),
+        };
+        Ok(Point { algorithm, ..*self })
+    }
 }
 
 impl Scenario {
@@ -459,6 +543,19 @@ impl Scenario {
         }
         if self.eval_every == Some(0) {
             return invalid("eval-every must be >= 1".into());
+        }
+        let d = self.privacy.delta;
+        if !(d > 0.0 && d < 1.0) {
+            return invalid(format!("[privacy] delta must be in (0, 1), got {d}"));
+        }
+        match (self.budget_view(), self.algorithm.mode) {
+            (BudgetView::Network, Mode::Federated | Mode::Centralized) => {
+                return invalid("[privacy] view = \"network\" is for the decentralized mode".into());
+            }
+            (BudgetView::Central, Mode::Decentralized) => {
+                return invalid("[privacy] view = \"central\" is for the federated and centralized modes".into());
+            }
+            _ => {}
         }
         if let Some(bad) = self.output.orders.iter().find(|&&a| !(a > 1.0 && a.is_finite())) {
             return invalid(format!("[output] orders must be > 1 and finite, got {bad}"));
@@ -486,6 +583,37 @@ impl Scenario {
         self.eval_every.unwrap_or((self.steps / 50).max(1)).min(self.steps)
     }
 
+    /// The noise levels of the points: `(σ, None)` for given σ, `(0, Some(ε))` for budgets to
+    /// calibrate.
+    fn noise_levels(&self) -> Result<Vec<(f64, Option<f64>)>, ScenarioError> {
+        let s = &self.sweep;
+        let budgets: Vec<f64> = if s.epsilon.is_empty() { self.privacy.epsilon.into_iter().collect() } else { s.epsilon.clone() };
+        if budgets.is_empty() {
+            let sigmas = if s.sigma.is_empty() { vec![self.algorithm.sigma] } else { s.sigma.clone() };
+            return Ok(sigmas.into_iter().map(|x| (x, None)).collect());
+        }
+        if !s.sigma.is_empty() || self.algorithm.sigma != 0.0 {
+            return Err(ScenarioError::Invalid(
+                "give either sigma or a privacy budget epsilon (then sigma is calibrated), not both".into(),
+            ));
+        }
+        if self.algorithm.clip.is_none() && s.clip.is_empty() {
+            return Err(ScenarioError::Invalid("a privacy budget needs a clip bound C".into()));
+        }
+        if let Some(bad) = budgets.iter().find(|&&e| !(e > 0.0 && e.is_finite())) {
+            return Err(ScenarioError::Invalid(format!("privacy budgets epsilon must be > 0, got {bad}")));
+        }
+        Ok(budgets.into_iter().map(|e| (0.0, Some(e))).collect())
+    }
+
+    /// The view a budget constrains: as given, else network for the walk and central otherwise.
+    pub fn budget_view(&self) -> BudgetView {
+        self.privacy.view.unwrap_or(match self.algorithm.mode {
+            Mode::Decentralized => BudgetView::Network,
+            Mode::Federated | Mode::Centralized => BudgetView::Central,
+        })
+    }
+
     /// The topologies of the scenario: the sweep's list, else `[topology]`.
     pub fn topologies(&self) -> Vec<TopologySpec> {
         if self.sweep.topology.is_empty() {
@@ -511,7 +639,7 @@ impl Scenario {
                     "dp-sgd is the walk baseline: it needs mode = \"decentralized\"".into(),
                 ));
             }
-            for &sigma in &or(&s.sigma, a.sigma) {
+            for (sigma, budget) in self.noise_levels()? {
                 for &clip in &clips {
                     for &gamma in &or(&s.gamma, a.gamma) {
                         for &lambda in &or(&s.lambda, a.lambda) {
@@ -529,7 +657,7 @@ impl Scenario {
                                         SgdParams::new(lr, sigma, clip).map_err(param)?,
                                     ),
                                 };
-                                let point = Point { topology, name, algorithm, gamma, lambda, lr };
+                                let point = Point { topology, name, algorithm, gamma, lambda, lr, budget };
                                 // Parameters that do not apply to an algorithm do not multiply its points.
                                 if !points.iter().any(|q: &Point| same_run(q, &point)) {
                                     points.push(point);
@@ -547,7 +675,7 @@ impl Scenario {
 
 /// Whether two points run the same computation (DP-SGD ignores γ, λ; ADMM ignores lr).
 fn same_run(a: &Point, b: &Point) -> bool {
-    a.algorithm == b.algorithm && a.topology == b.topology
+    a.algorithm == b.algorithm && a.topology == b.topology && a.budget == b.budget
 }
 
 #[cfg(test)]
@@ -635,5 +763,11 @@ clip = 1.0
         let points = s.points().expect("valid");
         // ADMM: 2 sigmas × 2 gammas; DP-SGD ignores gamma: 2 sigmas.
         assert_eq!(points.len(), 6);
+        let text = format!("{MINIMAL}\n[sweep]\nkind = [\"admm\", \"dp-sgd\"]\nepsilon = [1.0, 2.0, 4.0]\n")
+            .replace("sigma = 0.5", "");
+        let s = parse(&text, p(), &[]).expect("parses");
+        assert_eq!(s.points().expect("valid").len(), 6, "one point per budget and algorithm");
+        let both = format!("{MINIMAL}\n[privacy]\nepsilon = 1.0\n");
+        assert!(parse(&both, p(), &[]).expect("parses").check().is_err(), "sigma and a budget");
     }
 }

@@ -2,6 +2,7 @@
 //! (`rayon`), aggregate, and hand the results to [`crate::output`].
 
 use crate::metrics::Evaluator;
+use crate::privacy::{PrivacyContext, Resolved};
 use crate::run::{RunError, RunResult, Schedule, run};
 use crate::scenario::{LoadedScenario, Point, ScenarioError};
 use dpwalk_core::data::{DataError, Dataset, LabelKind};
@@ -31,6 +32,9 @@ pub enum SimError {
     /// A run failed.
     #[error("run: {0}")]
     Run(#[from] RunError),
+    /// The accountant refused its inputs.
+    #[error("privacy: {0}")]
+    Privacy(#[from] dpwalk_privacy::PrivacyError),
     /// Writing outputs failed.
     #[error("output: {0}")]
     Output(#[from] crate::output::OutputError),
@@ -47,6 +51,8 @@ pub struct Prepared {
     pub topologies: Vec<NamedTopology>,
     /// The non-private optimum.
     pub optimum: Reference,
+    /// Orders, δ, conversion and `E[1/M]` of each topology.
+    pub privacy: PrivacyContext,
 }
 
 /// A topology with a label for reports (its `kind` and size).
@@ -88,14 +94,18 @@ pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
         topologies.push(NamedTopology { label: format!("{} ({} nodes)", spec.kind.name(), topology.n()), topology });
     }
     let optimum = reference::solve(&problem, &ReferenceOptions::default())?;
-    Ok(Prepared { problem, test: data.test, topologies, optimum })
+    let graphs: Vec<&Topology> = topologies.iter().map(|t| &t.topology).collect();
+    let privacy = PrivacyContext::new(s, &graphs)?;
+    Ok(Prepared { problem, test: data.test, topologies, optimum, privacy })
 }
 
 /// The runs of one sweep point.
 #[derive(Debug)]
 pub struct PointResult {
-    /// The point.
+    /// The point, σ calibrated where it had a budget.
     pub point: Point,
+    /// Its calibration and contribution caps.
+    pub resolved: Resolved,
     /// One result per repetition, in repetition order.
     pub runs: Vec<RunResult>,
     /// The run seed of each repetition.
@@ -109,7 +119,17 @@ pub fn simulate(
     quiet: bool,
 ) -> Result<Vec<PointResult>, SimError> {
     let s = &loaded.scenario;
-    let points = s.points()?;
+    let resolved: Vec<Resolved> =
+        s.points()?.iter().map(|p| prepared.privacy.resolve(s, p)).collect::<Result<_, _>>()?;
+    for r in resolved.iter().filter(|r| r.point.budget.is_some()) {
+        tracing::info!(
+            epsilon = r.point.budget,
+            sigma = r.point.algorithm.sigma(),
+            contributions = r.calibrated_for,
+            "calibrated sigma to the budget"
+        );
+    }
+    let points: Vec<Point> = resolved.iter().map(|r| r.point).collect();
     let reps = s.repetitions;
     let total = points.len() as u64 * reps as u64 * s.steps;
     let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(total) };
@@ -136,15 +156,17 @@ pub fn simulate(
             };
             let progress = |k: u64| bar.inc(k);
             let topology = &prepared.topologies[points[p].topology].topology;
-            run(&prepared.problem, topology, &points[p].algorithm, &schedule, &evaluator, &progress)
+            let cap = resolved[p].cap.as_ref();
+            run(&prepared.problem, topology, &points[p].algorithm, &schedule, cap, &evaluator, &progress)
         })
         .collect();
     bar.finish_and_clear();
     let mut results = results?.into_iter();
-    Ok(points
+    Ok(resolved
         .into_iter()
-        .map(|point| PointResult {
-            point,
+        .map(|resolved| PointResult {
+            point: resolved.point,
+            resolved,
             runs: results.by_ref().take(reps).collect(),
             seeds: (0..reps).map(|r| repetition_seed(s.seed, r)).collect(),
         })

@@ -12,6 +12,9 @@
 //! - `ledger_append_fsync`: one durable ledger append (write + `fdatasync`) in the system's
 //!   temporary directory: the latency a node adds before forwarding the token.
 
+// A benchmark on fixed, valid inputs: a failure is a bug to see at once, not an input to handle.
+#![allow(clippy::expect_used)]
+
 use divan::Bencher;
 use dpwalk_core::topology::{Topology, TopologyKind, TopologySpec};
 use dpwalk_privacy::Noise;

@@ -22,6 +22,8 @@ use dpwalk_privacy::walk::{
     user_figures,
 };
 use serde_json::{Value, json};
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 
 /// What is printed beside every network figure about its validity condition.
@@ -290,6 +292,19 @@ pub fn run(cmd: AccountCommand) -> anyhow::Result<()> {
     }
 }
 
+/// Writes a command's output to stdout at once. A closed pipe (`dpwalk ... | head`) is not an
+/// error: the reader has what it wanted.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("writing to stdout"),
+        _ => Ok(()),
+    }
+}
+
 /// ε for people: a number, or "no finite guarantee".
 pub fn fmt_eps(epsilon: Option<f64>, order: Option<f64>) -> String {
     match (epsilon, order) {
@@ -299,6 +314,7 @@ pub fn fmt_eps(epsilon: Option<f64>, order: Option<f64>) -> String {
 }
 
 fn gaussian(args: GaussianArgs) -> anyhow::Result<()> {
+    let mut out = String::new();
     let orders = args.conv.orders()?;
     let conversion = args.conv.conversion;
     let curve = subsampled_gaussian(&orders, args.sample_rate, args.noise_multiplier)
@@ -320,32 +336,34 @@ fn gaussian(args: GaussianArgs) -> anyhow::Result<()> {
             "sample_rate": args.sample_rate,
             "steps": args.steps,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return emit(&out);
     }
     let sampling = if args.sample_rate < 1.0 {
         format!("Poisson-subsampled at q = {}", args.sample_rate)
     } else {
         "no subsampling".to_string()
     };
-    println!(
+    writeln!(
+        out,
         "Gaussian mechanism, noise multiplier z = {}, {sampling}, composed {} times",
         args.noise_multiplier, args.steps
-    );
-    println!(
-        "({}, {})-DP: {}, {} conversion",
+    )?;
+    writeln!(
+        out,
+        "({}, {:e})-DP: {}, {} conversion",
         figure
             .epsilon
             .map_or("inf".to_string(), |e| format!("{e:.6}")),
         args.delta,
         fmt_eps(figure.epsilon, figure.order),
         conversion.name()
-    );
-    println!("{:>8}  {:>14}", "order", "RDP");
+    )?;
+    writeln!(out, "{:>8}  {:>14}", "order", "RDP")?;
     for (a, r) in curve.iter() {
-        println!("{a:>8}  {r:>14.6e}");
+        writeln!(out, "{a:>8}  {r:>14.6e}")?;
     }
-    Ok(())
+    emit(&out)
 }
 
 /// Which views `account walk` reports.
@@ -418,6 +436,7 @@ fn unreached_counts(p: &InverseHitting) -> Vec<usize> {
 }
 
 fn walk(args: WalkArgs) -> anyhow::Result<()> {
+    let mut out = String::new();
     let scenario = args.scenario.load()?;
     let noise = Noise::new(args.sigma, args.scenario.clip).context("invalid --sigma or --clip")?;
     let setup = Setup {
@@ -527,52 +546,57 @@ fn walk(args: WalkArgs) -> anyhow::Result<()> {
             "assumptions": if network { json!(ASSUMPTIONS) } else { json!([]) },
             "pairs": pairs.as_ref().map(|p| p.chunks(n.max(1)).collect::<Vec<_>>()),
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return emit(&out);
     }
 
-    println!("Scenario: {}", scenario.describe());
+    writeln!(out, "Scenario: {}", scenario.describe())?;
     if let Some(note) = scenario.contributions_note() {
-        println!("  {note}");
+        writeln!(out, "  {note}")?;
     }
-    println!(
-        "Noise sigma = {}, clip C = {}; delta = {}, {} conversion, {} orders",
+    writeln!(
+        out,
+        "Noise sigma = {}, clip C = {}; delta = {:e}, {} conversion, {} orders",
         noise.sigma(),
         noise.clip(),
         setup.delta,
         args.conv.conversion.name(),
         setup.orders.len()
-    );
+    )?;
     if let Some(h) = &hitting {
-        println!("E[1/M]: {}", hitting_json(h).1);
+        writeln!(out, "E[1/M]: {}", hitting_json(h).1)?;
     }
     let show_local = args.view != WalkView::Network;
     if all {
-        println!("All {n} users are alike (one figure for every user):");
+        writeln!(out, "All {n} users are alike (one figure for every user):")?;
         let f = &users[0];
         if show_local {
-            println!(
+            writeln!(
+                out,
                 "  local   (eavesdropper on every token): {}",
                 fmt_eps(f.local.epsilon, f.local.order)
-            );
+            )?;
         }
         if network {
-            println!(
+            writeln!(
+                out,
                 "  network (any other user):              {}, E[1/M] = {:.6e}",
                 fmt_eps(f.network.epsilon, f.network.order),
                 f.inverse_hitting
-            );
+            )?;
             if !f.fallback_orders.is_empty() {
-                println!(
+                writeln!(
+                    out,
                     "  local bound used at {} orders ({} ... {}) where c > 1",
                     f.fallback_orders.len(),
                     f.fallback_orders[0],
                     f.fallback_orders[f.fallback_orders.len() - 1]
-                );
+                )?;
             }
         }
     } else {
-        println!(
+        writeln!(
+            out,
             "{:>6} {:>30} {:>30} {:>9} {:>12} {:>9} {:>9}",
             "user",
             "local eps (order)",
@@ -581,13 +605,14 @@ fn walk(args: WalkArgs) -> anyhow::Result<()> {
             "E[1/M]",
             "fallback",
             "unreached"
-        );
+        )?;
         let cell = |f: &Figure| match (f.epsilon, f.order) {
             (Some(e), Some(a)) => format!("{e:.6} ({a})"),
             _ => "no finite guarantee".to_string(),
         };
         for (f, u) in users.iter().zip(&unreached) {
-            println!(
+            writeln!(
+                out,
                 "{:>6} {:>30} {:>30} {:>9} {:>12.6e} {:>9} {:>9}",
                 f.user,
                 if show_local {
@@ -600,43 +625,52 @@ fn walk(args: WalkArgs) -> anyhow::Result<()> {
                 f.inverse_hitting,
                 f.fallback_orders.len(),
                 u
-            );
+            )?;
         }
     }
     if let Some(f) = closed_form {
-        println!(
+        writeln!(
+            out,
             "  paper's Theorem 4 closed form 8*alpha*K*C^2*ln(n)/(sigma^2*n), without (1 + c), for comparison only: {}",
             fmt_eps(f.epsilon, f.order)
-        );
+        )?;
     }
     if network {
         if let Some(w) = worst.filter(|_| !all) {
-            println!(
+            writeln!(
+                out,
                 "Worst case: user {} against observer {}: {}",
                 w.user,
                 w.worst_observer.map_or("-".to_string(), |j| j.to_string()),
                 fmt_eps(w.network.epsilon, w.network.order)
-            );
+            )?;
         }
-        println!("Validity: {VALIDITY}.");
+        writeln!(out, "Validity: {VALIDITY}.")?;
         if unreached_pairs == 0 {
-            println!("Unreached observers: none (every user's token reaches every other user).");
+            writeln!(
+                out,
+                "Unreached observers: none (every user's token reaches every other user)."
+            )?;
         } else {
-            println!("Unreached observers: {unreached_pairs} (user, observer) pairs; {UNREACHED}.");
+            writeln!(
+                out,
+                "Unreached observers: {unreached_pairs} (user, observer) pairs; {UNREACHED}."
+            )?;
         }
-        println!("Assumptions of the network figures:");
+        writeln!(out, "Assumptions of the network figures:")?;
         for a in ASSUMPTIONS {
-            println!("  - {a}");
+            writeln!(out, "  - {a}")?;
         }
     }
     if let Some(p) = pairs {
-        println!(
+        writeln!(
+            out,
             "Network eps of every pair (row = user, column = observer; inf = no finite guarantee):"
-        );
+        )?;
         for row in p.chunks(n.max(1)) {
             let cells: Vec<String> = row.iter().map(|e| format!("{e:.4}")).collect();
-            println!("  {}", cells.join(" "));
+            writeln!(out, "  {}", cells.join(" "))?;
         }
     }
-    Ok(())
+    emit(&out)
 }

@@ -9,12 +9,13 @@
 //! - federated: `R = ceil(K / q)` rounds with Poisson sampling at rate q, so that each user
 //!   contributes K times in expectation.
 
-use crate::cli::account::{ConversionArgs, ScenarioArgs, fmt_eps, hitting_json};
+use crate::cli::account::{ConversionArgs, ScenarioArgs, emit, fmt_eps, hitting_json};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use dpwalk_privacy::calibrate::{View, calibrate};
 use dpwalk_privacy::walk::{ASSUMPTIONS, Hitting};
 use serde_json::{Value, json};
+use std::fmt::Write as _;
 
 /// Relative precision of the σ found.
 const REL_TOL: f64 = 1e-6;
@@ -75,6 +76,7 @@ pub struct CalibrateArgs {
 }
 
 pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
+    let mut out = String::new();
     let scenario = args.scenario.load()?;
     let orders = args.conv.orders()?;
     let k = scenario.contributions;
@@ -171,40 +173,44 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         if let Value::Object(m) = &mut v {
             m.extend(extra);
         }
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return emit(&out);
     }
-    println!(
+    writeln!(
+        out,
         "Scenario: {}, clip C = {}",
         scenario.describe(),
         args.scenario.clip
-    );
-    println!(
-        "Target: ({}, {})-DP against the {} view, {} conversion",
+    )?;
+    writeln!(
+        out,
+        "Target: ({}, {:e})-DP against the {} view, {} conversion",
         args.epsilon,
         args.delta,
         args.view.name(),
         conversion.name()
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "Smallest sigma: {} (relative tolerance {REL_TOL:e})",
         cal.sigma
-    );
-    println!(
-        "Achieved: {} at delta = {}",
+    )?;
+    writeln!(
+        out,
+        "Achieved: {} at delta = {:e}",
         fmt_eps(Some(cal.achieved.epsilon), Some(cal.achieved.order)),
         cal.achieved.delta
-    );
+    )?;
     for note in &notes {
-        println!("Note: {note}");
+        writeln!(out, "Note: {note}")?;
     }
     if !assumptions.is_empty() {
-        println!("Assumptions:");
+        writeln!(out, "Assumptions:")?;
         for a in &assumptions {
-            println!("  - {a}");
+            writeln!(out, "  - {a}")?;
         }
     }
-    Ok(())
+    emit(&out)
 }
 
 /// The pair with the largest `E[1/M]`: `(user, observer, value)`; user and observer are `None`

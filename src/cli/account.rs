@@ -445,7 +445,7 @@ fn walk(args: WalkArgs) -> anyhow::Result<()> {
         delta: args.delta,
         conversion: args.conv.conversion.conversion(),
     };
-    // δ is checked here, once, so that an empty per-user loop cannot hide a bad value.
+    // δ is checked first, so that the message names the flag.
     dpwalk_privacy::rdp::RdpCurve::zero(&setup.orders)
         .to_dp(setup.delta, setup.conversion)
         .context("invalid --delta")?;

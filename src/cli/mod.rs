@@ -1,5 +1,7 @@
 //! Command-line interface: argument parsing and dispatch to the subcommands' modules.
 
+mod account;
+mod calibrate;
 mod sim;
 mod topo;
 
@@ -16,6 +18,11 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Privacy figures: the Gaussian mechanism, and per-user (ε, δ) of the walk on a topology.
+    #[command(subcommand)]
+    Account(account::AccountCommand),
+    /// The smallest noise σ that meets a target (ε, δ) for a view of a scenario.
+    Calibrate(calibrate::CalibrateArgs),
     /// Simulate a swarm in-process from a scenario file (sim/*.toml).
     Sim(sim::SimArgs),
     /// Inspect topology files.
@@ -33,6 +40,8 @@ pub fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let result = match cli.command {
+        Command::Account(cmd) => account::run(cmd),
+        Command::Calibrate(args) => calibrate::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Topo(cmd) => topo::run(cmd),
     };

@@ -1,0 +1,108 @@
+//! Speed of the accountant on the questions the CLI and the daemon ask.
+//!
+//! `cargo bench -p dpwalk-privacy --bench accountant`
+//!
+//! - `complete_million_one_user`: one user's local and network figures on the complete graph of
+//!   1,000,000 users (exact `E[1/M]`, 100 contributions): what `dpwalk account walk --complete`
+//!   computes. Target: well under 1 ms.
+//! - `all_pairs_regular_1000` / `all_pairs_ring_1000`: certified `E[1/M]` for every ordered pair of
+//!   a random 4-regular graph and of a ring, 1,000 users each (one core). Target: under 10 s.
+//! - `calibrate_network_complete_1000`: the smallest σ for (1, 1e-6) against the network view on
+//!   the complete graph of 1,000 users, 100 contributions each. Target: under 1 s.
+//! - `ledger_append_fsync`: one durable ledger append (write + `fdatasync`) in the system's
+//!   temporary directory: the latency a node adds before forwarding the token.
+
+// A benchmark on fixed, valid inputs: a failure is a bug to see at once, not an input to handle.
+#![allow(clippy::expect_used)]
+
+use divan::Bencher;
+use dpwalk_core::topology::{Topology, TopologyKind, TopologySpec};
+use dpwalk_privacy::Noise;
+use dpwalk_privacy::calibrate::{View, calibrate};
+use dpwalk_privacy::ledger::Ledger;
+use dpwalk_privacy::local::local_view;
+use dpwalk_privacy::network::HittingOptions;
+use dpwalk_privacy::rdp::{Conversion, Orders};
+use dpwalk_privacy::walk::{Hitting, Setup, user_figures};
+use std::path::Path;
+
+fn main() {
+    divan::main();
+}
+
+fn setup() -> Setup {
+    Setup {
+        orders: Orders::default_grid(),
+        noise: Noise::new(50.0, 1.0).expect("valid noise"),
+        delta: 1e-6,
+        conversion: Conversion::Tight,
+    }
+}
+
+#[divan::bench]
+fn complete_million_one_user(b: Bencher) {
+    let setup = setup();
+    let topology = Topology::Complete { n: 1_000_000 };
+    b.bench_local(|| {
+        let h = Hitting::for_topology(divan::black_box(&topology), &HittingOptions::default())
+            .expect("complete graph");
+        user_figures(&setup, &h, 0, 100).expect("figures")
+    });
+}
+
+fn graph(kind: TopologyKind) -> Topology {
+    let mut spec = TopologySpec::new(kind);
+    spec.nodes = Some(1000);
+    if kind == TopologyKind::RandomRegular {
+        spec.degree = Some(4);
+    }
+    spec.build(None, Path::new("."), 1).expect("topology")
+}
+
+fn all_pairs(b: Bencher, kind: TopologyKind) {
+    let topology = graph(kind);
+    b.bench_local(|| {
+        Hitting::for_topology(&topology, &HittingOptions::default()).expect("all pairs")
+    });
+}
+
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn all_pairs_regular_1000(b: Bencher) {
+    all_pairs(b, TopologyKind::RandomRegular);
+}
+
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn all_pairs_ring_1000(b: Bencher) {
+    all_pairs(b, TopologyKind::Ring);
+}
+
+#[divan::bench(sample_count = 20)]
+fn calibrate_network_complete_1000(b: Bencher) {
+    let orders = Orders::default_grid();
+    b.bench_local(|| {
+        let h = Hitting::for_topology(&Topology::Complete { n: 1000 }, &HittingOptions::default())
+            .expect("complete graph");
+        let view = View::Network {
+            contributions: 100,
+            inverse_hitting: h.worst_observer(0).1,
+        };
+        calibrate(&view, &orders, 1.0, 1.0, 1e-6, Conversion::Tight, 1e-6).expect("calibrated")
+    });
+}
+
+#[divan::bench(sample_count = 200)]
+fn ledger_append_fsync(b: Bencher) {
+    let dir = std::env::temp_dir().join(format!("dpwalk-ledger-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("user-0.ledger");
+    let _ = std::fs::remove_file(&path);
+    let orders = Orders::default_grid();
+    let curve = local_view(&orders, setup().noise, 1);
+    let mut ledger = Ledger::create(&path, &orders).expect("ledger");
+    let mut seq = 0;
+    b.bench_local(|| {
+        seq += 1;
+        ledger.append(seq, &curve).expect("append");
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}

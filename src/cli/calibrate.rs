@@ -1,0 +1,226 @@
+//! `dpwalk calibrate`: the smallest σ meeting a target (ε, δ) for a view of a scenario, by
+//! bisection on the accountant itself ([`dpwalk_privacy::calibrate::calibrate`]).
+//!
+//! The scenario flags are those of `dpwalk account walk`. How each view reads them:
+//! - local: K contributions per user;
+//! - network: K contributions towards the worst observer: on a graph, the largest `E[1/M]` over
+//!   all (user, observer) pairs, so the σ found protects every user against every observer;
+//! - centralized: K rounds of all n users (each user contributes once per round);
+//! - federated: `R = ceil(K / q)` rounds with Poisson sampling at rate q, so that each user
+//!   contributes K times in expectation.
+
+use crate::cli::account::{ConversionArgs, ScenarioArgs, emit, fmt_eps, hitting_json};
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use dpwalk_privacy::calibrate::{View, calibrate};
+use dpwalk_privacy::walk::{ASSUMPTIONS, Hitting};
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+
+/// Relative precision of the σ found.
+const REL_TOL: f64 = 1e-6;
+
+/// What the final-model views assume (see `dpwalk_privacy::central`).
+const CENTRAL_ASSUMPTIONS: [&str; 1] = [
+    "each round is accounted as a mechanism of the released model history only, although every user's hidden u_j carries its own past noise",
+];
+
+/// What the federated view adds to [`CENTRAL_ASSUMPTIONS`].
+const FEDERATED_ASSUMPTION: &str = "users take part in each round independently with probability q (Poisson sampling; a fixed m users per round is only approximated by q = m/n)";
+
+/// Which observer σ is calibrated against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CalibrateView {
+    /// An eavesdropper who sees every token (needs no assumption).
+    Local,
+    /// The worst other user on the walk.
+    Network,
+    /// The final model of the centralized mode (all users every round).
+    Centralized,
+    /// The final model of the federated mode (Poisson-sampled users, --sample-rate).
+    Federated,
+}
+
+impl CalibrateView {
+    fn name(self) -> &'static str {
+        match self {
+            CalibrateView::Local => "local",
+            CalibrateView::Network => "network",
+            CalibrateView::Centralized => "centralized",
+            CalibrateView::Federated => "federated",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Target ε > 0.
+    #[arg(long, value_name = "E", allow_negative_numbers = true)]
+    epsilon: f64,
+    /// Target δ in (0, 1).
+    #[arg(long, value_name = "D", allow_negative_numbers = true)]
+    delta: f64,
+    /// The view to protect against.
+    #[arg(long, value_enum, default_value_t = CalibrateView::Local)]
+    view: CalibrateView,
+    #[command(flatten)]
+    scenario: ScenarioArgs,
+    /// Poisson user-sampling rate q ∈ (0, 1] of the federated view.
+    #[arg(long, value_name = "Q", allow_negative_numbers = true)]
+    sample_rate: Option<f64>,
+    #[command(flatten)]
+    conv: ConversionArgs,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
+    let mut out = String::new();
+    let scenario = args.scenario.load()?;
+    let orders = args.conv.orders()?;
+    let k = scenario.contributions;
+    let n = scenario.topology.n() as u64;
+    if args.sample_rate.is_some() && args.view != CalibrateView::Federated {
+        bail!("--sample-rate applies to --view federated only");
+    }
+    let mut notes: Vec<String> = scenario.contributions_note().into_iter().collect();
+    let mut assumptions: Vec<&str> = Vec::new();
+    let mut extra = serde_json::Map::new();
+    let view = match args.view {
+        CalibrateView::Local => View::Local { contributions: k },
+        CalibrateView::Network => {
+            let hitting = scenario.hitting()?;
+            let (user, observer, value) = worst_pair(&hitting);
+            let (info, words) = hitting_json(&hitting);
+            extra.insert("inverse_hitting".into(), info);
+            extra.insert(
+                "worst_pair".into(),
+                json!({"user": user, "observer": observer, "inverse_hitting": value}),
+            );
+            notes.push(match (user, observer) {
+                (Some(i), Some(j)) => format!(
+                    "calibrated against the worst pair: user {i} observed by {j}, E[1/M] = {value:.6e} \
+                     (the largest over all users of the worst observer; E[1/M]: {words})"
+                ),
+                _ => format!("all pairs alike on the complete graph; E[1/M]: {words}"),
+            });
+            assumptions.extend(ASSUMPTIONS);
+            View::Network {
+                contributions: k,
+                inverse_hitting: value,
+            }
+        }
+        CalibrateView::Centralized => {
+            notes.push(format!(
+                "{k} rounds of all {n} users (one contribution per user per round)"
+            ));
+            extra.insert("rounds".into(), json!(k));
+            assumptions.extend(CENTRAL_ASSUMPTIONS);
+            View::Centralized {
+                rounds: k,
+                users: n,
+            }
+        }
+        CalibrateView::Federated => {
+            let Some(q) = args.sample_rate else {
+                bail!("--view federated needs --sample-rate Q");
+            };
+            if !(q > 0.0 && q <= 1.0) {
+                bail!("--sample-rate must be in (0, 1], got {q}");
+            }
+            let rounds = (k as f64 / q).ceil() as u64;
+            notes.push(format!(
+                "R = ceil(K / q) = {rounds} rounds at sampling rate {q}: each user contributes K = {k} times in expectation"
+            ));
+            extra.insert("rounds".into(), json!(rounds));
+            extra.insert("sample_rate".into(), json!(q));
+            assumptions.extend(CENTRAL_ASSUMPTIONS);
+            assumptions.push(FEDERATED_ASSUMPTION);
+            View::Federated {
+                rounds,
+                sampling_rate: q,
+            }
+        }
+    };
+    let conversion = args.conv.conversion;
+    let cal = calibrate(
+        &view,
+        &orders,
+        args.scenario.clip,
+        args.epsilon,
+        args.delta,
+        conversion.conversion(),
+        REL_TOL,
+    )
+    .with_context(|| format!("calibrating sigma for the {} view", args.view.name()))?;
+
+    if args.json {
+        let mut v = json!({
+            "view": args.view.name(),
+            "sigma": cal.sigma,
+            "clip": args.scenario.clip,
+            "epsilon": cal.achieved.epsilon,
+            "delta": cal.achieved.delta,
+            "order": cal.achieved.order,
+            "conversion": conversion.name(),
+            "target": {"epsilon": args.epsilon, "delta": args.delta},
+            "relative_tolerance": REL_TOL,
+            "scenario": scenario.to_json(),
+            "notes": notes,
+            "assumptions": assumptions,
+        });
+        if let Value::Object(m) = &mut v {
+            m.extend(extra);
+        }
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return emit(&out);
+    }
+    writeln!(
+        out,
+        "Scenario: {}, clip C = {}",
+        scenario.describe(),
+        args.scenario.clip
+    )?;
+    writeln!(
+        out,
+        "Target: ({}, {:e})-DP against the {} view, {} conversion",
+        args.epsilon,
+        args.delta,
+        args.view.name(),
+        conversion.name()
+    )?;
+    writeln!(
+        out,
+        "Smallest sigma: {} (relative tolerance {REL_TOL:e})",
+        cal.sigma
+    )?;
+    writeln!(
+        out,
+        "Achieved: {} at delta = {:e}",
+        fmt_eps(Some(cal.achieved.epsilon), Some(cal.achieved.order)),
+        cal.achieved.delta
+    )?;
+    for note in &notes {
+        writeln!(out, "Note: {note}")?;
+    }
+    if !assumptions.is_empty() {
+        writeln!(out, "Assumptions:")?;
+        for a in &assumptions {
+            writeln!(out, "  - {a}")?;
+        }
+    }
+    emit(&out)
+}
+
+/// The pair with the largest `E[1/M]`: `(user, observer, value)`; user and observer are `None`
+/// on the complete graph, where every pair is alike.
+fn worst_pair(h: &Hitting) -> (Option<usize>, Option<usize>, f64) {
+    match h {
+        Hitting::Complete { value, .. } => (None, None, *value),
+        Hitting::Pairs(p) => (0..p.users())
+            .filter_map(|i| p.worst_observer(i).map(|(j, v)| (Some(i), Some(j), v)))
+            .max_by(|a, b| a.2.total_cmp(&b.2))
+            .unwrap_or((None, None, 0.0)),
+    }
+}

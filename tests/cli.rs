@@ -1,5 +1,8 @@
 //! End-to-end tests of the `dpwalk` binary.
 
+// Test helpers abort the test on a failed set-up, as the tests themselves do.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -28,20 +31,39 @@ fn quickstart_writes_a_complete_run_directory() {
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).expect("summary.json"))
             .expect("valid JSON");
     let p = &summary["points"][0];
-    for key in ["algorithm", "n_users", "dim", "steps", "sigma", "clip", "gamma", "lambda"] {
+    for key in [
+        "algorithm",
+        "n_users",
+        "dim",
+        "steps",
+        "sigma",
+        "clip",
+        "gamma",
+        "lambda",
+    ] {
         assert!(!p[key].is_null(), "summary.json lacks {key}: {p}");
     }
     assert_eq!(p["algorithm"], "admm");
     assert_eq!(p["n_users"], 1000);
     assert_eq!(p["dim"], 64);
-    let train = p["final"]["train_objective"].as_f64().expect("train objective");
+    let train = p["final"]["train_objective"]
+        .as_f64()
+        .expect("train objective");
     let opt = p["optimum"]["objective"].as_f64().expect("optimum");
     assert!(train.is_finite() && opt.is_finite() && train >= opt * (1.0 - 1e-9));
     assert!(p["final"]["test_objective"].as_f64().is_some());
     assert!(p["final"]["distance_to_optimum"].as_f64().is_some());
-    assert!(p["throughput"]["steps_per_second"].as_f64().is_some_and(|s| s > 0.0));
+    assert!(
+        p["throughput"]["steps_per_second"]
+            .as_f64()
+            .is_some_and(|s| s > 0.0)
+    );
     assert!(p["throughput"]["wall_seconds"].as_f64().is_some());
-    assert!(p["privacy"]["local_rdp_per_contribution"].as_array().is_some_and(|a| !a.is_empty()));
+    assert!(
+        p["privacy"]["local_rdp_per_contribution"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty())
+    );
     let model: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("final_model.json")).expect("final model"))
             .expect("valid JSON");
@@ -50,7 +72,10 @@ fn quickstart_writes_a_complete_run_directory() {
     let csv = std::fs::read_to_string(out.join("metrics.csv")).expect("metrics.csv");
     assert!(csv.lines().count() > 2);
     for plot in ["convergence.png", "convergence.svg"] {
-        assert!(std::fs::metadata(out.join(plot)).is_ok_and(|m| m.len() > 1000), "{plot}");
+        assert!(
+            std::fs::metadata(out.join(plot)).is_ok_and(|m| m.len() > 1000),
+            "{plot}"
+        );
     }
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -63,8 +88,17 @@ fn a_mistyped_key_is_reported_with_file_and_line() {
     let text = std::fs::read_to_string("sim/quickstart.toml").expect("quickstart");
     let text = text.replacen("steps", "stpes", 1);
     std::fs::write(&file, &text).expect("write");
-    let line = text.lines().position(|l| l.starts_with("stpes")).expect("mistyped line") + 1;
-    let out = dpwalk().arg("sim").arg(&file).arg("--quiet").output().expect("runs");
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("stpes"))
+        .expect("mistyped line")
+        + 1;
+    let out = dpwalk()
+        .arg("sim")
+        .arg(&file)
+        .arg("--quiet")
+        .output()
+        .expect("runs");
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("stpes"), "{err}");
@@ -76,7 +110,13 @@ fn a_mistyped_key_is_reported_with_file_and_line() {
 #[test]
 fn impossible_parameters_are_refused_without_panic() {
     let out = dpwalk()
-        .args(["sim", "sim/quickstart.toml", "--quiet", "--set", "algorithm.lambda=1.5"])
+        .args([
+            "sim",
+            "sim/quickstart.toml",
+            "--quiet",
+            "--set",
+            "algorithm.lambda=1.5",
+        ])
         .output()
         .expect("runs");
     assert!(!out.status.success());
@@ -87,8 +127,15 @@ fn impossible_parameters_are_refused_without_panic() {
 
 #[test]
 fn topo_show_reports_structure() {
-    let out = dpwalk().args(["topo", "show", "topologies/ring-100.toml", "--json"]).output().expect("runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = dpwalk()
+        .args(["topo", "show", "topologies/ring-100.toml", "--json"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(v["nodes"], 100);
     assert_eq!(v["edges"], 100);

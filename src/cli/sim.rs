@@ -54,14 +54,21 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
             "{:<8} {:>10.4} {:>8} {:>14.6e} {:>12.3e} {:>10} {:>12.0}",
             p.algorithm,
             p.sigma,
-            p.clip.map_or_else(|| "none".to_string(), |c| format!("{c}")),
+            p.clip
+                .map_or_else(|| "none".to_string(), |c| format!("{c}")),
             p.final_mean.train_objective,
             p.final_mean.relative_gap,
-            p.final_mean.test_error.map_or_else(|| "-".to_string(), |e| format!("{e:.4}")),
+            p.final_mean
+                .test_error
+                .map_or_else(|| "-".to_string(), |e| format!("{e:.4}")),
             p.throughput.steps_per_second,
         );
     }
-    println!("optimum objective {:.6e}; results in {}", prepared.optimum.objective, out.display());
+    println!(
+        "optimum objective {:.6e}; results in {}",
+        prepared.optimum.objective,
+        out.display()
+    );
     Ok(())
 }
 
@@ -80,5 +87,10 @@ fn utc_stamp() -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}{month:02}{day:02}-{:02}{:02}{:02}", rem / 3600, (rem % 3600) / 60, rem % 60)
+    format!(
+        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
 }

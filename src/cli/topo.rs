@@ -34,9 +34,12 @@ pub fn run(cmd: TopoCommand) -> anyhow::Result<()> {
 }
 
 fn show(args: ShowArgs) -> anyhow::Result<()> {
-    let topology =
-        Topology::load(&args.file, args.nodes, derive_seed(args.seed, Purpose::Topology, 0))
-            .with_context(|| format!("loading topology {}", args.file.display()))?;
+    let topology = Topology::load(
+        &args.file,
+        args.nodes,
+        derive_seed(args.seed, Purpose::Topology, 0),
+    )
+    .with_context(|| format!("loading topology {}", args.file.display()))?;
     let summary = topology.summary();
     let value = serde_json::to_value(&summary)?;
     if args.json {

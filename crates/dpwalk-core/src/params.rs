@@ -72,7 +72,12 @@ impl AdmmParams {
         if !(relaxation > 0.0 && relaxation <= 1.0) {
             return Err(ParamError::Relaxation(relaxation));
         }
-        Ok(Self { gamma, relaxation, sigma: check_sigma(sigma)?, clip: check_clip(clip)? })
+        Ok(Self {
+            gamma,
+            relaxation,
+            sigma: check_sigma(sigma)?,
+            clip: check_clip(clip)?,
+        })
     }
 
     /// γ.
@@ -107,7 +112,11 @@ impl SgdParams {
         if !(lr > 0.0 && lr.is_finite()) {
             return Err(ParamError::LearningRate(lr));
         }
-        Ok(Self { lr, sigma: check_sigma(sigma)?, clip: check_clip(clip)? })
+        Ok(Self {
+            lr,
+            sigma: check_sigma(sigma)?,
+            clip: check_clip(clip)?,
+        })
     }
     /// Step size.
     pub fn lr(&self) -> f64 {
@@ -131,11 +140,26 @@ mod tests {
     fn ranges_are_enforced() {
         assert!(AdmmParams::new(1.0, 0.5, 0.0, Some(1.0)).is_ok());
         assert!(AdmmParams::new(1.0, 1.0, 2.0, None).is_ok());
-        assert_eq!(AdmmParams::new(0.0, 0.5, 0.0, None), Err(ParamError::Gamma(0.0)));
-        assert_eq!(AdmmParams::new(1.0, 0.0, 0.0, None), Err(ParamError::Relaxation(0.0)));
-        assert_eq!(AdmmParams::new(1.0, 1.5, 0.0, None), Err(ParamError::Relaxation(1.5)));
-        assert_eq!(AdmmParams::new(1.0, 0.5, -1.0, None), Err(ParamError::Sigma(-1.0)));
-        assert_eq!(AdmmParams::new(1.0, 0.5, 1.0, Some(0.0)), Err(ParamError::Clip(0.0)));
+        assert_eq!(
+            AdmmParams::new(0.0, 0.5, 0.0, None),
+            Err(ParamError::Gamma(0.0))
+        );
+        assert_eq!(
+            AdmmParams::new(1.0, 0.0, 0.0, None),
+            Err(ParamError::Relaxation(0.0))
+        );
+        assert_eq!(
+            AdmmParams::new(1.0, 1.5, 0.0, None),
+            Err(ParamError::Relaxation(1.5))
+        );
+        assert_eq!(
+            AdmmParams::new(1.0, 0.5, -1.0, None),
+            Err(ParamError::Sigma(-1.0))
+        );
+        assert_eq!(
+            AdmmParams::new(1.0, 0.5, 1.0, Some(0.0)),
+            Err(ParamError::Clip(0.0))
+        );
         assert!(AdmmParams::new(f64::NAN, 0.5, 1.0, None).is_err());
         assert!(AdmmParams::new(1.0, f64::NAN, 1.0, None).is_err());
         assert!(AdmmParams::new(1.0, 0.5, f64::INFINITY, None).is_err());

@@ -68,10 +68,22 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a: Vec<u64> = (0..8).map(|_| 0).scan(node_rng(7, 3), |r, _: u64| Some(r.next_u64())).collect();
-        let b: Vec<u64> = (0..8).map(|_| 0).scan(node_rng(7, 3), |r, _: u64| Some(r.next_u64())).collect();
-        let c: Vec<u64> = (0..8).map(|_| 0).scan(node_rng(7, 4), |r, _: u64| Some(r.next_u64())).collect();
-        let d: Vec<u64> = (0..8).map(|_| 0).scan(node_rng(8, 3), |r, _: u64| Some(r.next_u64())).collect();
+        let a: Vec<u64> = (0..8)
+            .map(|_| 0)
+            .scan(node_rng(7, 3), |r, _: u64| Some(r.next_u64()))
+            .collect();
+        let b: Vec<u64> = (0..8)
+            .map(|_| 0)
+            .scan(node_rng(7, 3), |r, _: u64| Some(r.next_u64()))
+            .collect();
+        let c: Vec<u64> = (0..8)
+            .map(|_| 0)
+            .scan(node_rng(7, 4), |r, _: u64| Some(r.next_u64()))
+            .collect();
+        let d: Vec<u64> = (0..8)
+            .map(|_| 0)
+            .scan(node_rng(8, 3), |r, _: u64| Some(r.next_u64()))
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, d);
@@ -94,8 +106,17 @@ mod tests {
     #[test]
     fn derived_seeds_differ_by_purpose_and_index() {
         let s = 42;
-        assert_ne!(derive_seed(s, Purpose::Data, 0), derive_seed(s, Purpose::Partition, 0));
-        assert_ne!(derive_seed(s, Purpose::Repetition, 0), derive_seed(s, Purpose::Repetition, 1));
-        assert_eq!(derive_seed(s, Purpose::Topology, 3), derive_seed(s, Purpose::Topology, 3));
+        assert_ne!(
+            derive_seed(s, Purpose::Data, 0),
+            derive_seed(s, Purpose::Partition, 0)
+        );
+        assert_ne!(
+            derive_seed(s, Purpose::Repetition, 0),
+            derive_seed(s, Purpose::Repetition, 1)
+        );
+        assert_eq!(
+            derive_seed(s, Purpose::Topology, 3),
+            derive_seed(s, Purpose::Topology, 3)
+        );
     }
 }

@@ -96,7 +96,13 @@ pub struct StepScratch {
 impl StepScratch {
     /// Buffers for a problem of dimension `dim`.
     pub fn new(dim: usize, prox: ProxScratch) -> Self {
-        Self { z: vec![0.0; dim], v: vec![0.0; dim], x: vec![0.0; dim], du: vec![0.0; dim], prox }
+        Self {
+            z: vec![0.0; dim],
+            v: vec![0.0; dim],
+            x: vec![0.0; dim],
+            du: vec![0.0; dim],
+            prox,
+        }
     }
 
     /// The change `u_i' − u_i` of the last ADMM contribution.
@@ -131,7 +137,13 @@ pub fn admm_contribution(
     rng: &mut NodeRng,
     scratch: &mut StepScratch,
 ) -> Contribution {
-    let StepScratch { v, x, du, prox: prox_scratch, .. } = scratch;
+    let StepScratch {
+        v,
+        x,
+        du,
+        prox: prox_scratch,
+        ..
+    } = scratch;
     for ((vk, &zk), &uk) in v.iter_mut().zip(z).zip(u.iter()) {
         *vk = 2.0 * zk - uk;
     }
@@ -174,7 +186,9 @@ pub fn admm_walk_step(
     rng: &mut NodeRng,
     scratch: &mut StepScratch,
 ) -> Contribution {
-    problem.regularizer().prox(params.gamma(), w, &mut scratch.z);
+    problem
+        .regularizer()
+        .prox(params.gamma(), w, &mut scratch.z);
     let z = std::mem::take(&mut scratch.z);
     let c = admm_contribution(prox, params, user, u, &z, rng, scratch);
     scratch.z = z;

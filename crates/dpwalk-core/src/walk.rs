@@ -6,10 +6,10 @@
 //! [`Topology::next_hop`] alone: the iteration stays valid, with one block not updated.
 
 use crate::params::AdmmParams;
+use crate::params::SgdParams;
 use crate::problem::{LocalProx, Problem};
 use crate::rng::{NodeRng, Purpose, derive_seed, node_rng};
 use crate::step::{Contribution, StepScratch, admm_walk_step, sgd_step};
-use crate::params::SgdParams;
 use crate::topology::Topology;
 use rand::RngExt;
 

@@ -51,7 +51,9 @@ pub enum PrivacyError {
     #[error("noise multiplier must be > 0 and finite, got {0}")]
     NoiseMultiplier(f64),
     /// All-pairs accounting on an arbitrary graph is quadratic in the number of users.
-    #[error("pairwise network accounting is limited to {max} users on a non-complete graph, got {users}")]
+    #[error(
+        "pairwise network accounting is limited to {max} users on a non-complete graph, got {users}"
+    )]
     TooManyUsers {
         /// Users of the graph.
         users: usize,

@@ -16,8 +16,8 @@ use crate::Noise;
 use crate::error::PrivacyError;
 use crate::local::local_view;
 use crate::network::{
-    HittingOptions, InverseHitting, complete_graph_inverse_hitting,
-    inverse_hitting_all_pairs, network_view,
+    HittingOptions, InverseHitting, complete_graph_inverse_hitting, inverse_hitting_all_pairs,
+    network_view,
 };
 use crate::rdp::{Conversion, DpBound, Orders};
 use dpwalk_core::topology::Topology;
@@ -35,7 +35,9 @@ pub const ASSUMPTIONS: [&str; 3] = [
 
 /// The transition rows of a topology, in the form the accountant iterates.
 pub fn transition_rows(topology: &Topology) -> Vec<Vec<(usize, f64)>> {
-    (0..topology.n()).map(|i| topology.transition_row(i).collect()).collect()
+    (0..topology.n())
+        .map(|i| topology.transition_row(i).collect())
+        .collect()
 }
 
 /// `E[1/M_ij]` for a topology: one exact value on the complete graph, all certified pairs on
@@ -134,8 +136,14 @@ pub struct Figure {
 impl From<DpBound> for Figure {
     fn from(b: DpBound) -> Self {
         match b {
-            DpBound::Finite(g) => Figure { epsilon: Some(g.epsilon), order: Some(g.order) },
-            DpBound::NoFiniteGuarantee { .. } => Figure { epsilon: None, order: None },
+            DpBound::Finite(g) => Figure {
+                epsilon: Some(g.epsilon),
+                order: Some(g.order),
+            },
+            DpBound::NoFiniteGuarantee { .. } => Figure {
+                epsilon: None,
+                order: None,
+            },
         }
     }
 }
@@ -201,7 +209,10 @@ pub fn all_users(
         .map(|(i, &k)| match hitting {
             Hitting::Complete { .. } => {
                 if let Some(f) = cache.get(&k) {
-                    return Ok(UserFigures { user: i, ..f.clone() });
+                    return Ok(UserFigures {
+                        user: i,
+                        ..f.clone()
+                    });
                 }
                 let f = user_figures(setup, hitting, i, k)?;
                 cache.insert(k, f.clone());
@@ -261,7 +272,11 @@ mod tests {
     #[test]
     fn complete_graph_is_instant_and_below_local() {
         let t = std::time::Instant::now();
-        let h = Hitting::for_topology(&Topology::Complete { n: 1_000_000 }, &HittingOptions::default()).unwrap();
+        let h = Hitting::for_topology(
+            &Topology::Complete { n: 1_000_000 },
+            &HittingOptions::default(),
+        )
+        .unwrap();
         let f = user_figures(&setup(50.0), &h, 3, 100).unwrap();
         assert!(t.elapsed().as_secs_f64() < 1.0);
         assert!(f.network.epsilon_or_inf() < f.local.epsilon_or_inf());
@@ -270,23 +285,28 @@ mod tests {
 
     #[test]
     fn ring_worst_observer_is_a_neighbour() {
-        let ring = dpwalk_core::topology::TopologySpec::new(dpwalk_core::topology::TopologyKind::Ring)
-            .build(Some(9), std::path::Path::new("."), 1)
-            .unwrap();
+        let ring =
+            dpwalk_core::topology::TopologySpec::new(dpwalk_core::topology::TopologyKind::Ring)
+                .build(Some(9), std::path::Path::new("."), 1)
+                .unwrap();
         let h = Hitting::for_topology(&ring, &HittingOptions::default()).unwrap();
         let f = user_figures(&setup(50.0), &h, 4, 10).unwrap();
         let j = f.worst_observer.unwrap();
         assert!(j == 3 || j == 5, "worst observer {j}");
         let pairs = pair_epsilons(&setup(50.0), &h, &[10; 9]).unwrap();
         assert_eq!(pairs[4 * 9 + 4], 0.0);
-        assert!(pairs[4 * 9 + 3] > pairs[4 * 9], "a neighbour learns more than a far node");
+        assert!(
+            pairs[4 * 9 + 3] > pairs[4 * 9],
+            "a neighbour learns more than a far node"
+        );
         let users = all_users(&setup(50.0), &h, &[10; 9]).unwrap();
         assert_eq!(users[4], f);
     }
 
     #[test]
     fn same_counts_share_figures_on_the_complete_graph() {
-        let h = Hitting::for_topology(&Topology::Complete { n: 100 }, &HittingOptions::default()).unwrap();
+        let h = Hitting::for_topology(&Topology::Complete { n: 100 }, &HittingOptions::default())
+            .unwrap();
         let users = all_users(&setup(30.0), &h, &[5, 7, 5]).unwrap();
         assert_eq!(users[0].network, users[2].network);
         assert_eq!(users[2].user, 2);

@@ -11,10 +11,13 @@
 //!   over 100 users (~452 records each), Newton prox. Reads `../shared/data` when present (the
 //!   development machines' copy of the full data set), else the vendored sample.
 
+// A benchmark whose fixed set-up fails has nothing to measure: aborting is the right answer.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 use divan::Bencher;
 use divan::counter::ItemsCount;
 use dpwalk_core::data::synthetic::{LassoSpec, lasso};
-use dpwalk_core::data::{Dataset, DataSpec, PartitionSpec, UserData, partition};
+use dpwalk_core::data::{DataSpec, Dataset, PartitionSpec, UserData, partition};
 use dpwalk_core::params::AdmmParams;
 use dpwalk_core::problem::{Loss, Problem, Regularizer};
 use dpwalk_core::rng::{NodeRng, node_rng};
@@ -31,8 +34,14 @@ fn main() {
 const STEPS: usize = 100_000;
 
 fn lasso_problem(users: usize, dim: usize) -> Problem {
-    let spec = LassoSpec { rows: users, dim, ..LassoSpec::default() };
-    let data = lasso(&spec, &mut node_rng(1, 0)).expect("synthetic data").data;
+    let spec = LassoSpec {
+        rows: users,
+        dim,
+        ..LassoSpec::default()
+    };
+    let data = lasso(&spec, &mut node_rng(1, 0))
+        .expect("synthetic data")
+        .data;
     let users = partition::iid(&data, users, &mut node_rng(2, 0)).expect("partition");
     Problem::new(Loss::Squared, Regularizer::L1 { l1: 1e-3 }, users).expect("problem")
 }
@@ -51,9 +60,20 @@ fn walk(b: Bencher, problem: &Problem, params: &AdmmParams, steps: usize) {
     b.counter(ItemsCount::new(steps)).bench_local(|| {
         for _ in 0..steps {
             let u_i = &mut u[holder * dim..(holder + 1) * dim];
-            let update = Update::Admm { prox: &prox, params, u: u_i };
-            let (_, next) =
-                visit(problem, &topology, holder, update, &mut w, &mut rngs[holder], &mut scratch);
+            let update = Update::Admm {
+                prox: &prox,
+                params,
+                u: u_i,
+            };
+            let (_, next) = visit(
+                problem,
+                &topology,
+                holder,
+                update,
+                &mut w,
+                &mut rngs[holder],
+                &mut scratch,
+            );
             holder = next;
         }
     });
@@ -95,7 +115,10 @@ fn adult_problem() -> Problem {
     let (train, test) = if shared.join("adult.data.gz").exists() {
         (shared.join("adult.data.gz"), shared.join("adult.test.gz"))
     } else {
-        (root.join("data/adult/adult-sample.data.gz"), root.join("data/adult/adult-sample.test.gz"))
+        (
+            root.join("data/adult/adult-sample.data.gz"),
+            root.join("data/adult/adult-sample.test.gz"),
+        )
     };
     let spec: DataSpec = toml::from_str(&format!(
         "source = \"adult\"\npath = {:?}\ntest = {:?}\n",
@@ -105,7 +128,9 @@ fn adult_problem() -> Problem {
     .expect("spec");
     let loaded = spec.load(Path::new("."), 1).expect("adult");
     let all = concat(loaded.train, loaded.test);
-    let users: UserData = PartitionSpec::default().apply(all, 100, 1).expect("partition");
+    let users: UserData = PartitionSpec::default()
+        .apply(all, 100, 1)
+        .expect("partition");
     Problem::new(Loss::Logistic, Regularizer::L2 { l2: 1e-3 }, users).expect("problem")
 }
 

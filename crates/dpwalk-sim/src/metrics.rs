@@ -9,8 +9,8 @@
 //!   exactly when every user agrees with the shared model.
 
 use dpwalk_core::data::Dataset;
-use dpwalk_core::problem::{LocalProx, Problem};
 use dpwalk_core::problem::reference::Reference;
+use dpwalk_core::problem::{LocalProx, Problem};
 use dpwalk_core::step::Algorithm;
 use serde::Serialize;
 
@@ -48,7 +48,11 @@ pub struct Evaluator<'a> {
 
 /// Euclidean distance.
 pub fn distance(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt()
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum::<f64>()
+        .sqrt()
 }
 
 /// `(F − F*) / |F*|`, with `|F*|` floored so that a zero optimum does not divide by zero.
@@ -71,7 +75,9 @@ impl Evaluator<'_> {
         let mut z = vec![0.0; w.len()];
         algorithm.model(reg, w, &mut z);
         let train_objective = self.problem.objective(&z);
-        let test_objective = self.test.map(|t| self.problem.dataset_loss(t, &z) + reg.value(&z));
+        let test_objective = self
+            .test
+            .map(|t| self.problem.dataset_loss(t, &z) + reg.value(&z));
         let test_error = self.test.and_then(|t| self.problem.error_rate(t, &z));
         let consensus_gap = match (u, prox) {
             (Some(u), Some(prox)) => Some(self.consensus_gap(&z, u, prox)),

@@ -45,7 +45,10 @@ pub enum OutputError {
 
 /// Writes `bytes` to `path` atomically (temporary file, then rename).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
-    let io = |source| OutputError::Io { path: path.to_path_buf(), source };
+    let io = |source| OutputError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
@@ -55,8 +58,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
 }
 
 fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), OutputError> {
-    let bytes = serde_json::to_vec_pretty(value)
-        .map_err(|source| OutputError::Json { path: path.to_path_buf(), source })?;
+    let bytes = serde_json::to_vec_pretty(value).map_err(|source| OutputError::Json {
+        path: path.to_path_buf(),
+        source,
+    })?;
     write_atomic(path, &bytes)
 }
 
@@ -241,7 +246,13 @@ fn privacy(
         Some(_) => (None, "sigma = 0: no privacy guarantee".to_string()),
         None => (None, "no clipping: sensitivity is unbounded, no privacy guarantee".to_string()),
     };
-    Privacy { orders: orders.to_vec(), local_rdp_per_contribution: rdp, note, clipped_fraction, accounting }
+    Privacy {
+        orders: orders.to_vec(),
+        local_rdp_per_contribution: rdp,
+        note,
+        clipped_fraction,
+        accounting,
+    }
 }
 
 /// Builds `summary.json`'s content.
@@ -250,13 +261,21 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
     let points = results
         .iter()
         .map(|pr| {
-            let finals: Vec<EvalPoint> =
-                pr.runs.iter().filter_map(|r| r.evals.last().copied()).collect();
+            let finals: Vec<EvalPoint> = pr
+                .runs
+                .iter()
+                .filter_map(|r| r.evals.last().copied())
+                .collect();
             let (final_mean, final_std) = aggregate(&finals);
             let reps = pr.runs.len() as f64;
             let wall = pr.runs.iter().map(|r| r.wall_seconds).sum::<f64>() / reps;
             let eval = pr.runs.iter().map(|r| r.eval_seconds).sum::<f64>() / reps;
-            let sps = pr.runs.iter().map(|r| r.steps_per_second(s.steps)).sum::<f64>() / reps;
+            let sps = pr
+                .runs
+                .iter()
+                .map(|r| r.steps_per_second(s.steps))
+                .sum::<f64>()
+                / reps;
             let contributions = pr.runs.first().map_or(0, |r| r.contributions);
             let clipped: u64 = pr.runs.iter().map(|r| r.clipped).sum();
             let all: u64 = pr.runs.iter().map(|r| r.contributions).sum();
@@ -293,13 +312,21 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
                     &s.output.orders,
                     alg.sigma(),
                     alg.clip(),
-                    if all > 0 { clipped as f64 / all as f64 } else { 0.0 },
+                    if all > 0 {
+                        clipped as f64 / all as f64
+                    } else {
+                        0.0
+                    },
                     prepared.privacy.report(s, &pr.resolved, &pr.runs),
                 ),
             }
         })
         .collect();
-    Summary { scenario: loaded.name.clone(), seed: s.seed, points }
+    Summary {
+        scenario: loaded.name.clone(),
+        seed: s.seed,
+        points,
+    }
 }
 
 fn csv_opt(v: Option<f64>) -> String {
@@ -378,16 +405,29 @@ fn point_label(pr: &PointResult, results: &[PointResult], prepared: &Prepared) -
 
 /// Relative gap per evaluation step, mean and std across repetitions.
 fn convergence_series(pr: &PointResult, label: String) -> Series {
-    let steps: Vec<u64> = pr.runs.first().map(|r| r.evals.iter().map(|e| e.step).collect()).unwrap_or_default();
+    let steps: Vec<u64> = pr
+        .runs
+        .first()
+        .map(|r| r.evals.iter().map(|e| e.step).collect())
+        .unwrap_or_default();
     let mut points = Vec::new();
     let mut spread = Vec::new();
     for (k, &step) in steps.iter().enumerate() {
-        let vals: Vec<f64> = pr.runs.iter().filter_map(|r| r.evals.get(k)).map(|e| e.relative_gap).collect();
+        let vals: Vec<f64> = pr
+            .runs
+            .iter()
+            .filter_map(|r| r.evals.get(k))
+            .map(|e| e.relative_gap)
+            .collect();
         let (m, s) = mean_std(&vals);
         points.push((step as f64, m));
         spread.push(s);
     }
-    Series { label, points, spread: Some(spread) }
+    Series {
+        label,
+        points,
+        spread: Some(spread),
+    }
 }
 
 /// Writes every output file of a simulation into `dir`.
@@ -407,7 +447,9 @@ pub fn write_all(
             let path = if single {
                 dir.join("final_model.json")
             } else {
-                dir.join(format!("point-{p:03}")).join(format!("rep-{r:03}")).join("final_model.json")
+                dir.join(format!("point-{p:03}"))
+                    .join(format!("rep-{r:03}"))
+                    .join("final_model.json")
             };
             let model = FinalModel {
                 z: &run.z,
@@ -419,8 +461,10 @@ pub fn write_all(
             write_json(&path, &model)?;
         }
     }
-    let series: Vec<Series> =
-        results.iter().map(|pr| convergence_series(pr, point_label(pr, results, prepared))).collect();
+    let series: Vec<Series> = results
+        .iter()
+        .map(|pr| convergence_series(pr, point_label(pr, results, prepared)))
+        .collect();
     write_line_plot(
         &LinePlot {
             title: format!("{}: convergence", loaded.name),
@@ -455,15 +499,25 @@ fn write_privacy_details(
     let n = prepared.problem.n_users();
     for (p, pr) in results.iter().enumerate() {
         let Some(run) = pr.runs.first() else { continue };
-        let sub = if results.len() == 1 { dir.to_path_buf() } else { dir.join(format!("point-{p:03}")) };
-        let Some(pairs) = (n <= MAX_USERS_HEATMAP).then(|| prepared.privacy.pairs(&pr.point, run)).flatten() else {
+        let sub = if results.len() == 1 {
+            dir.to_path_buf()
+        } else {
+            dir.join(format!("point-{p:03}"))
+        };
+        let Some(pairs) = (n <= MAX_USERS_HEATMAP)
+            .then(|| prepared.privacy.pairs(&pr.point, run))
+            .flatten()
+        else {
             continue;
         };
         if n <= MAX_USERS_CSV {
             let mut csv = String::from("user,contributions,worst_network_epsilon,worst_observer\n");
             for i in 0..n {
                 let row = &pairs[i * n..(i + 1) * n];
-                let (j, e) = row.iter().enumerate().filter(|&(j, _)| j != i).fold((0, 0.0f64), |acc, (j, &e)| if e > acc.1 { (j, e) } else { acc });
+                let (j, e) = row.iter().enumerate().filter(|&(j, _)| j != i).fold(
+                    (0, 0.0f64),
+                    |acc, (j, &e)| if e > acc.1 { (j, e) } else { acc },
+                );
                 let _ = writeln!(csv, "{i},{},{e:e},{j}", run.per_user[i]);
             }
             write_atomic(&sub.join("privacy_users.csv"), csv.as_bytes())?;
@@ -471,7 +525,10 @@ fn write_privacy_details(
         let point = &summary.points[p];
         write_heatmap(
             &Heatmap {
-                title: format!("network epsilon (delta = {}), {} sigma={:.3} on {}", point.privacy.accounting.delta, point.algorithm, point.sigma, point.topology),
+                title: format!(
+                    "network epsilon (delta = {}), {} sigma={:.3} on {}",
+                    point.privacy.accounting.delta, point.algorithm, point.sigma, point.topology
+                ),
                 n,
                 values: pairs,
                 x_label: "observer j".into(),
@@ -485,22 +542,50 @@ fn write_privacy_details(
 }
 
 /// Final relative gap against σ, one series per algorithm (and clip, γ, λ, lr combination).
-fn write_privacy_utility(dir: &Path, loaded: &LoadedScenario, summary: &Summary) -> Result<(), OutputError> {
+fn write_privacy_utility(
+    dir: &Path,
+    loaded: &LoadedScenario,
+    summary: &Summary,
+) -> Result<(), OutputError> {
     let mut groups: Vec<(String, Series)> = Vec::new();
     for p in &summary.points {
         let key = match p.algorithm {
-            "admm" => format!("admm C={} γ={} λ={} {}", clip_label(p.clip), p.gamma, p.lambda, p.topology),
-            _ => format!("{} C={} lr={} {}", p.algorithm, clip_label(p.clip), p.lr, p.topology),
+            "admm" => format!(
+                "admm C={} γ={} λ={} {}",
+                clip_label(p.clip),
+                p.gamma,
+                p.lambda,
+                p.topology
+            ),
+            _ => format!(
+                "{} C={} lr={} {}",
+                p.algorithm,
+                clip_label(p.clip),
+                p.lr,
+                p.topology
+            ),
         };
         let idx = match groups.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
-                groups.push((key.clone(), Series { label: key, points: Vec::new(), spread: Some(Vec::new()) }));
+                groups.push((
+                    key.clone(),
+                    Series {
+                        label: key,
+                        points: Vec::new(),
+                        spread: Some(Vec::new()),
+                    },
+                ));
                 groups.len() - 1
             }
         };
         let series = &mut groups[idx].1;
-        let x = p.privacy.accounting.budget.as_ref().map_or(p.sigma, |b| b.epsilon);
+        let x = p
+            .privacy
+            .accounting
+            .budget
+            .as_ref()
+            .map_or(p.sigma, |b| b.epsilon);
         series.points.push((x, p.final_mean.relative_gap));
         if let Some(sp) = series.spread.as_mut() {
             sp.push(p.final_std.relative_gap);
@@ -510,14 +595,29 @@ fn write_privacy_utility(dir: &Path, loaded: &LoadedScenario, summary: &Summary)
         let mut order: Vec<usize> = (0..s.points.len()).collect();
         order.sort_by(|&a, &b| s.points[a].0.total_cmp(&s.points[b].0));
         s.points = order.iter().map(|&i| s.points[i]).collect();
-        s.spread = s.spread.as_ref().map(|sp| order.iter().map(|&i| sp[i]).collect());
+        s.spread = s
+            .spread
+            .as_ref()
+            .map(|sp| order.iter().map(|&i| sp[i]).collect());
     }
-    let budgets = summary.points.iter().any(|p| p.privacy.accounting.budget.is_some());
+    let budgets = summary
+        .points
+        .iter()
+        .any(|p| p.privacy.accounting.budget.is_some());
     let (title, x_label) = if budgets {
-        let d = summary.points.first().map_or(0.0, |p| p.privacy.accounting.delta);
-        ("final relative gap vs privacy budget", format!("epsilon (delta = {d:e}, budget view, sigma calibrated)"))
+        let d = summary
+            .points
+            .first()
+            .map_or(0.0, |p| p.privacy.accounting.delta);
+        (
+            "final relative gap vs privacy budget",
+            format!("epsilon (delta = {d:e}, budget view, sigma calibrated)"),
+        )
     } else {
-        ("final relative gap vs noise", "sigma (noise std; per-contribution local RDP = 8 alpha C^2 / sigma^2)".to_string())
+        (
+            "final relative gap vs noise",
+            "sigma (noise std; per-contribution local RDP = 8 alpha C^2 / sigma^2)".to_string(),
+        )
     };
     write_line_plot(
         &LinePlot {

@@ -5,12 +5,12 @@
 
 use crate::run::RunResult;
 use crate::scenario::{BudgetView, ConversionName, Mode, Point, Scenario, ScenarioError};
+use dpwalk_core::topology::Topology;
 use dpwalk_privacy::calibrate::{View, account, calibrate};
 use dpwalk_privacy::network::HittingOptions;
 use dpwalk_privacy::rdp::{Conversion, Orders};
 use dpwalk_privacy::walk::{ASSUMPTIONS, Figure, Hitting, Setup, all_users, pair_epsilons};
 use dpwalk_privacy::{Noise, PrivacyError};
-use dpwalk_core::topology::Topology;
 use serde::Serialize;
 
 /// Relative tolerance of calibrated σ.
@@ -89,13 +89,20 @@ impl PrivacyContext {
     }
 
     fn setup(&self, noise: Noise) -> Setup {
-        Setup { orders: self.orders.clone(), noise, delta: self.delta, conversion: self.conversion }
+        Setup {
+            orders: self.orders.clone(),
+            noise,
+            delta: self.delta,
+            conversion: self.conversion,
+        }
     }
 
     /// The largest `E[1/M]` towards any observer over all users of topology `t`.
     fn worst_hitting(&self, t: usize) -> Result<f64, String> {
         let h = self.hitting[t].as_ref().map_err(Clone::clone)?;
-        Ok((0..h.users()).map(|i| h.worst_observer(i).1).fold(0.0, f64::max))
+        Ok((0..h.users())
+            .map(|i| h.worst_observer(i).1)
+            .fold(0.0, f64::max))
     }
 
     /// The view a budget constrains for a user with `k` contributions, `e` = its `E[1/M]`.
@@ -103,23 +110,39 @@ impl PrivacyContext {
         let n = scenario.users as u64;
         match (scenario.budget_view(), scenario.algorithm.mode) {
             (BudgetView::Local, _) => View::Local { contributions: k },
-            (BudgetView::Network, _) => View::Network { contributions: k, inverse_hitting: e },
+            (BudgetView::Network, _) => View::Network {
+                contributions: k,
+                inverse_hitting: e,
+            },
             (BudgetView::Central, Mode::Federated) => View::Federated {
                 rounds: scenario.steps,
-                sampling_rate: scenario.algorithm.blocks_per_round.unwrap_or(scenario.users) as f64
+                sampling_rate: scenario
+                    .algorithm
+                    .blocks_per_round
+                    .unwrap_or(scenario.users) as f64
                     / n as f64,
             },
-            (BudgetView::Central, _) => View::Centralized { rounds: scenario.steps, users: n },
+            (BudgetView::Central, _) => View::Centralized {
+                rounds: scenario.steps,
+                users: n,
+            },
         }
     }
 
     /// Calibrates σ for a point with a budget and computes its caps.
     pub fn resolve(&self, scenario: &Scenario, point: &Point) -> Result<Resolved, ScenarioError> {
         let Some(epsilon) = point.budget else {
-            return Ok(Resolved { point: *point, cap: None, calibrated_for: None });
+            return Ok(Resolved {
+                point: *point,
+                cap: None,
+                calibrated_for: None,
+            });
         };
         let invalid = |m: String| ScenarioError::Invalid(m);
-        let clip = point.algorithm.clip().ok_or_else(|| invalid("a budget needs a clip".into()))?;
+        let clip = point
+            .algorithm
+            .clip()
+            .ok_or_else(|| invalid("a budget needs a clip".into()))?;
         let n = scenario.users as u64;
         let k = match scenario.algorithm.mode {
             Mode::Decentralized => scenario.steps.div_ceil(n),
@@ -127,13 +150,23 @@ impl PrivacyContext {
         };
         let worst = match scenario.budget_view() {
             BudgetView::Network => self.worst_hitting(point.topology).map_err(|e| {
-                invalid(format!("cannot calibrate to a network budget on this topology: {e}"))
+                invalid(format!(
+                    "cannot calibrate to a network budget on this topology: {e}"
+                ))
             })?,
             _ => 0.0,
         };
         let view = self.view(scenario, k, worst);
-        let cal = calibrate(&view, &self.orders, clip, epsilon, self.delta, self.conversion, CALIBRATION_TOL)
-            .map_err(|e| invalid(format!("calibrating sigma to epsilon = {epsilon}: {e}")))?;
+        let cal = calibrate(
+            &view,
+            &self.orders,
+            clip,
+            epsilon,
+            self.delta,
+            self.conversion,
+            CALIBRATION_TOL,
+        )
+        .map_err(|e| invalid(format!("calibrating sigma to epsilon = {epsilon}: {e}")))?;
         let point = point.with_sigma(cal.sigma)?;
         let cap = if scenario.privacy.enforce && scenario.algorithm.mode == Mode::Decentralized {
             let noise = Noise::new(cal.sigma, clip).map_err(|e| invalid(e.to_string()))?;
@@ -141,12 +174,23 @@ impl PrivacyContext {
         } else {
             None
         };
-        Ok(Resolved { point, cap, calibrated_for: Some(k) })
+        Ok(Resolved {
+            point,
+            cap,
+            calibrated_for: Some(k),
+        })
     }
 
     /// The largest number of contributions within budget, per user (per observer position on
     /// a graph; one value on the complete graph or for the local view).
-    fn caps(&self, scenario: &Scenario, topology: usize, noise: Noise, epsilon: f64, at_least: u64) -> Cap {
+    fn caps(
+        &self,
+        scenario: &Scenario,
+        topology: usize,
+        noise: Noise,
+        epsilon: f64,
+        at_least: u64,
+    ) -> Cap {
         let largest_within = |e: f64| -> u64 {
             let fits = |k: u64| {
                 account(&self.view(scenario, k, e), &self.orders, noise)
@@ -169,16 +213,23 @@ impl PrivacyContext {
             lo
         };
         match (scenario.budget_view(), &self.hitting[topology]) {
-            (BudgetView::Network, Ok(h @ Hitting::Pairs(_))) => {
-                Cap::PerUser((0..h.users()).map(|i| largest_within(h.worst_observer(i).1)).collect())
-            }
+            (BudgetView::Network, Ok(h @ Hitting::Pairs(_))) => Cap::PerUser(
+                (0..h.users())
+                    .map(|i| largest_within(h.worst_observer(i).1))
+                    .collect(),
+            ),
             (BudgetView::Network, Ok(h)) => Cap::Uniform(largest_within(h.worst_observer(0).1)),
             _ => Cap::Uniform(largest_within(0.0)),
         }
     }
 
     /// The privacy figures of a point's runs: the worst over repetitions and users.
-    pub fn report(&self, scenario: &Scenario, resolved: &Resolved, runs: &[RunResult]) -> PointPrivacy {
+    pub fn report(
+        &self,
+        scenario: &Scenario,
+        resolved: &Resolved,
+        runs: &[RunResult],
+    ) -> PointPrivacy {
         let point = &resolved.point;
         let budget = point.budget.map(|epsilon| Budget {
             epsilon,
@@ -201,10 +252,16 @@ impl PrivacyContext {
             notes: Vec::new(),
         };
         let (Some(clip), sigma) = (point.algorithm.clip(), point.algorithm.sigma()) else {
-            return PointPrivacy { notes: vec!["no clipping: sensitivity is unbounded, no privacy guarantee".into()], ..base };
+            return PointPrivacy {
+                notes: vec!["no clipping: sensitivity is unbounded, no privacy guarantee".into()],
+                ..base
+            };
         };
         let Ok(noise) = Noise::new(sigma, clip) else {
-            return PointPrivacy { notes: vec!["sigma = 0: no privacy guarantee".into()], ..base };
+            return PointPrivacy {
+                notes: vec!["sigma = 0: no privacy guarantee".into()],
+                ..base
+            };
         };
         let setup = self.setup(noise);
         let mut out = base;
@@ -219,7 +276,11 @@ impl PrivacyContext {
                 let k = scenario.steps;
                 let local = account(&View::Local { contributions: k }, &self.orders, noise)
                     .and_then(|c| c.to_dp(self.delta, self.conversion));
-                out.local = local.ok().map(|b| Extreme { figure: b.into(), user: None, contributions: k });
+                out.local = local.ok().map(|b| Extreme {
+                    figure: b.into(),
+                    user: None,
+                    contributions: k,
+                });
                 let central = account(&self.view(scenario, k, 0.0), &self.orders, noise)
                     .and_then(|c| c.to_dp(self.delta, self.conversion));
                 out.central = central.ok().map(Figure::from);
@@ -229,11 +290,18 @@ impl PrivacyContext {
         out
     }
 
-    fn walk_figures(&self, setup: &Setup, topology: usize, runs: &[RunResult], out: &mut PointPrivacy) {
+    fn walk_figures(
+        &self,
+        setup: &Setup,
+        topology: usize,
+        runs: &[RunResult],
+        out: &mut PointPrivacy,
+    ) {
         let hitting = match &self.hitting[topology] {
             Ok(h) => Some(h),
             Err(reason) => {
-                out.notes.push(format!("network view not computed: {reason}"));
+                out.notes
+                    .push(format!("network view not computed: {reason}"));
                 None
             }
         };
@@ -254,10 +322,20 @@ impl PrivacyContext {
                 }
             };
             for f in &figures {
-                if local.as_ref().is_none_or(|l| f.local.epsilon_or_inf() > l.figure.epsilon_or_inf()) {
-                    local = Some(Extreme { figure: f.local, user: Some(f.user), contributions: f.contributions });
+                if local
+                    .as_ref()
+                    .is_none_or(|l| f.local.epsilon_or_inf() > l.figure.epsilon_or_inf())
+                {
+                    local = Some(Extreme {
+                        figure: f.local,
+                        user: Some(f.user),
+                        contributions: f.contributions,
+                    });
                 }
-                if network.as_ref().is_none_or(|nw| f.network.epsilon_or_inf() > nw.figure.epsilon_or_inf()) {
+                if network
+                    .as_ref()
+                    .is_none_or(|nw| f.network.epsilon_or_inf() > nw.figure.epsilon_or_inf())
+                {
                     network = Some(NetworkExtreme {
                         figure: f.network,
                         user: f.user,

@@ -68,7 +68,11 @@ impl RunResult {
     /// Steps per second, evaluation excluded.
     pub fn steps_per_second(&self, steps: u64) -> f64 {
         let t = self.wall_seconds - self.eval_seconds;
-        if t > 0.0 { steps as f64 / t } else { f64::INFINITY }
+        if t > 0.0 {
+            steps as f64 / t
+        } else {
+            f64::INFINITY
+        }
     }
 }
 
@@ -86,9 +90,12 @@ impl State {
             Algorithm::Sgd(_) => Vec::new(),
         };
         let rngs = (0..n as u64).map(|i| node_rng(run_seed, i)).collect();
-        Self { u, w: vec![0.0; dim], rngs }
+        Self {
+            u,
+            w: vec![0.0; dim],
+            rngs,
+        }
     }
-
 }
 
 /// Runs `algorithm` on `problem` with `schedule`; `progress(k)` is called as steps complete.
@@ -111,7 +118,10 @@ pub fn run(
         Algorithm::Admm(p) => Some(problem.local_prox(p.gamma())?),
         Algorithm::Sgd(_) => None,
     };
-    let mut scratch = StepScratch::new(dim, prox.as_ref().map(LocalProx::scratch).unwrap_or_default());
+    let mut scratch = StepScratch::new(
+        dim,
+        prox.as_ref().map(LocalProx::scratch).unwrap_or_default(),
+    );
     let mut state = State::new(n, dim, algorithm, schedule.run_seed);
     let mut schedule_rng = node_rng(derive_seed(schedule.run_seed, Purpose::Schedule, 1), 0);
     let mut holder = start_holder(schedule.run_seed, n);

@@ -131,7 +131,10 @@ impl ProblemSpec {
             (false, false) => Regularizer::None,
             (true, false) => Regularizer::L1 { l1: self.l1 },
             (false, true) => Regularizer::L2 { l2: self.l2 },
-            (true, true) => Regularizer::ElasticNet { l1: self.l1, l2: self.l2 },
+            (true, true) => Regularizer::ElasticNet {
+                l1: self.l1,
+                l2: self.l2,
+            },
         })
     }
 
@@ -321,7 +324,13 @@ pub struct PrivacySpec {
 
 impl Default for PrivacySpec {
     fn default() -> Self {
-        Self { delta: default_delta(), conversion: ConversionName::Tight, epsilon: None, view: None, enforce: true }
+        Self {
+            delta: default_delta(),
+            conversion: ConversionName::Tight,
+            epsilon: None,
+            view: None,
+            enforce: true,
+        }
     }
 }
 
@@ -343,7 +352,9 @@ pub struct OutputSpec {
 
 impl Default for OutputSpec {
     fn default() -> Self {
-        Self { orders: default_orders() }
+        Self {
+            orders: default_orders(),
+        }
     }
 }
 
@@ -417,13 +428,23 @@ pub struct LoadedScenario {
 
 /// Reads `path`, applies `sets` (`key.path=value`, value in TOML syntax or a bare string).
 pub fn load(path: &Path, sets: &[String]) -> Result<LoadedScenario, ScenarioError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| ScenarioError::Read { path: path.to_path_buf(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let scenario = parse(&text, path, sets)?;
     let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
-    let name = scenario.name.clone().or(stem).unwrap_or_else(|| "scenario".into());
-    Ok(LoadedScenario { scenario, base_dir, name })
+    let name = scenario
+        .name
+        .clone()
+        .or(stem)
+        .unwrap_or_else(|| "scenario".into());
+    Ok(LoadedScenario {
+        scenario,
+        base_dir,
+        name,
+    })
 }
 
 /// Parses scenario text (see [`load`]); `path` only names the origin in errors.
@@ -451,7 +472,9 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Scenario, Scena
 /// located by finding its key among the section's lines.
 fn describe(text: &str, e: &toml::de::Error) -> String {
     let message = e.message();
-    let unknown = message.strip_prefix("unknown field `").and_then(|r| r.split('`').next());
+    let unknown = message
+        .strip_prefix("unknown field `")
+        .and_then(|r| r.split('`').next());
     if let (Some(span), Some(key)) = (e.span(), unknown) {
         let header_line = text[..span.start.min(text.len())].lines().count();
         for (i, line) in text.lines().enumerate().skip(header_line + 1) {
@@ -459,7 +482,9 @@ fn describe(text: &str, e: &toml::de::Error) -> String {
             if t.starts_with('[') {
                 break;
             }
-            let found = t.split_once('=').is_some_and(|(k, _)| k.trim().trim_matches('"') == key);
+            let found = t
+                .split_once('=')
+                .is_some_and(|(k, _)| k.trim().trim_matches('"') == key);
             if found {
                 return format!("line {}: {message}\n  {} | {line}", i + 1, i + 1);
             }
@@ -470,8 +495,13 @@ fn describe(text: &str, e: &toml::de::Error) -> String {
 
 /// Applies one `a.b.c=value` override to a parsed table.
 fn apply_override(table: &mut toml::Table, set: &str) -> Result<(), ScenarioError> {
-    let bad = |message: &str| ScenarioError::Override { set: set.into(), message: message.into() };
-    let (key, raw) = set.split_once('=').ok_or_else(|| bad("expected key=value"))?;
+    let bad = |message: &str| ScenarioError::Override {
+        set: set.into(),
+        message: message.into(),
+    };
+    let (key, raw) = set
+        .split_once('=')
+        .ok_or_else(|| bad("expected key=value"))?;
     let parts: Vec<&str> = key.trim().split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
         return Err(bad("empty key segment"));
@@ -517,12 +547,17 @@ pub struct Point {
 impl Point {
     /// The same point with noise `sigma` (after calibration).
     pub fn with_sigma(&self, sigma: f64) -> Result<Point, ScenarioError> {
-        let param = |source| ScenarioError::Param { context: format!("calibrated sigma {sigma}"), source };
+        let param = |source| ScenarioError::Param {
+            context: format!("calibrated sigma {sigma}"),
+            source,
+        };
         let algorithm = match self.algorithm {
-            Algorithm::Admm(p) => {
-                Algorithm::Admm(AdmmParams::new(p.gamma(), p.relaxation(), sigma, p.clip()).map_err(param)?)
+            Algorithm::Admm(p) => Algorithm::Admm(
+                AdmmParams::new(p.gamma(), p.relaxation(), sigma, p.clip()).map_err(param)?,
+            ),
+            Algorithm::Sgd(p) => {
+                Algorithm::Sgd(SgdParams::new(p.lr(), sigma, p.clip()).map_err(param)?)
             }
-            Algorithm::Sgd(p) => Algorithm::Sgd(SgdParams::new(p.lr(), sigma, p.clip()).map_err(param)?),
         };
         Ok(Point { algorithm, ..*self })
     }
@@ -550,14 +585,24 @@ impl Scenario {
         }
         match (self.budget_view(), self.algorithm.mode) {
             (BudgetView::Network, Mode::Federated | Mode::Centralized) => {
-                return invalid("[privacy] view = \"network\" is for the decentralized mode".into());
+                return invalid(
+                    "[privacy] view = \"network\" is for the decentralized mode".into(),
+                );
             }
             (BudgetView::Central, Mode::Decentralized) => {
-                return invalid("[privacy] view = \"central\" is for the federated and centralized modes".into());
+                return invalid(
+                    "[privacy] view = \"central\" is for the federated and centralized modes"
+                        .into(),
+                );
             }
             _ => {}
         }
-        if let Some(bad) = self.output.orders.iter().find(|&&a| !(a > 1.0 && a.is_finite())) {
+        if let Some(bad) = self
+            .output
+            .orders
+            .iter()
+            .find(|&&a| !(a > 1.0 && a.is_finite()))
+        {
             return invalid(format!("[output] orders must be > 1 and finite, got {bad}"));
         }
         match (self.algorithm.mode, self.algorithm.blocks_per_round) {
@@ -580,16 +625,26 @@ impl Scenario {
 
     /// Evaluation interval in steps.
     pub fn eval_interval(&self) -> u64 {
-        self.eval_every.unwrap_or((self.steps / 50).max(1)).min(self.steps)
+        self.eval_every
+            .unwrap_or((self.steps / 50).max(1))
+            .min(self.steps)
     }
 
     /// The noise levels of the points: `(σ, None)` for given σ, `(0, Some(ε))` for budgets to
     /// calibrate.
     fn noise_levels(&self) -> Result<Vec<(f64, Option<f64>)>, ScenarioError> {
         let s = &self.sweep;
-        let budgets: Vec<f64> = if s.epsilon.is_empty() { self.privacy.epsilon.into_iter().collect() } else { s.epsilon.clone() };
+        let budgets: Vec<f64> = if s.epsilon.is_empty() {
+            self.privacy.epsilon.into_iter().collect()
+        } else {
+            s.epsilon.clone()
+        };
         if budgets.is_empty() {
-            let sigmas = if s.sigma.is_empty() { vec![self.algorithm.sigma] } else { s.sigma.clone() };
+            let sigmas = if s.sigma.is_empty() {
+                vec![self.algorithm.sigma]
+            } else {
+                s.sigma.clone()
+            };
             return Ok(sigmas.into_iter().map(|x| (x, None)).collect());
         }
         if !s.sigma.is_empty() || self.algorithm.sigma != 0.0 {
@@ -598,10 +653,14 @@ impl Scenario {
             ));
         }
         if self.algorithm.clip.is_none() && s.clip.is_empty() {
-            return Err(ScenarioError::Invalid("a privacy budget needs a clip bound C".into()));
+            return Err(ScenarioError::Invalid(
+                "a privacy budget needs a clip bound C".into(),
+            ));
         }
         if let Some(bad) = budgets.iter().find(|&&e| !(e > 0.0 && e.is_finite())) {
-            return Err(ScenarioError::Invalid(format!("privacy budgets epsilon must be > 0, got {bad}")));
+            return Err(ScenarioError::Invalid(format!(
+                "privacy budgets epsilon must be > 0, got {bad}"
+            )));
         }
         Ok(budgets.into_iter().map(|e| (0.0, Some(e))).collect())
     }
@@ -628,46 +687,65 @@ impl Scenario {
         let a = &self.algorithm;
         let s = &self.sweep;
         let or = |v: &Vec<f64>, d: f64| if v.is_empty() { vec![d] } else { v.clone() };
-        let kinds = if s.kind.is_empty() { vec![a.kind] } else { s.kind.clone() };
-        let clips: Vec<Option<f64>> =
-            if s.clip.is_empty() { vec![a.clip] } else { s.clip.iter().map(|&c| Some(c)).collect() };
+        let kinds = if s.kind.is_empty() {
+            vec![a.kind]
+        } else {
+            s.kind.clone()
+        };
+        let clips: Vec<Option<f64>> = if s.clip.is_empty() {
+            vec![a.clip]
+        } else {
+            s.clip.iter().map(|&c| Some(c)).collect()
+        };
         let mut points = Vec::new();
         for topology in 0..self.topologies().len() {
-        for &name in &kinds {
-            if name == AlgorithmName::DpSgd && a.mode != Mode::Decentralized {
-                return Err(ScenarioError::Invalid(
-                    "dp-sgd is the walk baseline: it needs mode = \"decentralized\"".into(),
-                ));
-            }
-            for (sigma, budget) in self.noise_levels()? {
-                for &clip in &clips {
-                    for &gamma in &or(&s.gamma, a.gamma) {
-                        for &lambda in &or(&s.lambda, a.lambda) {
-                            for &lr in &or(&s.lr, a.lr) {
-                                let context = format!(
-                                    "{} point (sigma={sigma}, clip={clip:?}, gamma={gamma}, lambda={lambda}, lr={lr})",
-                                    name.as_str()
-                                );
-                                let param = |source| ScenarioError::Param { context: context.clone(), source };
-                                let algorithm = match name {
-                                    AlgorithmName::Admm => Algorithm::Admm(
-                                        AdmmParams::new(gamma, lambda, sigma, clip).map_err(param)?,
-                                    ),
-                                    AlgorithmName::DpSgd => Algorithm::Sgd(
-                                        SgdParams::new(lr, sigma, clip).map_err(param)?,
-                                    ),
-                                };
-                                let point = Point { topology, name, algorithm, gamma, lambda, lr, budget };
-                                // Parameters that do not apply to an algorithm do not multiply its points.
-                                if !points.iter().any(|q: &Point| same_run(q, &point)) {
-                                    points.push(point);
+            for &name in &kinds {
+                if name == AlgorithmName::DpSgd && a.mode != Mode::Decentralized {
+                    return Err(ScenarioError::Invalid(
+                        "dp-sgd is the walk baseline: it needs mode = \"decentralized\"".into(),
+                    ));
+                }
+                for (sigma, budget) in self.noise_levels()? {
+                    for &clip in &clips {
+                        for &gamma in &or(&s.gamma, a.gamma) {
+                            for &lambda in &or(&s.lambda, a.lambda) {
+                                for &lr in &or(&s.lr, a.lr) {
+                                    let context = format!(
+                                        "{} point (sigma={sigma}, clip={clip:?}, gamma={gamma}, lambda={lambda}, lr={lr})",
+                                        name.as_str()
+                                    );
+                                    let param = |source| ScenarioError::Param {
+                                        context: context.clone(),
+                                        source,
+                                    };
+                                    let algorithm = match name {
+                                        AlgorithmName::Admm => Algorithm::Admm(
+                                            AdmmParams::new(gamma, lambda, sigma, clip)
+                                                .map_err(param)?,
+                                        ),
+                                        AlgorithmName::DpSgd => Algorithm::Sgd(
+                                            SgdParams::new(lr, sigma, clip).map_err(param)?,
+                                        ),
+                                    };
+                                    let point = Point {
+                                        topology,
+                                        name,
+                                        algorithm,
+                                        gamma,
+                                        lambda,
+                                        lr,
+                                        budget,
+                                    };
+                                    // Parameters that do not apply to an algorithm do not multiply its points.
+                                    if !points.iter().any(|q: &Point| same_run(q, &point)) {
+                                        points.push(point);
+                                    }
                                 }
                             }
                         }
                     }
                 }
             }
-        }
         }
         Ok(points)
     }
@@ -723,8 +801,12 @@ clip = 1.0
 
     #[test]
     fn overrides_apply_and_are_checked() {
-        let s = parse(MINIMAL, p(), &["algorithm.sigma=2.5".into(), "seed=9".into()])
-            .expect("parses");
+        let s = parse(
+            MINIMAL,
+            p(),
+            &["algorithm.sigma=2.5".into(), "seed=9".into()],
+        )
+        .expect("parses");
         assert_eq!(s.algorithm.sigma, 2.5);
         assert_eq!(s.seed, 9);
         let s = parse(MINIMAL, p(), &["algorithm.mode=federated".into()]).expect("parses");
@@ -750,24 +832,43 @@ clip = 1.0
         let s = parse(
             MINIMAL,
             p(),
-            &["algorithm.mode=federated".into(), "algorithm.blocks-per-round=11".into()],
+            &[
+                "algorithm.mode=federated".into(),
+                "algorithm.blocks-per-round=11".into(),
+            ],
         )
         .expect("parses");
-        assert!(s.check().expect_err("m > n").to_string().contains("blocks-per-round"));
+        assert!(
+            s.check()
+                .expect_err("m > n")
+                .to_string()
+                .contains("blocks-per-round")
+        );
     }
 
     #[test]
     fn sweep_is_a_product_without_duplicate_runs() {
-        let text = format!("{MINIMAL}\n[sweep]\nkind = [\"admm\", \"dp-sgd\"]\nsigma = [0.5, 1.0]\ngamma = [1.0, 2.0]\n");
+        let text = format!(
+            "{MINIMAL}\n[sweep]\nkind = [\"admm\", \"dp-sgd\"]\nsigma = [0.5, 1.0]\ngamma = [1.0, 2.0]\n"
+        );
         let s = parse(&text, p(), &[]).expect("parses");
         let points = s.points().expect("valid");
         // ADMM: 2 sigmas × 2 gammas; DP-SGD ignores gamma: 2 sigmas.
         assert_eq!(points.len(), 6);
-        let text = format!("{MINIMAL}\n[sweep]\nkind = [\"admm\", \"dp-sgd\"]\nepsilon = [1.0, 2.0, 4.0]\n")
-            .replace("sigma = 0.5", "");
+        let text = format!(
+            "{MINIMAL}\n[sweep]\nkind = [\"admm\", \"dp-sgd\"]\nepsilon = [1.0, 2.0, 4.0]\n"
+        )
+        .replace("sigma = 0.5", "");
         let s = parse(&text, p(), &[]).expect("parses");
-        assert_eq!(s.points().expect("valid").len(), 6, "one point per budget and algorithm");
+        assert_eq!(
+            s.points().expect("valid").len(),
+            6,
+            "one point per budget and algorithm"
+        );
         let both = format!("{MINIMAL}\n[privacy]\nepsilon = 1.0\n");
-        assert!(parse(&both, p(), &[]).expect("parses").check().is_err(), "sigma and a budget");
+        assert!(
+            parse(&both, p(), &[]).expect("parses").check().is_err(),
+            "sigma and a budget"
+        );
     }
 }

@@ -79,7 +79,11 @@ pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
     let problem = Problem::new(s.problem.loss(classes)?, s.problem.regularizer()?, users)?;
     let mut topologies = Vec::new();
     for spec in s.topologies() {
-        let topology = spec.build(Some(s.users), &loaded.base_dir, derive_seed(s.seed, Purpose::Topology, 0))?;
+        let topology = spec.build(
+            Some(s.users),
+            &loaded.base_dir,
+            derive_seed(s.seed, Purpose::Topology, 0),
+        )?;
         if topology.n() != s.users {
             return Err(ScenarioError::Invalid(format!(
                 "the topology has {} nodes but the scenario has {} users",
@@ -91,12 +95,21 @@ pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
         if s.algorithm.mode == crate::scenario::Mode::Decentralized {
             topology.require_walkable()?;
         }
-        topologies.push(NamedTopology { label: format!("{} ({} nodes)", spec.kind.name(), topology.n()), topology });
+        topologies.push(NamedTopology {
+            label: format!("{} ({} nodes)", spec.kind.name(), topology.n()),
+            topology,
+        });
     }
     let optimum = reference::solve(&problem, &ReferenceOptions::default())?;
     let graphs: Vec<&Topology> = topologies.iter().map(|t| &t.topology).collect();
     let privacy = PrivacyContext::new(s, &graphs)?;
-    Ok(Prepared { problem, test: data.test, topologies, optimum, privacy })
+    Ok(Prepared {
+        problem,
+        test: data.test,
+        topologies,
+        optimum,
+        privacy,
+    })
 }
 
 /// The runs of one sweep point.
@@ -119,8 +132,11 @@ pub fn simulate(
     quiet: bool,
 ) -> Result<Vec<PointResult>, SimError> {
     let s = &loaded.scenario;
-    let resolved: Vec<Resolved> =
-        s.points()?.iter().map(|p| prepared.privacy.resolve(s, p)).collect::<Result<_, _>>()?;
+    let resolved: Vec<Resolved> = s
+        .points()?
+        .iter()
+        .map(|p| prepared.privacy.resolve(s, p))
+        .collect::<Result<_, _>>()?;
     for r in resolved.iter().filter(|r| r.point.budget.is_some()) {
         tracing::info!(
             epsilon = r.point.budget,
@@ -132,7 +148,11 @@ pub fn simulate(
     let points: Vec<Point> = resolved.iter().map(|r| r.point).collect();
     let reps = s.repetitions;
     let total = points.len() as u64 * reps as u64 * s.steps;
-    let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(total) };
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(total)
+    };
     bar.set_style(
         ProgressStyle::with_template(
             "{spinner} {elapsed_precise} [{bar:40}] {human_pos}/{human_len} steps ({per_sec}, eta {eta})",
@@ -140,10 +160,14 @@ pub fn simulate(
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> "),
     );
-    let evaluator =
-        Evaluator { problem: &prepared.problem, test: prepared.test.as_ref(), optimum: &prepared.optimum };
-    let tasks: Vec<(usize, usize)> =
-        (0..points.len()).flat_map(|p| (0..reps).map(move |r| (p, r))).collect();
+    let evaluator = Evaluator {
+        problem: &prepared.problem,
+        test: prepared.test.as_ref(),
+        optimum: &prepared.optimum,
+    };
+    let tasks: Vec<(usize, usize)> = (0..points.len())
+        .flat_map(|p| (0..reps).map(move |r| (p, r)))
+        .collect();
     let results: Result<Vec<RunResult>, RunError> = tasks
         .par_iter()
         .map(|&(p, r)| {
@@ -157,7 +181,15 @@ pub fn simulate(
             let progress = |k: u64| bar.inc(k);
             let topology = &prepared.topologies[points[p].topology].topology;
             let cap = resolved[p].cap.as_ref();
-            run(&prepared.problem, topology, &points[p].algorithm, &schedule, cap, &evaluator, &progress)
+            run(
+                &prepared.problem,
+                topology,
+                &points[p].algorithm,
+                &schedule,
+                cap,
+                &evaluator,
+                &progress,
+            )
         })
         .collect();
     bar.finish_and_clear();

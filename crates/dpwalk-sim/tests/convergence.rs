@@ -1,6 +1,9 @@
 //! Without noise and without clipping, every schedule of the ADMM step converges to the optimum
 //! of the independent reference solver: this pins the step's scaling convention (DESIGN.md).
 
+// Test helpers abort the test on a failed set-up, as the tests themselves do.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 use dpwalk_sim::scenario::{LoadedScenario, parse};
 use dpwalk_sim::simulate::{prepare, simulate};
 use std::path::{Path, PathBuf};
@@ -8,7 +11,11 @@ use std::path::{Path, PathBuf};
 fn scenario(text: &str, sets: &[&str]) -> LoadedScenario {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let scenario = parse(text, Path::new("inline.toml"), &sets).expect("scenario parses");
-    LoadedScenario { scenario, base_dir: PathBuf::from("."), name: "inline".into() }
+    LoadedScenario {
+        scenario,
+        base_dir: PathBuf::from("."),
+        name: "inline".into(),
+    }
 }
 
 const LASSO: &str = r#"
@@ -65,7 +72,10 @@ fn final_gap(text: &str, sets: &[&str]) -> f64 {
 
 fn assert_converges(text: &str, sets: &[&str]) {
     let gap = final_gap(text, sets);
-    assert!(gap.abs() <= 1e-8, "relative objective gap {gap:e} with {sets:?}");
+    assert!(
+        gap.abs() <= 1e-8,
+        "relative objective gap {gap:e} with {sets:?}"
+    );
 }
 
 #[test]
@@ -75,12 +85,27 @@ fn lasso_walk_converges() {
 
 #[test]
 fn lasso_federated_converges() {
-    assert_converges(LASSO, &["algorithm.mode=federated", "algorithm.blocks-per-round=5", "steps=4000", "eval-every=4000"]);
+    assert_converges(
+        LASSO,
+        &[
+            "algorithm.mode=federated",
+            "algorithm.blocks-per-round=5",
+            "steps=4000",
+            "eval-every=4000",
+        ],
+    );
 }
 
 #[test]
 fn lasso_centralized_converges() {
-    assert_converges(LASSO, &["algorithm.mode=centralized", "steps=1000", "eval-every=1000"]);
+    assert_converges(
+        LASSO,
+        &[
+            "algorithm.mode=centralized",
+            "steps=1000",
+            "eval-every=1000",
+        ],
+    );
 }
 
 #[test]
@@ -90,17 +115,35 @@ fn logistic_walk_converges() {
 
 #[test]
 fn logistic_federated_converges() {
-    assert_converges(LOGISTIC, &["algorithm.mode=federated", "algorithm.blocks-per-round=3", "steps=8000", "eval-every=8000"]);
+    assert_converges(
+        LOGISTIC,
+        &[
+            "algorithm.mode=federated",
+            "algorithm.blocks-per-round=3",
+            "steps=8000",
+            "eval-every=8000",
+        ],
+    );
 }
 
 #[test]
 fn logistic_centralized_converges() {
-    assert_converges(LOGISTIC, &["algorithm.mode=centralized", "steps=1000", "eval-every=1000"]);
+    assert_converges(
+        LOGISTIC,
+        &[
+            "algorithm.mode=centralized",
+            "steps=1000",
+            "eval-every=1000",
+        ],
+    );
 }
 
 #[test]
 fn too_few_steps_leave_a_visible_gap() {
     // Sanity check that the test can fail: far too few steps leave a visible gap.
     let gap = final_gap(LASSO, &["steps=20", "eval-every=20"]);
-    assert!(gap > 1e-4, "20 steps cannot reach the optimum, got gap {gap:e}");
+    assert!(
+        gap > 1e-4,
+        "20 steps cannot reach the optimum, got gap {gap:e}"
+    );
 }

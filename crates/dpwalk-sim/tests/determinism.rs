@@ -1,5 +1,8 @@
 //! Same seed, bit-identical model; another seed, another model.
 
+// Test helpers abort the test on a failed set-up, as the tests themselves do.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 use dpwalk_sim::scenario::{LoadedScenario, parse};
 use dpwalk_sim::simulate::{prepare, simulate};
 use std::path::{Path, PathBuf};
@@ -31,7 +34,11 @@ clip = 0.5
 fn final_z(sets: &[&str]) -> Vec<f64> {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let scenario = parse(NOISY, Path::new("inline.toml"), &sets).expect("parses");
-    let loaded = LoadedScenario { scenario, base_dir: PathBuf::from("."), name: "inline".into() };
+    let loaded = LoadedScenario {
+        scenario,
+        base_dir: PathBuf::from("."),
+        name: "inline".into(),
+    };
     let prepared = prepare(&loaded).expect("prepare");
     let results = simulate(&loaded, &prepared, true).expect("simulate");
     results[0].runs[0].z.clone()

@@ -46,12 +46,16 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
     let summary = output::write_all(&out, &loaded, &prepared, &results)
         .with_context(|| format!("writing results to {}", out.display()))?;
     println!(
-        "{:<8} {:>10} {:>8} {:>14} {:>12} {:>10} {:>12}",
-        "algo", "sigma", "clip", "objective", "rel. gap", "test err", "steps/s"
+        "{:<8} {:>10} {:>8} {:>14} {:>12} {:>10} {:>12} {:>12}  {}",
+        "algo", "sigma", "clip", "objective", "rel. gap", "test err", "network eps", "steps/s", "topology"
     );
     for p in &summary.points {
+        let network = p.privacy.accounting.network.as_ref().map_or_else(
+            || "-".to_string(),
+            |n| n.figure.epsilon.map_or_else(|| "inf".to_string(), |e| format!("{e:.4}")),
+        );
         println!(
-            "{:<8} {:>10.4} {:>8} {:>14.6e} {:>12.3e} {:>10} {:>12.0}",
+            "{:<8} {:>10.4} {:>8} {:>14.6e} {:>12.3e} {:>10} {:>12} {:>12.0}  {}",
             p.algorithm,
             p.sigma,
             p.clip
@@ -61,8 +65,13 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
             p.final_mean
                 .test_error
                 .map_or_else(|| "-".to_string(), |e| format!("{e:.4}")),
+            network,
             p.throughput.steps_per_second,
+            p.topology,
         );
+    }
+    if let Some(delta) = summary.points.first().map(|p| p.privacy.accounting.delta) {
+        println!("network eps: worst user against its worst observer, at delta = {delta:e} (details in summary.json)");
     }
     println!(
         "optimum objective {:.6e}; results in {}",

@@ -46,13 +46,17 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
     let summary = output::write_all(&out, &loaded, &prepared, &results)
         .with_context(|| format!("writing results to {}", out.display()))?;
     println!(
-        "{:<8} {:>10} {:>8} {:>14} {:>12} {:>10} {:>12} {:>12}  {}",
-        "algo", "sigma", "clip", "objective", "rel. gap", "test err", "network eps", "steps/s", "topology"
+        "{:<8} {:>10} {:>8} {:>14} {:>12} {:>10} {:>12} {:>12}  topology",
+        "algo", "sigma", "clip", "objective", "rel. gap", "test err", "network eps", "steps/s"
     );
     for p in &summary.points {
         let network = p.privacy.accounting.network.as_ref().map_or_else(
             || "-".to_string(),
-            |n| n.figure.epsilon.map_or_else(|| "inf".to_string(), |e| format!("{e:.4}")),
+            |n| {
+                n.figure
+                    .epsilon
+                    .map_or_else(|| "inf".to_string(), |e| format!("{e:.4}"))
+            },
         );
         println!(
             "{:<8} {:>10.4} {:>8} {:>14.6e} {:>12.3e} {:>10} {:>12} {:>12.0}  {}",
@@ -71,7 +75,9 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
         );
     }
     if let Some(delta) = summary.points.first().map(|p| p.privacy.accounting.delta) {
-        println!("network eps: worst user against its worst observer, at delta = {delta:e} (details in summary.json)");
+        println!(
+            "network eps: worst user against its worst observer, at delta = {delta:e} (details in summary.json)"
+        );
     }
     println!(
         "optimum objective {:.6e}; results in {}",

@@ -71,27 +71,33 @@ impl Evaluator<'_> {
         u: Option<&[f64]>,
         prox: Option<&LocalProx<'_>>,
     ) -> EvalPoint {
-        let reg = self.problem.regularizer();
         let mut z = vec![0.0; w.len()];
-        algorithm.model(reg, w, &mut z);
-        let train_objective = self.problem.objective(&z);
+        algorithm.model(self.problem.regularizer(), w, &mut z);
+        let mut point = self.evaluate_model(step, contributions, &z);
+        if let (Some(u), Some(prox)) = (u, prox) {
+            point.consensus_gap = Some(self.consensus_gap(&z, u, prox));
+        }
+        point
+    }
+
+    /// Evaluates a model `z` itself (no consensus gap: that needs the users' `u`). A daemon swarm's
+    /// final model is evaluated here.
+    pub fn evaluate_model(&self, step: u64, contributions: u64, z: &[f64]) -> EvalPoint {
+        let reg = self.problem.regularizer();
+        let train_objective = self.problem.objective(z);
         let test_objective = self
             .test
-            .map(|t| self.problem.dataset_loss(t, &z) + reg.value(&z));
-        let test_error = self.test.and_then(|t| self.problem.error_rate(t, &z));
-        let consensus_gap = match (u, prox) {
-            (Some(u), Some(prox)) => Some(self.consensus_gap(&z, u, prox)),
-            _ => None,
-        };
+            .map(|t| self.problem.dataset_loss(t, z) + reg.value(z));
+        let test_error = self.test.and_then(|t| self.problem.error_rate(t, z));
         EvalPoint {
             step,
             contributions,
             train_objective,
             test_objective,
             test_error,
-            distance_to_optimum: distance(&z, &self.optimum.x),
+            distance_to_optimum: distance(z, &self.optimum.x),
             relative_gap: relative_gap(train_objective, self.optimum.objective),
-            consensus_gap,
+            consensus_gap: None,
         }
     }
 

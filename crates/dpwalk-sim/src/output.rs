@@ -370,6 +370,8 @@ pub fn metrics_csv(results: &[PointResult]) -> String {
 #[derive(Debug, Serialize)]
 struct FinalModel<'a> {
     z: &'a [f64],
+    /// The token's final value; a daemon swarm publishes only `z`, and leaves this out.
+    #[serde(skip_serializing_if = "<[f64]>::is_empty")]
     w: &'a [f64],
     steps: u64,
     seed: u64,

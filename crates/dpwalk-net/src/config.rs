@@ -1,0 +1,211 @@
+//! `node.toml`: what one operator configures for their node. Everything the members must agree on
+//! is in the run file ([`crate::run`]); this file holds only what is the node's own: its key, its
+//! data, where it listens and keeps its state, how it finds the others, its budget.
+//!
+//! ```toml
+//! run = "run.toml"                  # the run file every member shares
+//! identity = "node.key"             # from `dpwalk keygen`
+//! state-dir = "state"               # u_i, custody, ledger, final_model.json
+//! listen = ["/ip4/0.0.0.0/tcp/4001"]
+//! bootstrap = []                    # Kademlia bootstrap peers: multiaddrs ending in /p2p/<PeerId>
+//! mdns = true                       # discover members on the LAN
+//! status = "127.0.0.1:9101"         # status endpoint: GET /status (JSON), GET /metrics (Prometheus)
+//!
+//! [data]                            # the node's own records: a dataset table as in scenarios
+//! source = "csv"
+//! path = "data.csv"
+//!
+//! [budget]                          # optional: stop contributing before local ε exceeds this
+//! epsilon = 10.0
+//! delta = 1e-6
+//!
+//! [timeouts]                        # optional, milliseconds
+//! request = 5000                    # one request-response exchange
+//! handoff = 3000                    # retrying the same receiver before re-routing the token
+//! resume = 10000                    # a predecessor's wait before it resumes a vanished walk
+//! linger = 2000                     # after the final model, answering late peers before exiting
+//! ```
+//! Relative paths are relative to the directory of `node.toml`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use dpwalk_core::data::DataSpec;
+use dpwalk_core::topology::spec::toml_error_location;
+use serde::Deserialize;
+use thiserror::Error;
+
+/// Errors of reading `node.toml`.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read node config {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The reason.
+        source: std::io::Error,
+    },
+    /// A key is unknown, missing or of the wrong type, or a value is out of range.
+    #[error("{path}, line {line}: {}{message}", key.as_deref().map(|k| format!("`{k}`: ")).unwrap_or_default())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line (1 when unknown).
+        line: usize,
+        /// The offending key, when known.
+        key: Option<String>,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The node's own budget (local view: against an eavesdropper on every token it sends).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct BudgetConfig {
+    /// ε.
+    pub epsilon: f64,
+    /// δ.
+    pub delta: f64,
+}
+
+/// Timeouts, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct Timeouts {
+    /// One request-response exchange.
+    pub request: u64,
+    /// Retrying the same receiver before the token is re-routed.
+    pub handoff: u64,
+    /// A predecessor's wait for [`crate::codec::Message::Released`] before it resumes the walk.
+    pub resume: u64,
+    /// After the final model: how long to keep answering before exiting.
+    pub linger: u64,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            request: 5_000,
+            handoff: 3_000,
+            resume: 10_000,
+            linger: 2_000,
+        }
+    }
+}
+
+impl Timeouts {
+    /// As a duration.
+    pub fn request(&self) -> Duration {
+        Duration::from_millis(self.request)
+    }
+    /// As a duration.
+    pub fn handoff(&self) -> Duration {
+        Duration::from_millis(self.handoff)
+    }
+    /// As a duration.
+    pub fn resume(&self) -> Duration {
+        Duration::from_millis(self.resume)
+    }
+    /// As a duration.
+    pub fn linger(&self) -> Duration {
+        Duration::from_millis(self.linger)
+    }
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// `node.toml` as written.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct NodeConfig {
+    /// The run file.
+    pub run: PathBuf,
+    /// The identity file.
+    pub identity: PathBuf,
+    /// The state directory.
+    pub state_dir: PathBuf,
+    /// Listen multiaddrs.
+    #[serde(default)]
+    pub listen: Vec<String>,
+    /// Kademlia bootstrap multiaddrs (with `/p2p/<PeerId>`).
+    #[serde(default)]
+    pub bootstrap: Vec<String>,
+    /// mDNS discovery.
+    #[serde(default = "default_true")]
+    pub mdns: bool,
+    /// Status endpoint address (`host:port`).
+    #[serde(default)]
+    pub status: Option<String>,
+    /// The node's records.
+    pub data: DataSpec,
+    /// The node's budget.
+    #[serde(default)]
+    pub budget: Option<BudgetConfig>,
+    /// Timeouts.
+    #[serde(default)]
+    pub timeouts: Timeouts,
+    /// The directory relative paths start from (not in the file).
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+}
+
+impl NodeConfig {
+    /// Reads `path`.
+    pub fn load(path: &Path) -> Result<NodeConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
+        NodeConfig::parse(&text, path, &base)
+    }
+
+    /// Parses `text` (from `path`, for messages); relative paths resolve against `base_dir`.
+    pub fn parse(text: &str, path: &Path, base_dir: &Path) -> Result<NodeConfig, ConfigError> {
+        let invalid = |line, key, message| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            line,
+            key,
+            message,
+        };
+        let mut cfg: NodeConfig = toml::from_str(text).map_err(|e| {
+            let (line, key) = toml_error_location(text, &e);
+            invalid(line, key, e.message().to_string())
+        })?;
+        cfg.base_dir = base_dir.to_path_buf();
+        if let Some(b) = cfg.budget
+            && !(b.epsilon > 0.0 && b.epsilon.is_finite() && b.delta > 0.0 && b.delta < 1.0)
+        {
+            return Err(invalid(
+                1,
+                Some("budget".into()),
+                format!(
+                    "epsilon must be > 0 and finite and delta in (0, 1), got ({}, {})",
+                    b.epsilon, b.delta
+                ),
+            ));
+        }
+        let t = cfg.timeouts;
+        if [t.request, t.handoff, t.resume].contains(&0) {
+            return Err(invalid(
+                1,
+                Some("timeouts".into()),
+                "request, handoff and resume must be at least 1 ms".into(),
+            ));
+        }
+        Ok(cfg)
+    }
+
+    /// `p` resolved against the config's directory.
+    pub fn resolve(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.base_dir.join(p)
+        }
+    }
+}

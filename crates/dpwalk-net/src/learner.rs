@@ -1,0 +1,446 @@
+//! The node's side of the walk without the network: what it does with a token, durably.
+//!
+//! Every number comes from `dpwalk_core` and `dpwalk_privacy`, through the same calls the
+//! simulator makes: [`visit`] (the step, then the next hop from the node's own RNG, seeded by
+//! [`node_rng`]`(run seed, index)`), [`start_holder`], [`Algorithm::model`] for the final `z`, and
+//! [`local_view`] for the charge of one contribution. A daemon swarm and `dpwalk sim` given the same
+//! run therefore produce the same `z`, bit for bit (tested end to end).
+//!
+//! # Durability
+//! For one received token the order is
+//! ```text
+//! budget check → visit (step + next hop) → StateDir::commit(u_i, RNG position, seq, outgoing token)
+//!   → ledger append → (the caller) send
+//! ```
+//! The state is the truth and the ledger follows it: a crash between the commit and the append
+//! leaves the ledger one record short, which [`Learner::open`] repairs (it knows the seq of the last
+//! contribution and the charge is a pure function of σ and C), so every ledger holds exactly the
+//! contributions its node made, none lost and none counted twice. A crash before the commit leaves
+//! the previous state: the sender still has custody, re-sends, and the node steps again from the
+//! same `u_i` and RNG position, to the same result.
+//!
+//! What happens after the commit (acknowledgements, releases) is kept in memory only: after a
+//! restart the node re-sends its outgoing token, and the receiver's answer (an acknowledgement for
+//! a token it already took, a refusal for one the walk has passed) settles it.
+//!
+//! # The node's problem
+//! The node knows only its own records and `n`. [`node_problem`] builds a [`Problem`] of `n` users
+//! in which every user but this node has no records: the step touches only the holder's block and
+//! divides by `n`, so it computes exactly what the simulator computes for that user.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use dpwalk_core::data::{Dataset, LabelKind, UserData};
+use dpwalk_core::params::AdmmParams;
+use dpwalk_core::problem::{LocalProx, Loss, Problem, ProblemError};
+use dpwalk_core::rng::{NodeRng, node_rng};
+use dpwalk_core::step::{Algorithm, StepScratch};
+use dpwalk_core::walk::{Update, start_holder, visit};
+use dpwalk_privacy::ledger::{Budget, Ledger, LedgerError};
+use dpwalk_privacy::local::local_view;
+use dpwalk_privacy::rdp::{Conversion, Orders, RdpCurve};
+use dpwalk_privacy::walk::{Hitting, Setup, UserFigures, user_figures};
+use dpwalk_privacy::{Noise, PrivacyError};
+use libp2p_identity::PeerId;
+use thiserror::Error;
+
+use crate::codec::{FinalModel, Token};
+use crate::run::Run;
+use crate::state::{Custody, NodeState, StateDir, StateError};
+
+/// The ledger's file name in the state directory.
+pub const LEDGER_FILE: &str = "ledger.bin";
+
+/// δ of the figures a node reports when neither its budget nor the run names one.
+pub const DEFAULT_DELTA: f64 = 1e-6;
+
+/// How many times a re-route redraws the next hop to avoid unreachable neighbours before it
+/// takes what it drew.
+const REROUTE_DRAWS: usize = 64;
+
+/// Errors of the node's learning state.
+#[derive(Debug, Error)]
+pub enum LearnerError {
+    /// The durable state failed or cannot be trusted.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// The ledger failed or cannot be trusted.
+    #[error("ledger: {0}")]
+    Ledger(#[from] LedgerError),
+    /// The accountant refused its inputs.
+    #[error("privacy: {0}")]
+    Privacy(#[from] PrivacyError),
+    /// The node's data do not fit the run's problem.
+    #[error("the node's data do not fit the run: {0}")]
+    Problem(#[from] ProblemError),
+    /// The state and the ledger disagree in a way no crash explains.
+    #[error("state and ledger {ledger} disagree: {message}")]
+    Inconsistent {
+        /// The ledger file.
+        ledger: PathBuf,
+        /// How.
+        message: String,
+    },
+}
+
+/// The labels of a node's file as the run's loss reads them. A node's file may hold a single
+/// class, so labels are not fitted per file: they are read as numbers and must already be in the
+/// loss's convention (`±1` for logistic, `0..classes` for multinomial).
+pub fn labels_for_loss(mut data: Dataset, loss: Loss) -> Dataset {
+    data.label_kind = match (loss, data.label_kind) {
+        (Loss::Squared, kind) => kind,
+        (Loss::Logistic, _) => LabelKind::Binary,
+        (Loss::Multinomial { classes }, _) => LabelKind::Classes(classes),
+    };
+    data
+}
+
+/// The problem as node `index` of `run` sees it: its own records, and `n − 1` users without any
+/// (see the module docs). [`Problem::new`] checks the labels against the loss.
+pub fn node_problem(run: &Run, index: usize, data: Dataset) -> Result<Problem, ProblemError> {
+    let n = run.members().len();
+    let rows = data.rows();
+    let offsets = (0..=n).map(|i| if i <= index { 0 } else { rows }).collect();
+    let data = labels_for_loss(data, run.loss());
+    Problem::new(
+        run.loss(),
+        run.regularizer(),
+        UserData { data, offsets },
+    )
+}
+
+/// What the caller does after a token was handled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Send this token (it is in custody until acknowledged).
+    Forward(Custody),
+    /// The walk is over: publish the final model to every member.
+    Final(FinalModel),
+}
+
+/// A node's learning state: its block of the problem, its RNG, its durable state and ledger.
+pub struct Learner<'p> {
+    run: &'p Run,
+    index: usize,
+    problem: &'p Problem,
+    prox: &'p LocalProx<'p>,
+    params: AdmmParams,
+    rng: NodeRng,
+    scratch: StepScratch,
+    state: NodeState,
+    states: StateDir,
+    ledger: Ledger,
+    orders: Orders,
+    noise: Noise,
+    step_charge: RdpCurve,
+    budget: Option<Budget>,
+    hitting: Option<Hitting>,
+    delta: f64,
+}
+
+impl std::fmt::Debug for Learner<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Learner")
+            .field("index", &self.index)
+            .field("last_seq", &self.state.last_seq)
+            .field("contributions", &self.state.contributions)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'p> Learner<'p> {
+    /// Opens the node's state in `state_dir` (fresh, or as a crash left it), recovers and repairs
+    /// its ledger, and positions its RNG. `hitting` gives the network figures (optional: costly on
+    /// big sparse graphs).
+    #[allow(clippy::too_many_arguments)]
+    pub fn open(
+        run: &'p Run,
+        index: usize,
+        problem: &'p Problem,
+        prox: &'p LocalProx<'p>,
+        params: AdmmParams,
+        state_dir: &Path,
+        budget: Option<Budget>,
+        hitting: Option<Hitting>,
+    ) -> Result<Self, LearnerError> {
+        let states = StateDir::open(state_dir)?;
+        let state = states
+            .load_for(run.hash())?
+            .unwrap_or_else(|| NodeState::fresh(run.hash(), run.dimension()));
+        let mut rng = node_rng(run.seed(), index as u64);
+        rng.set_word_pos(state.rng_word_pos);
+        let orders = Orders::default_grid();
+        let clip = params.clip().unwrap_or(f64::INFINITY);
+        let noise = Noise::new(params.sigma(), clip)?;
+        let step_charge = local_view(&orders, noise, 1);
+        let ledger_path = state_dir.join(LEDGER_FILE);
+        let mut ledger = if ledger_path.exists() {
+            let (ledger, recovery) = Ledger::recover(&ledger_path)?;
+            if recovery.discarded_bytes > 0 {
+                tracing::warn!(
+                    ledger = %ledger_path.display(),
+                    discarded_bytes = recovery.discarded_bytes,
+                    records = recovery.records,
+                    "the ledger's last record was torn by a crash and was discarded"
+                );
+            }
+            ledger
+        } else {
+            Ledger::create(&ledger_path, &orders)?
+        };
+        let inconsistent = |message: String| LearnerError::Inconsistent {
+            ledger: ledger_path.clone(),
+            message,
+        };
+        match ledger.records().cmp(&state.contributions) {
+            std::cmp::Ordering::Equal => {}
+            std::cmp::Ordering::Less if ledger.records() + 1 == state.contributions => {
+                let Some(seq) = state.last_contribution_seq else {
+                    return Err(inconsistent("contributions without a last seq".into()));
+                };
+                ledger.append(seq, &step_charge)?;
+                tracing::warn!(seq, "repaired the ledger: the crash came before its append");
+            }
+            _ => {
+                return Err(inconsistent(format!(
+                    "{} records for {} contributions",
+                    ledger.records(),
+                    state.contributions
+                )));
+            }
+        }
+        let scratch = StepScratch::new(run.dimension(), prox.scratch());
+        let delta = budget.map_or(DEFAULT_DELTA, |b| b.delta());
+        Ok(Learner {
+            run,
+            index,
+            problem,
+            prox,
+            params,
+            rng,
+            scratch,
+            state,
+            states,
+            ledger,
+            orders,
+            noise,
+            step_charge,
+            budget,
+            hitting,
+            delta,
+        })
+    }
+
+    /// The durable state (read-only).
+    pub fn state(&self) -> &NodeState {
+        &self.state
+    }
+
+    /// The node's index in the run.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Whether this node starts the walk: it is the run's first holder and has handled nothing.
+    pub fn starts_walk(&self) -> bool {
+        start_holder(self.run.seed(), self.run.members().len()) == self.index
+            && self.state.last_seq.is_none()
+            && self.state.final_model.is_none()
+    }
+
+    /// The token the walk starts from: `seq = 0`, `w = (1/n) Σ u_j = 0`.
+    pub fn initial_token(&self) -> Token {
+        Token {
+            run_id: self.run.run_id().to_string(),
+            seq: 0,
+            w: vec![0.0; self.run.dimension()],
+        }
+    }
+
+    /// Handles a validated token from `from` (`None` for the initial token): steps (or, with the
+    /// budget spent, only forwards), commits, charges the ledger. See the module docs for the order.
+    pub fn receive(&mut self, token: Token, from: Option<PeerId>) -> Result<Outcome, LearnerError> {
+        let spent = match self.budget {
+            Some(b) => {
+                let check = self
+                    .ledger
+                    .check_next(b, &self.step_charge, Conversion::Tight)?;
+                if check.exceeds {
+                    tracing::warn!(
+                        seq = token.seq,
+                        epsilon_now = ?check.now,
+                        budget = b.epsilon(),
+                        "budget spent: forwarding the token without stepping"
+                    );
+                }
+                check.exceeds
+            }
+            None => false,
+        };
+        let mut w = token.w;
+        let mut clipped = false;
+        let next = if spent {
+            self.run.topology().next_hop(self.index, &mut self.rng)
+        } else {
+            let update = Update::Admm {
+                prox: self.prox,
+                params: &self.params,
+                u: &mut self.state.u,
+            };
+            let (contribution, next) = visit(
+                self.problem,
+                self.run.topology(),
+                self.index,
+                update,
+                &mut w,
+                &mut self.rng,
+                &mut self.scratch,
+            );
+            clipped = contribution.clipped;
+            next
+        };
+        let seq = token.seq + 1;
+        let state = &mut self.state;
+        state.rng_word_pos = self.rng.get_word_pos();
+        state.last_seq = Some(token.seq);
+        state.predecessor = from;
+        state.backup = None;
+        if spent {
+            state.skipped += 1;
+        } else {
+            state.contributions += 1;
+            state.clipped += u64::from(clipped);
+            state.last_contribution_seq = Some(token.seq);
+        }
+        let outcome = if seq >= self.run.steps() {
+            let mut z = vec![0.0; w.len()];
+            Algorithm::Admm(self.params).model(self.problem.regularizer(), &w, &mut z);
+            let model = FinalModel {
+                run_id: token.run_id,
+                seq,
+                z,
+            };
+            state.outgoing = None;
+            state.final_model = Some(model.clone());
+            Outcome::Final(model)
+        } else {
+            let custody = Custody {
+                to: self.run.members()[next].peer,
+                token: Token {
+                    run_id: token.run_id,
+                    seq,
+                    w,
+                },
+            };
+            state.outgoing = Some(custody.clone());
+            Outcome::Forward(custody)
+        };
+        self.states.commit(&self.state)?;
+        if !spent {
+            self.ledger.append(token.seq, &self.step_charge)?;
+        }
+        Ok(outcome)
+    }
+
+    /// Redraws the receiver of the outgoing token, avoiding `avoid` (members that failed) when the
+    /// walk's own draws allow it within a bounded number of tries; commits the new custody.
+    pub fn reroute(&mut self, avoid: &HashSet<PeerId>) -> Result<Option<Custody>, LearnerError> {
+        let Some(mut custody) = self.state.outgoing.take() else {
+            return Ok(None);
+        };
+        let topology = self.run.topology();
+        let mut next = topology.next_hop(self.index, &mut self.rng);
+        for _ in 1..REROUTE_DRAWS {
+            if !avoid.contains(&self.run.members()[next].peer) {
+                break;
+            }
+            next = topology.next_hop(self.index, &mut self.rng);
+        }
+        custody.to = self.run.members()[next].peer;
+        self.state.outgoing = Some(custody.clone());
+        self.state.rng_word_pos = self.rng.get_word_pos();
+        self.states.commit(&self.state)?;
+        Ok(Some(custody))
+    }
+
+    /// The receiver acknowledged `seq`: the outgoing token becomes the backup (in memory). Returns
+    /// the predecessor to tell, with the seq of the token it gave this node.
+    pub fn acknowledged(&mut self, seq: u64) -> Option<(PeerId, u64)> {
+        if self.state.outgoing.as_ref().is_some_and(|c| c.token.seq == seq) {
+            self.state.backup = self.state.outgoing.take();
+            let given = self.state.last_seq?;
+            return self.state.predecessor.map(|p| (p, given));
+        }
+        None
+    }
+
+    /// The receiver refused `seq` as already passed by the walk: drop it.
+    pub fn superseded(&mut self, seq: u64) {
+        if self.state.outgoing.as_ref().is_some_and(|c| c.token.seq == seq) {
+            self.state.outgoing = None;
+        }
+    }
+
+    /// The token this node gave (seq `seq`) has been acknowledged downstream: drop the backup.
+    pub fn released(&mut self, seq: u64) {
+        if self.state.backup.as_ref().is_some_and(|c| c.token.seq == seq) {
+            self.state.backup = None;
+        }
+    }
+
+    /// The receiver of the backup vanished: resume the walk from the backup, towards another
+    /// neighbour than `gone`.
+    pub fn resume(&mut self, gone: PeerId) -> Result<Option<Custody>, LearnerError> {
+        let Some(backup) = self.state.backup.take() else {
+            return Ok(None);
+        };
+        self.state.outgoing = Some(backup);
+        self.reroute(&HashSet::from([gone]))
+    }
+
+    /// Records a final model received from the publisher (durably).
+    pub fn final_received(&mut self, model: FinalModel) -> Result<(), LearnerError> {
+        self.state.outgoing = None;
+        self.state.backup = None;
+        self.state.final_model = Some(model);
+        self.states.commit(&self.state)?;
+        Ok(())
+    }
+
+    /// This node's privacy figures now: local (from the ledger's count) and network (when the
+    /// hitting distribution is known), at the node's δ.
+    pub fn figures(&self) -> Result<Option<UserFigures>, LearnerError> {
+        let Some(hitting) = &self.hitting else {
+            return Ok(None);
+        };
+        let setup = Setup {
+            orders: self.orders.clone(),
+            noise: self.noise,
+            delta: self.delta,
+            conversion: Conversion::Tight,
+        };
+        Ok(Some(user_figures(
+            &setup,
+            hitting,
+            self.index,
+            self.ledger.records(),
+        )?))
+    }
+
+    /// Local ε spent so far (from the ledger), at the node's δ; `None` when unbounded.
+    pub fn local_epsilon(&self) -> Result<Option<f64>, LearnerError> {
+        let bound = self.ledger.total().to_dp(self.delta, Conversion::Tight)?;
+        Ok(dpwalk_privacy::walk::Figure::from(bound).epsilon)
+    }
+
+    /// δ of the reported figures.
+    pub fn delta(&self) -> f64 {
+        self.delta
+    }
+
+    /// Contributions recorded in the ledger.
+    pub fn ledger_records(&self) -> u64 {
+        self.ledger.records()
+    }
+}

@@ -1,0 +1,39 @@
+//! dpwalk-net: the daemon's side of dpwalk: the wire format, run files, identities, durable node
+//! state, the libp2p behaviour, custody of the token and the node's runtime.
+//!
+//! # Layout
+//! - [`codec`]: the wire format of `/dpwalk/token/1` (versioned messages, a size limit checked
+//!   before decoding, trailing bytes refused) and the validation of inbound tokens into typed
+//!   [`codec::Rejection`]s.
+//! - [`run`]: the run file every member shares (parameters, topology, members with PeerIds), its
+//!   validation, canonical hash and field-by-field diff.
+//! - [`keys`]: the node's ed25519 identity on disk (mode 0600, never overwritten).
+//! - [`state`]: the node's durable state (`u_i`, RNG position, last seq, custody copy of the
+//!   outgoing token), committed atomically and checksummed.
+//! - [`config`]: `node.toml`, what is the node's own (key, data, addresses, budget).
+//! - [`learner`]: what a node does with a token, without the network: validate, step (the
+//!   simulator's code), commit, charge the ledger.
+//! - [`protocol`], [`behaviour`]: the libp2p codec and behaviours.
+//! - [`node`]: the event loop: custody, hand-off, recovery, final model.
+//! - [`status`]: the status endpoint (JSON and Prometheus) and its client.
+//!
+//! # Usage
+//! ```
+//! use dpwalk_net::codec::{self, Message, Token};
+//! let token = Token { run_id: "demo".into(), seq: 0, w: vec![0.5, -1.0] };
+//! let frame = codec::encode(&Message::Token(token.clone())).unwrap();
+//! assert_eq!(codec::decode_frame(&frame).unwrap(), Message::Token(token));
+//! ```
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod behaviour;
+pub mod codec;
+pub mod config;
+pub mod keys;
+pub mod learner;
+pub mod node;
+pub mod protocol;
+pub mod run;
+pub mod state;
+pub mod status;

@@ -1,0 +1,989 @@
+//! The daemon: one node of a run, from `node.toml` to `final_model.json`.
+//!
+//! [`run`] loads the run file, the identity and the node's data, opens its durable state
+//! ([`crate::learner`]), starts the swarm ([`crate::behaviour`]) and the status endpoint, and runs
+//! the event loop until the final model is written (or the node is told to stop).
+//!
+//! # Custody (DESIGN.md, "The daemon")
+//! - A received token is validated ([`crate::codec::validate`]), stepped and committed, *then*
+//!   acknowledged: an acknowledgement means "durably taken over".
+//! - The outgoing token stays in custody until acknowledged. A transient failure (no connection,
+//!   timeout, a peer that has not verified us yet) retries the same receiver for `handoff` ms,
+//!   since it may be restarting with the token already taken; after that the peer is avoided for a
+//!   while and the token is re-routed by a fresh draw of the walk.
+//! - Acknowledged, the token is kept as a backup until the receiver reports, with
+//!   [`Message::Released`], that its own successor acknowledged; if that does not come within
+//!   `resume` ms, the receiver is presumed gone and the backup resumes the walk elsewhere.
+//! - Duplicates are suppressed by `(run_id, seq)`: a token with the seq this node last handled is
+//!   acknowledged again without a step, an older one is refused as a replay, which tells its sender
+//!   the walk has passed it.
+//! - At `seq = K` the holder publishes the final model to every member and each writes
+//!   `final_model.json`.
+//! - SIGINT/SIGTERM: new tokens are refused (senders re-route), the outgoing token is handed on,
+//!   then the node exits.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use dpwalk_core::params::AdmmParams;
+use dpwalk_core::problem::ProblemError;
+use dpwalk_privacy::ledger::Budget;
+use dpwalk_privacy::network::HittingOptions;
+use dpwalk_privacy::walk::Hitting;
+use futures::StreamExt;
+use libp2p::request_response::{self, OutboundRequestId, ResponseChannel};
+use libp2p::swarm::SwarmEvent;
+use libp2p::{Multiaddr, PeerId, Swarm, identify, kad, mdns};
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::behaviour::{self, Behaviour, BehaviourEvent, BuildError};
+use crate::codec::{self, FinalModel, Hello, Message, Rejection};
+use crate::config::NodeConfig;
+use crate::keys::{self, KeyError};
+use crate::learner::{Learner, LearnerError, Outcome, node_problem};
+use crate::run::{Noise, Run, RunError};
+use crate::state::Custody;
+use crate::status::{SharedStatus, Status, StatusError};
+
+/// The file every node writes at the end of the run, in its state directory.
+pub const FINAL_MODEL_FILE: &str = "final_model.json";
+
+/// How long a failed peer is avoided by re-routes.
+const AVOID_FOR: Duration = Duration::from_secs(10);
+/// Pause before retrying the same receiver.
+const RETRY_PAUSE: Duration = Duration::from_millis(100);
+/// Pause before retrying a receiver that has not verified this node yet.
+const VERIFY_PAUSE: Duration = Duration::from_millis(20);
+/// How often members that are not connected are dialled again.
+const REDIAL_EVERY: Duration = Duration::from_secs(2);
+/// How long the publisher retries members that have not acknowledged the final model.
+const PUBLISH_FOR: Duration = Duration::from_secs(60);
+/// The event loop's housekeeping period.
+const TICK: Duration = Duration::from_millis(20);
+/// How often the status snapshot is refreshed.
+const STATUS_EVERY: Duration = Duration::from_millis(200);
+/// Window of the hop rate.
+const RATE_WINDOW: Duration = Duration::from_secs(5);
+
+/// Errors that stop a node.
+#[derive(Debug, Error)]
+pub enum NodeError {
+    /// `node.toml` is wrong.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// The run file is wrong.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// The identity file is wrong.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// This node is not a member of the run.
+    #[error(
+        "this node's PeerId {peer} is not a member of run {run_id}: add it to the run file's [[members]]"
+    )]
+    NotMember {
+        /// This node's PeerId.
+        peer: PeerId,
+        /// The run.
+        run_id: String,
+    },
+    /// The node's data could not be read.
+    #[error("node data: {0}")]
+    Data(#[from] dpwalk_core::data::DataError),
+    /// The node's data do not fit the run's problem.
+    #[error("node data: {0}")]
+    Problem(#[from] ProblemError),
+    /// The run asks for something the daemon does not do.
+    #[error("run file: {0}")]
+    Unsupported(String),
+    /// Durable state, ledger or accountant.
+    #[error(transparent)]
+    Learner(#[from] LearnerError),
+    /// The swarm could not be built.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// A listen address is invalid or cannot be bound.
+    #[error("listen address {addr}: {message}")]
+    Listen {
+        /// The address.
+        addr: String,
+        /// Why.
+        message: String,
+    },
+    /// The status endpoint could not start.
+    #[error(transparent)]
+    Status(#[from] StatusError),
+    /// Writing the final model failed.
+    #[error("writing {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The reason.
+        source: std::io::Error,
+    },
+}
+
+/// What a node did, returned when it stops.
+#[derive(Debug, Clone)]
+pub struct NodeReport {
+    /// Whether the final model was written.
+    pub finished: bool,
+    /// Contributions made.
+    pub contributions: u64,
+}
+
+/// `final_model.json`.
+#[derive(Debug, Serialize)]
+pub struct FinalModelFile<'a> {
+    /// The model.
+    pub z: &'a [f64],
+    /// `K`.
+    pub steps: u64,
+    /// The run seed.
+    pub seed: u64,
+    /// The run.
+    pub run_id: &'a str,
+    /// The run's hash (hex).
+    pub run_hash: String,
+    /// This node's index.
+    pub index: usize,
+    /// This node's PeerId.
+    pub peer_id: String,
+    /// This node's contributions and privacy figures.
+    pub privacy: FinalPrivacy,
+}
+
+/// The privacy part of `final_model.json`.
+#[derive(Debug, Serialize)]
+pub struct FinalPrivacy {
+    /// Contributions made.
+    pub contributions: u64,
+    /// Visits forwarded without a step (budget spent).
+    pub skipped: u64,
+    /// δ of the figures.
+    pub delta: f64,
+    /// Local ε (`null`: unbounded).
+    pub epsilon_local: Option<f64>,
+    /// Network ε against the worst other member (`null`: unbounded or not computed).
+    pub epsilon_network: Option<f64>,
+    /// That member's index (`null` on the complete graph, where all are alike).
+    pub worst_observer: Option<usize>,
+    /// The conversion from RDP.
+    pub conversion: &'static str,
+}
+
+/// Everything a node needs, loaded and checked before any socket opens.
+struct Loaded {
+    run: Run,
+    keypair: libp2p::identity::Keypair,
+    index: usize,
+    data: dpwalk_core::data::Dataset,
+    params: AdmmParams,
+}
+
+fn load(config: &NodeConfig) -> Result<Loaded, NodeError> {
+    let run = Run::load(&config.resolve(&config.run))?;
+    let keypair = keys::load(&config.resolve(&config.identity))?;
+    let peer = keypair.public().to_peer_id();
+    let index = run.index_of(&peer).ok_or_else(|| NodeError::NotMember {
+        peer,
+        run_id: run.run_id().to_string(),
+    })?;
+    let params = match run.noise() {
+        Noise::Sigma(sigma) => run
+            .admm_params_with(sigma)
+            .map_err(|e| NodeError::Unsupported(e.to_string()))?,
+        Noise::Budget { .. } => {
+            return Err(NodeError::Unsupported(
+                "the daemon does not calibrate [budget] run files yet: compute sigma with \
+                 `dpwalk calibrate` and write it in [algorithm]"
+                    .into(),
+            ));
+        }
+    };
+    let data = config.data.load(&config.base_dir, run.seed())?.train;
+    Ok(Loaded {
+        run,
+        keypair,
+        index,
+        data,
+        params,
+    })
+}
+
+/// Runs a node until the final model is written or `stop` resolves (then hands the token on
+/// first). The future borrows nothing: block on it from the binary.
+pub async fn run(
+    config: NodeConfig,
+    stop: impl Future<Output = ()>,
+) -> Result<NodeReport, NodeError> {
+    let loaded = load(&config)?;
+    let problem = node_problem(&loaded.run, loaded.index, loaded.data)?;
+    let prox = problem.local_prox(loaded.params.gamma())?;
+    let hitting = match Hitting::for_topology(loaded.run.topology(), &HittingOptions::default()) {
+        Ok(h) => Some(h),
+        Err(e) => {
+            tracing::warn!(error = %e, "no network privacy figures for this topology");
+            None
+        }
+    };
+    let budget = config
+        .budget
+        .map(|b| Budget::new(b.epsilon, b.delta))
+        .transpose()
+        .map_err(LearnerError::from)?;
+    let state_dir = config.resolve(&config.state_dir);
+    let learner = Learner::open(
+        &loaded.run,
+        loaded.index,
+        &problem,
+        &prox,
+        loaded.params,
+        &state_dir,
+        budget,
+        hitting,
+    )?;
+    let me = loaded.keypair.public().to_peer_id();
+    let swarm = behaviour::build(loaded.keypair, config.mdns, config.timeouts.request())?;
+    let status = SharedStatus::default();
+    let mut node = Node {
+        run: &loaded.run,
+        me,
+        swarm,
+        learner,
+        config: &config,
+        state_dir,
+        status: status.clone(),
+        verified: HashSet::new(),
+        mismatched: HashSet::new(),
+        inflight: None,
+        attempt: None,
+        avoid: HashMap::new(),
+        backup_since: None,
+        publish: None,
+        finished_at: None,
+        leaving: None,
+        hops: VecDeque::new(),
+        last_redial: None,
+        listen: Vec::new(),
+        budget_epsilon: config.budget.map(|b| b.epsilon),
+        last_status: None,
+    };
+    node.start()?;
+    let endpoint = match &config.status {
+        Some(addr) => {
+            let (bound, serve) = crate::status::bind(addr, status).await?;
+            tracing::info!(%bound, "status endpoint: GET /status, GET /metrics");
+            Some(serve)
+        }
+        None => None,
+    };
+    let serve = async {
+        match endpoint {
+            Some(serve) => serve.await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        result = node.event_loop(stop) => result,
+        () = serve => unreachable_serve(),
+    }
+}
+
+/// The endpoint's accept loop never ends; typed so that `select!` needs no panic.
+fn unreachable_serve() -> Result<NodeReport, NodeError> {
+    Err(NodeError::Unsupported("the status endpoint stopped".into()))
+}
+
+/// The attempt to hand over the outgoing token.
+#[derive(Debug, Clone, Copy)]
+struct Attempt {
+    seq: u64,
+    to: PeerId,
+    since: Instant,
+    next_try: Instant,
+}
+
+/// Publishing the final model.
+struct Publish {
+    model: FinalModel,
+    pending: HashSet<PeerId>,
+    inflight: HashSet<PeerId>,
+    since: Instant,
+    next_try: Instant,
+}
+
+struct Node<'a> {
+    run: &'a Run,
+    me: PeerId,
+    swarm: Swarm<Behaviour>,
+    learner: Learner<'a>,
+    config: &'a NodeConfig,
+    state_dir: PathBuf,
+    status: SharedStatus,
+    verified: HashSet<PeerId>,
+    mismatched: HashSet<PeerId>,
+    /// The token request in flight: its id and seq.
+    inflight: Option<(OutboundRequestId, u64)>,
+    attempt: Option<Attempt>,
+    avoid: HashMap<PeerId, Instant>,
+    backup_since: Option<(PeerId, Instant)>,
+    publish: Option<Publish>,
+    finished_at: Option<Instant>,
+    leaving: Option<Instant>,
+    hops: VecDeque<Instant>,
+    last_redial: Option<Instant>,
+    listen: Vec<String>,
+    budget_epsilon: Option<f64>,
+    last_status: Option<Instant>,
+}
+
+impl Node<'_> {
+    fn hello(&self) -> Hello {
+        Hello {
+            run_hash: self.run.hash().0,
+            run: self.run.canonical_toml(),
+        }
+    }
+
+    fn member_index(&self, peer: &PeerId) -> Option<usize> {
+        self.run.index_of(peer)
+    }
+
+    /// Listens, learns the members' addresses, dials them, bootstraps Kademlia; restarts
+    /// whatever the durable state says is pending.
+    fn start(&mut self) -> Result<(), NodeError> {
+        for addr in &self.config.listen {
+            let ma: Multiaddr = addr.parse().map_err(|e| NodeError::Listen {
+                addr: addr.clone(),
+                message: format!("not a multiaddr: {e}"),
+            })?;
+            self.swarm.listen_on(ma).map_err(|e| NodeError::Listen {
+                addr: addr.clone(),
+                message: e.to_string(),
+            })?;
+        }
+        for m in self.run.members() {
+            if m.peer == self.me {
+                continue;
+            }
+            for a in &m.addrs {
+                match a.parse::<Multiaddr>() {
+                    Ok(ma) => self.swarm.add_peer_address(m.peer, ma),
+                    Err(e) => tracing::warn!(member = m.index, addr = %a, error = %e, "ignoring a member address"),
+                }
+            }
+        }
+        let mut bootstrapped = false;
+        for b in &self.config.bootstrap {
+            let Ok(ma) = b.parse::<Multiaddr>() else {
+                tracing::warn!(addr = %b, "ignoring a bootstrap address that is not a multiaddr");
+                continue;
+            };
+            let Some(libp2p::multiaddr::Protocol::P2p(peer)) = ma.iter().last() else {
+                tracing::warn!(addr = %b, "ignoring a bootstrap address without /p2p/<PeerId>");
+                continue;
+            };
+            self.swarm.behaviour_mut().kad.add_address(&peer, ma.clone());
+            self.swarm.add_peer_address(peer, ma);
+            bootstrapped = true;
+        }
+        if bootstrapped && let Err(e) = self.swarm.behaviour_mut().kad.bootstrap() {
+            tracing::warn!(error = %e, "Kademlia bootstrap failed");
+        }
+        let s = self.learner.state();
+        tracing::info!(
+            run = self.run.run_id(),
+            hash = %self.run.hash(),
+            index = self.learner.index(),
+            peer = %self.me,
+            last_seq = ?s.last_seq,
+            contributions = s.contributions,
+            "node started"
+        );
+        if let Some(model) = s.final_model.clone() {
+            // The run was over before a restart: write the file again and publish again if this
+            // node was the publisher (receivers acknowledge duplicates).
+            self.write_final(&model)?;
+            self.begin_publish(model);
+        } else if self.learner.starts_walk() {
+            let token = self.learner.initial_token();
+            tracing::info!("this node starts the walk");
+            let outcome = self.learner.receive(token, None)?;
+            self.after_step(outcome)?;
+        }
+        Ok(())
+    }
+
+    async fn event_loop(
+        &mut self,
+        stop: impl Future<Output = ()>,
+    ) -> Result<NodeReport, NodeError> {
+        let mut tick = tokio::time::interval(TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut stop = std::pin::pin!(stop);
+        let mut stopping = false;
+        loop {
+            tokio::select! {
+                event = self.swarm.select_next_some() => self.on_swarm_event(event)?,
+                _ = tick.tick() => {}
+                () = &mut stop, if !stopping => {
+                    stopping = true;
+                    tracing::info!("stop requested: refusing new tokens, handing on the one held");
+                    self.leaving = Some(Instant::now());
+                }
+            }
+            self.pump()?;
+            self.publish_step();
+            self.refresh_status();
+            if let Some(report) = self.done() {
+                return Ok(report);
+            }
+        }
+    }
+
+    /// Whether the node may exit now.
+    fn done(&self) -> Option<NodeReport> {
+        let report = || NodeReport {
+            finished: self.learner.state().final_model.is_some(),
+            contributions: self.learner.state().contributions,
+        };
+        if let Some(since) = self.leaving {
+            let handed = self.learner.state().outgoing.is_none();
+            if handed || since.elapsed() > self.config.timeouts.handoff() * 2 {
+                if !handed {
+                    tracing::warn!("leaving with the token still in custody: it resumes on restart");
+                }
+                return Some(report());
+            }
+        }
+        let finished = self.finished_at?;
+        let published = self.publish.as_ref().is_none_or(|p| p.pending.is_empty() || p.since.elapsed() > PUBLISH_FOR);
+        (published && finished.elapsed() >= self.config.timeouts.linger()).then(report)
+    }
+
+    fn on_swarm_event(&mut self, event: SwarmEvent<BehaviourEvent>) -> Result<(), NodeError> {
+        match event {
+            SwarmEvent::NewListenAddr { address, .. } => {
+                tracing::info!(%address, "listening");
+                self.listen.push(address.to_string());
+            }
+            SwarmEvent::ConnectionEstablished {
+                peer_id,
+                num_established,
+                ..
+            } => {
+                if num_established.get() == 1 && self.member_index(&peer_id).is_some() {
+                    tracing::debug!(peer = %peer_id, "connected to a member: sending our run");
+                    let hello = Message::Hello(self.hello());
+                    self.swarm.behaviour_mut().token.send_request(&peer_id, hello);
+                }
+            }
+            SwarmEvent::ConnectionClosed {
+                peer_id,
+                num_established: 0,
+                ..
+            } => {
+                self.verified.remove(&peer_id);
+                self.mismatched.remove(&peer_id);
+            }
+            SwarmEvent::Behaviour(BehaviourEvent::Token(event)) => self.on_token_event(event)?,
+            SwarmEvent::Behaviour(BehaviourEvent::Mdns(mdns::Event::Discovered(found))) => {
+                for (peer, addr) in found {
+                    if self.member_index(&peer).is_some() && peer != self.me {
+                        self.swarm.add_peer_address(peer, addr);
+                        if !self.swarm.is_connected(&peer) {
+                            let _ = self.swarm.dial(peer);
+                        }
+                    }
+                }
+            }
+            SwarmEvent::Behaviour(BehaviourEvent::Identify(identify::Event::Received {
+                peer_id,
+                info,
+                ..
+            })) => {
+                for addr in info.listen_addrs {
+                    self.swarm.behaviour_mut().kad.add_address(&peer_id, addr);
+                }
+            }
+            SwarmEvent::Behaviour(BehaviourEvent::Kad(kad::Event::OutboundQueryProgressed {
+                result: kad::QueryResult::Bootstrap(Ok(_)),
+                ..
+            })) => {
+                for m in self.run.members() {
+                    if m.peer != self.me && !self.swarm.is_connected(&m.peer) {
+                        self.swarm.behaviour_mut().kad.get_closest_peers(m.peer);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn on_token_event(
+        &mut self,
+        event: request_response::Event<Message, Message>,
+    ) -> Result<(), NodeError> {
+        match event {
+            request_response::Event::Message { peer, message, .. } => match message {
+                request_response::Message::Request {
+                    request, channel, ..
+                } => self.on_request(peer, request, channel)?,
+                request_response::Message::Response {
+                    request_id,
+                    response,
+                } => self.on_response(peer, request_id, response)?,
+            },
+            request_response::Event::OutboundFailure {
+                peer,
+                request_id,
+                error,
+                ..
+            } => {
+                if let Some(p) = self.publish.as_mut() {
+                    p.inflight.remove(&peer);
+                }
+                if self.inflight.is_some_and(|(id, _)| id == request_id) {
+                    self.inflight = None;
+                    tracing::debug!(peer = %peer, error = %error, "token hand-over failed; retrying");
+                    if let Some(a) = self.attempt.as_mut() {
+                        a.next_try = Instant::now() + RETRY_PAUSE;
+                    }
+                }
+            }
+            request_response::Event::InboundFailure { peer, error, .. } => {
+                tracing::warn!(peer = %peer, error = %error, "inbound message rejected");
+            }
+            request_response::Event::ResponseSent { .. } => {}
+        }
+        Ok(())
+    }
+
+    fn respond(&mut self, channel: ResponseChannel<Message>, message: Message) {
+        if self
+            .swarm
+            .behaviour_mut()
+            .token
+            .send_response(channel, message)
+            .is_err()
+        {
+            tracing::debug!("the requester went away before our answer");
+        }
+    }
+
+    fn refuse(&mut self, peer: PeerId, channel: ResponseChannel<Message>, why: Rejection) {
+        tracing::warn!(peer = %peer, reason = %why, "refused a message");
+        self.respond(channel, Message::Refused(why));
+    }
+
+    fn on_request(
+        &mut self,
+        peer: PeerId,
+        request: Message,
+        channel: ResponseChannel<Message>,
+    ) -> Result<(), NodeError> {
+        let run_id = self.run.run_id().to_string();
+        match request {
+            Message::Hello(hello) => self.on_hello(peer, hello, channel),
+            Message::Token(token) => {
+                let ctx = self.run.context(self.learner.state().last_seq);
+                if let Err(why) = codec::validate(&peer, &token, &ctx) {
+                    if matches!(why, Rejection::Replay { .. })
+                        && Some(token.seq) == self.learner.state().last_seq
+                    {
+                        // This node already took this very step: acknowledge again.
+                        self.respond(channel, Message::Ack { run_id, seq: token.seq });
+                    } else {
+                        self.refuse(peer, channel, why);
+                    }
+                    return Ok(());
+                }
+                if self.leaving.is_some() || self.learner.state().final_model.is_some() {
+                    self.respond(channel, Message::Refused(Rejection::Leaving));
+                    return Ok(());
+                }
+                if !self.verified.contains(&peer) {
+                    self.respond(channel, Message::Refused(Rejection::NotVerified));
+                    return Ok(());
+                }
+                let seq = token.seq;
+                let outcome = self.learner.receive(token, Some(peer))?;
+                self.record_hop();
+                self.respond(channel, Message::Ack { run_id, seq });
+                self.after_step(outcome)?;
+            }
+            Message::FinalModel(model) => {
+                let ctx = self.run.context(self.learner.state().last_seq);
+                if let Err(why) = codec::validate_final(&peer, &model, &ctx) {
+                    self.refuse(peer, channel, why);
+                    return Ok(());
+                }
+                let seq = model.seq;
+                if self.learner.state().final_model.is_none() {
+                    tracing::info!(from = %peer, "received the final model");
+                    self.learner.final_received(model.clone())?;
+                    self.write_final(&model)?;
+                }
+                self.respond(channel, Message::Ack { run_id, seq });
+            }
+            Message::Released { run_id: rid, seq } => {
+                if rid == run_id && self.member_index(&peer).is_some() {
+                    self.learner.released(seq);
+                    if self.learner.state().backup.is_none() {
+                        self.backup_since = None;
+                    }
+                }
+                self.respond(channel, Message::Ack { run_id, seq });
+            }
+            other => {
+                tracing::warn!(peer = %peer, message = ?std::mem::discriminant(&other), "a response sent as a request; ignored");
+            }
+        }
+        Ok(())
+    }
+
+    fn on_hello(&mut self, peer: PeerId, hello: Hello, channel: ResponseChannel<Message>) {
+        if self.member_index(&peer).is_none() {
+            self.refuse(
+                peer,
+                channel,
+                Rejection::NotMember {
+                    peer: peer.to_base58(),
+                },
+            );
+            return;
+        }
+        match self.compare(&peer, &hello) {
+            Ok(()) => {
+                self.verified.insert(peer);
+                let mine = Message::Welcome(self.hello());
+                self.respond(channel, mine);
+            }
+            Err(differences) => self.respond(
+                channel,
+                Message::Refused(Rejection::RunMismatch { differences }),
+            ),
+        }
+    }
+
+    /// Checks a peer's run against ours; on a mismatch, logs and returns the keys that differ.
+    fn compare(&mut self, peer: &PeerId, hello: &Hello) -> Result<(), Vec<String>> {
+        if hello.run_hash == self.run.hash().0 {
+            self.mismatched.remove(peer);
+            return Ok(());
+        }
+        let differences = match Run::parse(&hello.run, "the peer's run file") {
+            Ok(theirs) => self.run.diff(&theirs),
+            Err(e) => vec![format!("(the peer's run does not parse: {e})")],
+        };
+        tracing::error!(
+            peer = %peer,
+            member = ?self.member_index(peer),
+            differences = %differences.join(", "),
+            "this member runs a different run file: no tokens will be exchanged with it"
+        );
+        self.mismatched.insert(*peer);
+        self.verified.remove(peer);
+        Err(differences)
+    }
+
+    fn on_response(
+        &mut self,
+        peer: PeerId,
+        request_id: OutboundRequestId,
+        response: Message,
+    ) -> Result<(), NodeError> {
+        let is_token = self.inflight.is_some_and(|(id, _)| id == request_id);
+        if is_token {
+            self.inflight = None;
+        }
+        match response {
+            Message::Welcome(hello) => {
+                if self.compare(&peer, &hello).is_ok() {
+                    self.verified.insert(peer);
+                }
+            }
+            Message::Ack { seq, .. } if is_token => {
+                self.attempt = None;
+                if let Some((predecessor, given)) = self.learner.acknowledged(seq) {
+                    let released = Message::Released {
+                        run_id: self.run.run_id().to_string(),
+                        seq: given,
+                    };
+                    self.swarm
+                        .behaviour_mut()
+                        .token
+                        .send_request(&predecessor, released);
+                }
+                self.backup_since = self.learner.state().backup.as_ref().map(|b| (b.to, Instant::now()));
+            }
+            Message::Ack { .. } => {
+                if let Some(p) = self.publish.as_mut()
+                    && p.inflight.remove(&peer)
+                {
+                    p.pending.remove(&peer);
+                }
+            }
+            Message::Refused(why) => self.on_refused(peer, is_token, why)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn on_refused(&mut self, peer: PeerId, is_token: bool, why: Rejection) -> Result<(), NodeError> {
+        match why {
+            Rejection::RunMismatch { differences } => {
+                tracing::error!(
+                    peer = %peer,
+                    differences = %differences.join(", "),
+                    "the member refused our run file"
+                );
+                self.mismatched.insert(peer);
+                self.verified.remove(&peer);
+            }
+            Rejection::NotVerified if is_token => {
+                if let Some(a) = self.attempt.as_mut() {
+                    a.next_try = Instant::now() + VERIFY_PAUSE;
+                }
+                // Say hello again in case the first one was lost.
+                let hello = Message::Hello(self.hello());
+                self.swarm.behaviour_mut().token.send_request(&peer, hello);
+            }
+            Rejection::Replay { seq, .. } if is_token => {
+                tracing::info!(peer = %peer, seq, "the walk has passed our token: dropping it");
+                self.learner.superseded(seq);
+                self.attempt = None;
+            }
+            other if is_token => {
+                tracing::warn!(peer = %peer, reason = %other, "token refused: re-routing");
+                self.avoid.insert(peer, Instant::now());
+                self.reroute()?;
+            }
+            other => tracing::warn!(peer = %peer, reason = %other, "message refused"),
+        }
+        Ok(())
+    }
+
+    /// Acts on a step's outcome: start handing the token over, or publish the final model.
+    fn after_step(&mut self, outcome: Outcome) -> Result<(), NodeError> {
+        match outcome {
+            Outcome::Forward(custody) => self.begin_attempt(&custody),
+            Outcome::Final(model) => {
+                tracing::info!(steps = model.seq, "the walk is over: publishing the final model");
+                self.write_final(&model)?;
+                self.begin_publish(model);
+            }
+        }
+        Ok(())
+    }
+
+    fn begin_attempt(&mut self, custody: &Custody) {
+        let now = Instant::now();
+        self.inflight = None;
+        self.attempt = Some(Attempt {
+            seq: custody.token.seq,
+            to: custody.to,
+            since: now,
+            next_try: now,
+        });
+    }
+
+    fn reroute(&mut self) -> Result<(), NodeError> {
+        let now = Instant::now();
+        self.avoid.retain(|_, t| now.duration_since(*t) < AVOID_FOR);
+        let avoid: HashSet<PeerId> = self.avoid.keys().copied().chain(self.mismatched.iter().copied()).collect();
+        if let Some(custody) = self.learner.reroute(&avoid)? {
+            tracing::info!(seq = custody.token.seq, to = ?self.member_index(&custody.to), "re-routed the token");
+            self.begin_attempt(&custody);
+        }
+        Ok(())
+    }
+
+    /// Moves the outgoing token along: sends it when the receiver is verified, re-routes after the
+    /// hand-off timeout, resumes from the backup when the receiver vanished.
+    fn pump(&mut self) -> Result<(), NodeError> {
+        let now = Instant::now();
+        if self.last_redial.is_none_or(|t| now.duration_since(t) > REDIAL_EVERY) {
+            self.last_redial = Some(now);
+            for m in self.run.members() {
+                if m.peer != self.me && !self.swarm.is_connected(&m.peer) {
+                    let _ = self.swarm.dial(m.peer);
+                }
+            }
+        }
+        if let Some((to, since)) = self.backup_since
+            && now.duration_since(since) > self.config.timeouts.resume()
+            && self.learner.state().outgoing.is_none()
+        {
+            tracing::warn!(member = ?self.member_index(&to), "no news of the token since we handed it on: resuming the walk from our copy");
+            self.backup_since = None;
+            self.avoid.insert(to, now);
+            if let Some(custody) = self.learner.resume(to)? {
+                self.begin_attempt(&custody);
+            }
+        }
+        let Some(custody) = self.learner.state().outgoing.clone() else {
+            self.attempt = None;
+            return Ok(());
+        };
+        let attempt = match self.attempt {
+            Some(a) if a.seq == custody.token.seq && a.to == custody.to => a,
+            _ => {
+                self.begin_attempt(&custody);
+                self.attempt.ok_or_else(|| NodeError::Unsupported("no attempt".into()))?
+            }
+        };
+        if self.inflight.is_some() || now < attempt.next_try {
+            return Ok(());
+        }
+        if now.duration_since(attempt.since) > self.config.timeouts.handoff() {
+            tracing::warn!(seq = custody.token.seq, member = ?self.member_index(&custody.to), "receiver unreachable: re-routing the token");
+            self.avoid.insert(custody.to, now);
+            return self.reroute();
+        }
+        if self.verified.contains(&custody.to) {
+            let id = self
+                .swarm
+                .behaviour_mut()
+                .token
+                .send_request(&custody.to, Message::Token(custody.token.clone()));
+            self.inflight = Some((id, custody.token.seq));
+        } else if let Some(a) = self.attempt.as_mut() {
+            if !self.swarm.is_connected(&custody.to) {
+                let _ = self.swarm.dial(custody.to);
+            }
+            a.next_try = now + VERIFY_PAUSE;
+        }
+        Ok(())
+    }
+
+    fn begin_publish(&mut self, model: FinalModel) {
+        let now = Instant::now();
+        let pending = self
+            .run
+            .members()
+            .iter()
+            .map(|m| m.peer)
+            .filter(|p| *p != self.me)
+            .collect();
+        self.publish = Some(Publish {
+            model,
+            pending,
+            inflight: HashSet::new(),
+            since: now,
+            next_try: now,
+        });
+    }
+
+    /// Sends the final model to members that have not acknowledged it, once a second.
+    fn publish_step(&mut self) {
+        let Some(p) = self.publish.as_mut() else {
+            return;
+        };
+        let now = Instant::now();
+        if p.pending.is_empty() || now < p.next_try || now.duration_since(p.since) > PUBLISH_FOR {
+            return;
+        }
+        p.next_try = now + Duration::from_secs(1);
+        let targets: Vec<PeerId> = p.pending.difference(&p.inflight).copied().collect();
+        let message = Message::FinalModel(p.model.clone());
+        for peer in targets {
+            p.inflight.insert(peer);
+            self.swarm.behaviour_mut().token.send_request(&peer, message.clone());
+        }
+    }
+
+    fn write_final(&mut self, model: &FinalModel) -> Result<(), NodeError> {
+        let figures = self.learner.figures()?;
+        let state = self.learner.state();
+        let file = FinalModelFile {
+            z: &model.z,
+            steps: model.seq,
+            seed: self.run.seed(),
+            run_id: self.run.run_id(),
+            run_hash: self.run.hash().to_string(),
+            index: self.learner.index(),
+            peer_id: self.me.to_base58(),
+            privacy: FinalPrivacy {
+                contributions: state.contributions,
+                skipped: state.skipped,
+                delta: self.learner.delta(),
+                epsilon_local: self.learner.local_epsilon()?,
+                epsilon_network: figures.as_ref().and_then(|f| f.network.epsilon),
+                worst_observer: figures.as_ref().and_then(|f| f.worst_observer),
+                conversion: "tight",
+            },
+        };
+        let path = self.state_dir.join(FINAL_MODEL_FILE);
+        let json = serde_json::to_string_pretty(&file).unwrap_or_default();
+        write_durably(&path, json.as_bytes()).map_err(|source| NodeError::Write {
+            path: path.clone(),
+            source,
+        })?;
+        tracing::info!(path = %path.display(), "final model written");
+        self.finished_at.get_or_insert_with(Instant::now);
+        Ok(())
+    }
+
+    fn record_hop(&mut self) {
+        let now = Instant::now();
+        self.hops.push_back(now);
+        while self.hops.front().is_some_and(|t| now.duration_since(*t) > RATE_WINDOW) {
+            self.hops.pop_front();
+        }
+    }
+
+    /// Updates the status snapshot, at most every [`STATUS_EVERY`] (the network figures cost a
+    /// few microseconds per order).
+    fn refresh_status(&mut self) {
+        let now = Instant::now();
+        if self.last_status.is_some_and(|t| now.duration_since(t) < STATUS_EVERY) {
+            return;
+        }
+        self.last_status = Some(now);
+        let state = self.learner.state();
+        let figures = self.learner.figures().ok().flatten();
+        let indices = |set: &HashSet<PeerId>| {
+            let mut v: Vec<usize> = set.iter().filter_map(|p| self.run.index_of(p)).collect();
+            v.sort_unstable();
+            v
+        };
+        let window = self.hops.front().map_or(0.0, |t| t.elapsed().as_secs_f64()).max(1.0);
+        self.status.set(Status {
+            run_id: self.run.run_id().to_string(),
+            run_hash: self.run.hash().to_string(),
+            index: self.learner.index(),
+            peer_id: self.me.to_base58(),
+            listen: self.listen.clone(),
+            peers: indices(&self.verified),
+            mismatched: indices(&self.mismatched),
+            steps_done: state.contributions,
+            skipped: state.skipped,
+            last_seq: state.last_seq,
+            total_steps: self.run.steps(),
+            holding: state.outgoing.is_some(),
+            hop_rate: self.hops.len() as f64 / window,
+            delta: self.learner.delta(),
+            epsilon_local: self.learner.local_epsilon().ok().flatten(),
+            epsilon_network: figures.and_then(|f| f.network.epsilon),
+            budget_epsilon: self.budget_epsilon,
+            finished: state.final_model.is_some(),
+        });
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file, fsync and rename.
+fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let temp = path.with_extension("json.tmp");
+    let mut f = std::fs::File::create(&temp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&temp, path)?;
+    crate::state::sync_parent(path)
+}

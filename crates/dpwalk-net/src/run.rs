@@ -1,0 +1,675 @@
+//! The run file: what every member of a daemon run must agree on, its validation, its canonical
+//! hash, and the naming of differences between two runs.
+//!
+//! # Format (TOML, kebab-case, unknown keys refused)
+//! ```toml
+//! run-id = "lasso-demo"   # 1..=64 bytes of [A-Za-z0-9._-]; carried by every token
+//! seed = 7                # run seed: node RNGs, topology generation
+//! steps = 3000            # K, the total steps of the walk (>= 1)
+//! dimension = 64          # model dimension p (1..=codec::MAX_DIM; classes × features for multinomial)
+//!
+//! [problem]
+//! loss = "squared"        # squared | logistic | multinomial
+//! classes = 3             # multinomial only (required there, refused elsewhere); divides dimension
+//! l1 = 0.001              # default 0
+//! l2 = 0.0                # default 0
+//!
+//! [algorithm]             # the private ADMM step (dpwalk_core::params::AdmmParams)
+//! gamma = 1.0             # γ > 0
+//! lambda = 0.5            # λ ∈ (0, 1]
+//! clip = 1.0              # C > 0 (required: a daemon run always has a privacy guarantee)
+//! sigma = 2.0             # σ ≥ 0; either this or [budget]
+//!
+//! [budget]                # either this or sigma: σ is calibrated to (epsilon, delta)
+//! epsilon = 1.0           # > 0
+//! delta = 1e-6            # ∈ (0, 1)
+//!
+//! [topology]              # dpwalk_core::topology::TopologySpec; not kind = "file"
+//! kind = "complete"
+//!
+//! [[members]]             # exactly one per index 0..n-1, n = the topology's node count
+//! index = 0
+//! peer-id = "12D3KooW…"   # distinct libp2p PeerIds
+//! addrs = ["/ip4/10.0.0.1/tcp/4001"]   # dial hints (multiaddrs, checked to start with '/')
+//! ```
+//! A run file must be self-contained, since members on different hosts compare it: an edge list
+//! in another file (`kind = "file"`) is refused; write it inline with `kind = "edges"`.
+//!
+//! # Identity of a run
+//! [`Run::canonical_toml`] serializes the *validated* run (defaults filled in, members sorted by
+//! index, PeerIds in canonical base58), so comments, formatting, key order and member order do not
+//! matter, and [`Run::hash`] is its SHA-256. The canonical form is TOML rather than bincode because
+//! `TopologySpec` skips absent keys when serializing, which a format without field names would make
+//! ambiguous (`nodes = 5` and `seed = 5` would encode alike); TOML names every key, and Rust writes
+//! each `f64` in its shortest exact form. [`Run::diff`] walks the same canonical tree and names the
+//! keys that differ, for the refusal message when two members' runs disagree.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+
+use dpwalk_core::params::{AdmmParams, ParamError};
+use dpwalk_core::problem::{Loss, Regularizer};
+use dpwalk_core::rng::{Purpose, derive_seed};
+use dpwalk_core::topology::spec::{key_line, line_of_offset, toml_error_location};
+use dpwalk_core::topology::{Topology, TopologyError, TopologyKind, TopologySpec};
+use libp2p_identity::PeerId;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+use toml::de::{DeTable, DeValue};
+
+use crate::codec::{MAX_DIM, MAX_RUN_ID, RunContext};
+
+/// Errors of reading and validating a run file. Every one names the file and a line.
+#[derive(Debug, Error)]
+pub enum RunError {
+    /// The file could not be read.
+    #[error("cannot read run file {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
+    /// The file is malformed or a value is out of range.
+    #[error("{origin}, line {line}: {}{message}", key.as_deref().map(|k| format!("`{k}`: ")).unwrap_or_default())]
+    Invalid {
+        /// The file (or other source) the text came from.
+        origin: String,
+        /// 1-based line of the offending key (1 when unknown).
+        line: usize,
+        /// The offending key, dotted (`algorithm.gamma`, `members[2].peer-id`), when known.
+        key: Option<String>,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Loss names of run files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossName {
+    /// Least squares.
+    Squared,
+    /// Binary logistic regression.
+    Logistic,
+    /// Multinomial logistic regression (needs `classes`).
+    Multinomial,
+}
+
+/// The `[problem]` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ProblemSpec {
+    /// The loss.
+    pub loss: LossName,
+    /// Classes of a multinomial loss.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classes: Option<usize>,
+    /// L1 weight of `r`.
+    #[serde(default)]
+    pub l1: f64,
+    /// L2 weight of `r` (`r = l1‖x‖₁ + (l2/2)‖x‖²`).
+    #[serde(default)]
+    pub l2: f64,
+}
+
+/// The `[algorithm]` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AlgorithmSpec {
+    /// γ.
+    pub gamma: f64,
+    /// λ.
+    pub lambda: f64,
+    /// C.
+    pub clip: f64,
+    /// σ, unless a `[budget]` calibrates it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sigma: Option<f64>,
+}
+
+/// The `[budget]` table.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct BudgetSpec {
+    /// Target ε.
+    pub epsilon: f64,
+    /// Target δ.
+    pub delta: f64,
+}
+
+/// One `[[members]]` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct MemberSpec {
+    /// The member's node index in the topology.
+    pub index: usize,
+    /// Its libp2p PeerId (base58).
+    pub peer_id: String,
+    /// Multiaddrs to dial it at.
+    #[serde(default)]
+    pub addrs: Vec<String>,
+}
+
+/// A run file as written: unchecked until [`Run::from_file`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RunFile {
+    /// The run id.
+    pub run_id: String,
+    /// The run seed.
+    pub seed: u64,
+    /// `K`.
+    pub steps: u64,
+    /// The model dimension.
+    pub dimension: usize,
+    /// Loss and regularizer.
+    pub problem: ProblemSpec,
+    /// Step parameters.
+    pub algorithm: AlgorithmSpec,
+    /// Privacy budget calibrating σ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetSpec>,
+    /// The communication graph.
+    pub topology: TopologySpec,
+    /// The members.
+    pub members: Vec<MemberSpec>,
+}
+
+/// How σ is set.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Noise {
+    /// Given.
+    Sigma(f64),
+    /// To be calibrated (by `dpwalk_privacy::calibrate`) to this budget.
+    Budget {
+        /// ε > 0.
+        epsilon: f64,
+        /// δ ∈ (0, 1).
+        delta: f64,
+    },
+}
+
+/// A validated member.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Member {
+    /// Its node index.
+    pub index: usize,
+    /// Its identity.
+    pub peer: PeerId,
+    /// Dial hints.
+    pub addrs: Vec<String>,
+}
+
+/// The SHA-256 of a run's canonical form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RunHash(pub [u8; 32]);
+
+impl std::fmt::Display for RunHash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+    }
+}
+
+/// A validated run. Built only by [`Run::parse`], [`Run::load`] or [`Run::from_file`].
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// Normalized: members sorted by index, PeerIds canonical.
+    file: RunFile,
+    members: Vec<Member>,
+    topology: Topology,
+    loss: Loss,
+    regularizer: Regularizer,
+    noise: Noise,
+}
+
+/// A problem found by [`Run::from_file`]: a key path (for the line) and a message.
+struct Problem {
+    path: Vec<String>,
+    message: String,
+}
+
+fn problem(path: &[&str], message: impl Into<String>) -> Problem {
+    Problem {
+        path: path.iter().map(|s| s.to_string()).collect(),
+        message: message.into(),
+    }
+}
+
+fn member_problem(i: usize, key: &str, message: impl Into<String>) -> Problem {
+    Problem {
+        path: vec!["members".into(), i.to_string(), key.into()],
+        message: message.into(),
+    }
+}
+
+impl Run {
+    /// Reads and validates the run file at `path`.
+    pub fn load(path: &Path) -> Result<Run, RunError> {
+        let text = std::fs::read_to_string(path).map_err(|source| RunError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Run::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates run-file text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Run, RunError> {
+        let file: RunFile = toml::from_str(text).map_err(|e| {
+            let (line, key) = toml_error_location(text, &e);
+            RunError::Invalid {
+                origin: origin.into(),
+                line,
+                key,
+                message: e.message().to_string(),
+            }
+        })?;
+        Run::from_file(file).map_err(|p| RunError::Invalid {
+            origin: origin.into(),
+            line: locate(text, &p.path).unwrap_or(1),
+            key: Some(dotted(&p.path)),
+            message: p.message,
+        })
+    }
+
+    /// Validates a deserialized run file (see the module docs for the rules).
+    fn from_file(mut file: RunFile) -> Result<Run, Problem> {
+        let id = &file.run_id;
+        if id.is_empty()
+            || id.len() > MAX_RUN_ID
+            || !id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        {
+            return Err(problem(
+                &["run-id"],
+                format!("{id:?} must be 1 to {MAX_RUN_ID} characters of A-Z a-z 0-9 . _ -"),
+            ));
+        }
+        if file.steps == 0 {
+            return Err(problem(&["steps"], "must be at least 1"));
+        }
+        if file.dimension == 0 || file.dimension > MAX_DIM {
+            return Err(problem(
+                &["dimension"],
+                format!("{} is not in 1..={MAX_DIM}", file.dimension),
+            ));
+        }
+        let loss = check_loss(&file.problem, file.dimension)?;
+        let regularizer = check_regularizer(&file.problem)?;
+        let noise = check_algorithm(&file.algorithm, file.budget)?;
+        let members = check_members(&mut file.members)?;
+        let topology = check_topology(&file.topology, members.len(), file.seed)?;
+        Ok(Run {
+            file,
+            members,
+            topology,
+            loss,
+            regularizer,
+            noise,
+        })
+    }
+
+    /// The run id.
+    pub fn run_id(&self) -> &str {
+        &self.file.run_id
+    }
+    /// The run seed.
+    pub fn seed(&self) -> u64 {
+        self.file.seed
+    }
+    /// `K`.
+    pub fn steps(&self) -> u64 {
+        self.file.steps
+    }
+    /// The model dimension.
+    pub fn dimension(&self) -> usize {
+        self.file.dimension
+    }
+    /// The loss.
+    pub fn loss(&self) -> Loss {
+        self.loss
+    }
+    /// The regularizer.
+    pub fn regularizer(&self) -> Regularizer {
+        self.regularizer
+    }
+    /// How σ is set.
+    pub fn noise(&self) -> Noise {
+        self.noise
+    }
+    /// The step parameters with σ from the file, or `None` when σ is to be calibrated.
+    pub fn admm_params(&self) -> Option<AdmmParams> {
+        match self.noise {
+            Noise::Sigma(sigma) => self.admm_params_with(sigma).ok(),
+            Noise::Budget { .. } => None,
+        }
+    }
+    /// The step parameters with a calibrated σ.
+    pub fn admm_params_with(&self, sigma: f64) -> Result<AdmmParams, ParamError> {
+        let a = &self.file.algorithm;
+        AdmmParams::new(a.gamma, a.lambda, sigma, Some(a.clip))
+    }
+    /// The members, by index.
+    pub fn members(&self) -> &[Member] {
+        &self.members
+    }
+    /// The index of `peer`, if it is a member.
+    pub fn index_of(&self, peer: &PeerId) -> Option<usize> {
+        self.members.iter().position(|m| m.peer == *peer)
+    }
+    /// The communication graph (built and checked walkable).
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+    /// The file as validated and normalized.
+    pub fn file(&self) -> &RunFile {
+        &self.file
+    }
+
+    /// What [`crate::codec::validate`] needs, for a node that has handled tokens up to `last_seen`.
+    pub fn context(&self, last_seen: Option<u64>) -> RunContext {
+        RunContext {
+            run_id: self.file.run_id.clone(),
+            dim: self.file.dimension,
+            steps: self.file.steps,
+            members: self.members.iter().map(|m| m.peer).collect(),
+            last_seen,
+        }
+    }
+
+    /// The canonical serialization (see the module docs).
+    pub fn canonical_toml(&self) -> String {
+        // Serializing a validated RunFile cannot fail: every value is a finite number, a string or
+        // a table of them. An empty string would only weaken the hash, never panic.
+        toml::to_string(&self.file).unwrap_or_default()
+    }
+
+    /// The run's identity: SHA-256 of [`Run::canonical_toml`].
+    pub fn hash(&self) -> RunHash {
+        RunHash(Sha256::digest(self.canonical_toml().as_bytes()).into())
+    }
+
+    /// The dotted keys whose values differ between `self` and `other` (`algorithm.gamma`,
+    /// `members[1].peer-id`, `topology.edges[3]`), sorted; empty when the runs are the same.
+    pub fn diff(&self, other: &Run) -> Vec<String> {
+        let a = toml::Value::try_from(&self.file).ok();
+        let b = toml::Value::try_from(&other.file).ok();
+        let mut out = Vec::new();
+        diff_values("", a.as_ref(), b.as_ref(), &mut out);
+        out.sort();
+        out
+    }
+}
+
+fn check_loss(p: &ProblemSpec, dimension: usize) -> Result<Loss, Problem> {
+    match (p.loss, p.classes) {
+        (LossName::Squared, None) => Ok(Loss::Squared),
+        (LossName::Logistic, None) => Ok(Loss::Logistic),
+        (LossName::Multinomial, Some(classes)) if classes >= 2 && dimension % classes == 0 => {
+            Ok(Loss::Multinomial { classes })
+        }
+        (LossName::Multinomial, Some(classes)) => Err(problem(
+            &["problem", "classes"],
+            format!("{classes} must be at least 2 and divide the dimension {dimension}"),
+        )),
+        (LossName::Multinomial, None) => Err(problem(
+            &["problem", "loss"],
+            "loss = \"multinomial\" needs `classes`",
+        )),
+        (_, Some(_)) => Err(problem(
+            &["problem", "classes"],
+            "only applies to loss = \"multinomial\"",
+        )),
+    }
+}
+
+fn check_regularizer(p: &ProblemSpec) -> Result<Regularizer, Problem> {
+    for (name, v) in [("l1", p.l1), ("l2", p.l2)] {
+        if !(v >= 0.0 && v.is_finite()) {
+            return Err(problem(
+                &["problem", name],
+                format!("must be >= 0 and finite, got {v}"),
+            ));
+        }
+    }
+    Ok(match (p.l1 > 0.0, p.l2 > 0.0) {
+        (false, false) => Regularizer::None,
+        (true, false) => Regularizer::L1 { l1: p.l1 },
+        (false, true) => Regularizer::L2 { l2: p.l2 },
+        (true, true) => Regularizer::ElasticNet { l1: p.l1, l2: p.l2 },
+    })
+}
+
+fn check_algorithm(a: &AlgorithmSpec, budget: Option<BudgetSpec>) -> Result<Noise, Problem> {
+    let noise = match (a.sigma, budget) {
+        (Some(sigma), None) => Noise::Sigma(sigma),
+        (None, Some(BudgetSpec { epsilon, delta })) => {
+            if !(epsilon > 0.0 && epsilon.is_finite()) {
+                return Err(problem(
+                    &["budget", "epsilon"],
+                    format!("must be > 0 and finite, got {epsilon}"),
+                ));
+            }
+            if !(delta > 0.0 && delta < 1.0) {
+                return Err(problem(
+                    &["budget", "delta"],
+                    format!("must be in (0, 1), got {delta}"),
+                ));
+            }
+            Noise::Budget { epsilon, delta }
+        }
+        (Some(_), Some(_)) => {
+            return Err(problem(
+                &["algorithm", "sigma"],
+                "give either sigma or a [budget], not both",
+            ));
+        }
+        (None, None) => {
+            return Err(problem(
+                &["algorithm"],
+                "needs sigma, or a [budget] to calibrate it",
+            ));
+        }
+    };
+    // σ = 0 stands in for a calibrated σ: only γ, λ and C are checked here.
+    let sigma = match noise {
+        Noise::Sigma(s) => s,
+        Noise::Budget { .. } => 0.0,
+    };
+    AdmmParams::new(a.gamma, a.lambda, sigma, Some(a.clip)).map_err(|e| {
+        let key = match e {
+            ParamError::Gamma(_) => "gamma",
+            ParamError::Relaxation(_) => "lambda",
+            ParamError::Sigma(_) => "sigma",
+            ParamError::Clip(_) | ParamError::LearningRate(_) => "clip",
+        };
+        problem(&["algorithm", key], e.to_string())
+    })?;
+    Ok(noise)
+}
+
+/// Sorts `members` by index and checks indices `0..n` each once, PeerIds valid and distinct,
+/// addresses plausible; canonicalizes the PeerId strings.
+fn check_members(members: &mut [MemberSpec]) -> Result<Vec<Member>, Problem> {
+    let n = members.len();
+    if n < 2 {
+        return Err(problem(
+            &["members"],
+            format!("{n} members: a walk needs at least 2"),
+        ));
+    }
+    // Problems are reported at the entry's position in the file, so check before sorting.
+    let mut seen = vec![None; n];
+    let mut peers = HashSet::with_capacity(n);
+    let mut checked = Vec::with_capacity(n);
+    for (i, m) in members.iter_mut().enumerate() {
+        if m.index >= n {
+            return Err(member_problem(
+                i,
+                "index",
+                format!("{} is not in 0..{n} ({n} members)", m.index),
+            ));
+        }
+        if let Some(first) = seen[m.index].replace(i) {
+            return Err(member_problem(
+                i,
+                "index",
+                format!("{} is already used by members[{first}]", m.index),
+            ));
+        }
+        let peer: PeerId = m.peer_id.parse().map_err(|e| {
+            member_problem(
+                i,
+                "peer-id",
+                format!("{:?} is not a PeerId: {e}", m.peer_id),
+            )
+        })?;
+        if !peers.insert(peer) {
+            return Err(member_problem(
+                i,
+                "peer-id",
+                format!("{peer} appears twice"),
+            ));
+        }
+        if let Some(bad) = m.addrs.iter().find(|a| !a.starts_with('/')) {
+            return Err(member_problem(
+                i,
+                "addrs",
+                format!("{bad:?} is not a multiaddr (they start with '/')"),
+            ));
+        }
+        m.peer_id = peer.to_base58();
+        checked.push(Member {
+            index: m.index,
+            peer,
+            addrs: m.addrs.clone(),
+        });
+    }
+    members.sort_by_key(|m| m.index);
+    checked.sort_by_key(|m| m.index);
+    Ok(checked)
+}
+
+fn check_topology(spec: &TopologySpec, n: usize, seed: u64) -> Result<Topology, Problem> {
+    if spec.kind == TopologyKind::File {
+        return Err(problem(
+            &["topology", "kind"],
+            "a run file must be self-contained: write the edges inline with kind = \"edges\"",
+        ));
+    }
+    if let Some(nodes) = spec.nodes
+        && nodes != n
+    {
+        return Err(problem(
+            &["topology", "nodes"],
+            format!("{nodes} nodes, but the run has {n} members"),
+        ));
+    }
+    let topology_error = |e: TopologyError| match e {
+        TopologyError::Parameter { key, message } => problem(&["topology", &key], message),
+        other => problem(&["topology"], other.to_string()),
+    };
+    let topology = spec
+        .build(
+            Some(n),
+            Path::new(""),
+            derive_seed(seed, Purpose::Topology, 0),
+        )
+        .map_err(topology_error)?;
+    if topology.n() != n {
+        return Err(problem(
+            &["topology"],
+            format!(
+                "the graph has {} nodes, but the run has {n} members",
+                topology.n()
+            ),
+        ));
+    }
+    topology.require_walkable().map_err(topology_error)?;
+    Ok(topology)
+}
+
+/// `members.2.peer-id` → `members[2].peer-id`.
+fn dotted(path: &[String]) -> String {
+    let mut out = String::new();
+    for part in path {
+        if part.parse::<usize>().is_ok() {
+            out.push_str(&format!("[{part}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+/// The 1-based line of the key at `path` (numeric parts index arrays), or of its deepest
+/// existing ancestor.
+fn locate(text: &str, path: &[String]) -> Option<usize> {
+    if !path.iter().any(|p| p.parse::<usize>().is_ok()) {
+        let parts: Vec<&str> = path.iter().map(String::as_str).collect();
+        return (1..=parts.len())
+            .rev()
+            .find_map(|len| key_line(text, &parts[..len]));
+    }
+    let table = DeTable::parse(text).ok()?;
+    let mut current = table.get_ref();
+    let mut line = None;
+    let mut parts = path.iter().peekable();
+    while let Some(part) = parts.next() {
+        let (key, value) = current.get_key_value(part.as_str())?;
+        line = Some(line_of_offset(text, key.span().start));
+        match value.get_ref() {
+            DeValue::Table(inner) => current = inner,
+            DeValue::Array(items) => {
+                let Some(i) = parts.next().and_then(|p| p.parse::<usize>().ok()) else {
+                    return line;
+                };
+                let item = items.get(i)?;
+                line = Some(line_of_offset(text, item.span().start));
+                match item.get_ref() {
+                    DeValue::Table(inner) => current = inner,
+                    _ => return line,
+                }
+            }
+            _ => return line,
+        }
+    }
+    line
+}
+
+/// Appends to `out` the paths under `prefix` where `a` and `b` differ.
+fn diff_values(
+    prefix: &str,
+    a: Option<&toml::Value>,
+    b: Option<&toml::Value>,
+    out: &mut Vec<String>,
+) {
+    let join = |key: &str| {
+        if prefix.is_empty() {
+            key.to_string()
+        } else {
+            format!("{prefix}.{key}")
+        }
+    };
+    match (a, b) {
+        (Some(toml::Value::Table(x)), Some(toml::Value::Table(y))) => {
+            let keys: BTreeMap<&String, ()> = x.keys().chain(y.keys()).map(|k| (k, ())).collect();
+            for key in keys.keys() {
+                diff_values(&join(key), x.get(*key), y.get(*key), out);
+            }
+        }
+        (Some(toml::Value::Array(x)), Some(toml::Value::Array(y))) if x.len() == y.len() => {
+            for (i, (u, v)) in x.iter().zip(y).enumerate() {
+                diff_values(&format!("{prefix}[{i}]"), Some(u), Some(v), out);
+            }
+        }
+        (Some(x), Some(y)) if x == y => {}
+        (None, None) => {}
+        _ => out.push(prefix.to_string()),
+    }
+}

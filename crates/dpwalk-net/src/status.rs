@@ -1,0 +1,285 @@
+//! The node's status: a snapshot the event loop updates, served over a minimal local HTTP endpoint
+//! as JSON (`GET /status`) and as Prometheus metrics (`GET /metrics`), and fetched by
+//! `dpwalk status` and `dpwalk swarm` with [`fetch`].
+//!
+//! The endpoint is meant for the operator's own machine (bind it to 127.0.0.1): it reveals the
+//! node's step count and privacy spent, never `u_i` or the token.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Largest request head the endpoint reads.
+const MAX_REQUEST: usize = 8 * 1024;
+/// Largest response [`fetch`] reads.
+const MAX_RESPONSE: u64 = 16 * 1024 * 1024;
+
+/// What a node reports about itself.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Status {
+    /// The run.
+    pub run_id: String,
+    /// The run's hash (hex).
+    pub run_hash: String,
+    /// This node's index.
+    pub index: usize,
+    /// This node's PeerId.
+    pub peer_id: String,
+    /// Addresses the node listens on.
+    pub listen: Vec<String>,
+    /// Members connected and verified (same run file), by index.
+    pub peers: Vec<usize>,
+    /// Members connected whose run file differs, by index.
+    pub mismatched: Vec<usize>,
+    /// Contributions made.
+    pub steps_done: u64,
+    /// Visits forwarded without a step (budget spent).
+    pub skipped: u64,
+    /// The highest seq handled.
+    pub last_seq: Option<u64>,
+    /// The run's `K`.
+    pub total_steps: u64,
+    /// Whether this node holds the token (an outgoing token not yet acknowledged).
+    pub holding: bool,
+    /// Tokens handled per second over the last few seconds.
+    pub hop_rate: f64,
+    /// δ of the figures.
+    pub delta: f64,
+    /// Local ε spent (against an eavesdropper on every token this node sent); `null` if unbounded.
+    pub epsilon_local: Option<f64>,
+    /// Network ε against the worst other member; `null` if unbounded or not computed.
+    pub epsilon_network: Option<f64>,
+    /// The node's budget ε, if any.
+    pub budget_epsilon: Option<f64>,
+    /// Whether the final model is written.
+    pub finished: bool,
+}
+
+/// Errors of the status endpoint and client.
+#[derive(Debug, Error)]
+pub enum StatusError {
+    /// Binding or connecting failed.
+    #[error("status endpoint {addr}: {source}")]
+    Io {
+        /// The address.
+        addr: String,
+        /// The reason.
+        source: std::io::Error,
+    },
+    /// The answer was not a status.
+    #[error("status endpoint {addr} answered something that is not a dpwalk status: {message}")]
+    Malformed {
+        /// The address.
+        addr: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// The metrics registry and its gauges, updated from each snapshot.
+struct Metrics {
+    registry: Registry,
+    steps: Gauge<i64>,
+    skipped: Gauge<i64>,
+    last_seq: Gauge<i64>,
+    peers: Gauge<i64>,
+    holding: Gauge<i64>,
+    hop_rate: Gauge<f64, std::sync::atomic::AtomicU64>,
+    epsilon_local: Gauge<f64, std::sync::atomic::AtomicU64>,
+    epsilon_network: Gauge<f64, std::sync::atomic::AtomicU64>,
+}
+
+impl Metrics {
+    fn new() -> Self {
+        let mut registry = Registry::with_prefix("dpwalk");
+        let m = Metrics {
+            registry: Registry::default(), // replaced below, once the gauges are registered
+            steps: Gauge::default(),
+            skipped: Gauge::default(),
+            last_seq: Gauge::default(),
+            peers: Gauge::default(),
+            holding: Gauge::default(),
+            hop_rate: Gauge::default(),
+            epsilon_local: Gauge::default(),
+            epsilon_network: Gauge::default(),
+        };
+        registry.register("steps_done", "Contributions made", m.steps.clone());
+        registry.register("skipped", "Visits forwarded without a step", m.skipped.clone());
+        registry.register("last_seq", "Highest seq handled (-1: none)", m.last_seq.clone());
+        registry.register("peers", "Verified member connections", m.peers.clone());
+        registry.register("holding", "1 while holding the token", m.holding.clone());
+        registry.register("hop_rate", "Tokens handled per second", m.hop_rate.clone());
+        registry.register(
+            "epsilon_local",
+            "Local epsilon spent (+Inf: unbounded)",
+            m.epsilon_local.clone(),
+        );
+        registry.register(
+            "epsilon_network",
+            "Network epsilon against the worst member (+Inf: unbounded or unknown)",
+            m.epsilon_network.clone(),
+        );
+        Metrics { registry, ..m }
+    }
+
+    fn update(&self, s: &Status) {
+        let int = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        self.steps.set(int(s.steps_done));
+        self.skipped.set(int(s.skipped));
+        self.last_seq.set(s.last_seq.map_or(-1, int));
+        self.peers.set(s.peers.len() as i64);
+        self.holding.set(i64::from(s.holding));
+        self.hop_rate.set(s.hop_rate);
+        self.epsilon_local
+            .set(s.epsilon_local.unwrap_or(f64::INFINITY));
+        self.epsilon_network
+            .set(s.epsilon_network.unwrap_or(f64::INFINITY));
+    }
+}
+
+/// The snapshot shared by the event loop (writer) and the endpoint (reader).
+#[derive(Clone)]
+pub struct SharedStatus(Arc<Mutex<(Status, Arc<Metrics>)>>);
+
+impl Default for SharedStatus {
+    fn default() -> Self {
+        SharedStatus(Arc::new(Mutex::new((
+            Status::default(),
+            Arc::new(Metrics::new()),
+        ))))
+    }
+}
+
+impl SharedStatus {
+    /// Replaces the snapshot.
+    pub fn set(&self, status: Status) {
+        if let Ok(mut guard) = self.0.lock() {
+            guard.1.update(&status);
+            guard.0 = status;
+        }
+    }
+
+    fn json(&self) -> String {
+        self.0
+            .lock()
+            .map(|g| serde_json::to_string_pretty(&g.0).unwrap_or_default())
+            .unwrap_or_default()
+    }
+
+    fn metrics(&self) -> String {
+        let mut out = String::new();
+        if let Ok(g) = self.0.lock() {
+            // Writing to a String cannot fail.
+            let _ = encode(&mut out, &g.1.registry);
+        }
+        out
+    }
+}
+
+/// Binds the endpoint at `addr`; returns the bound address and the serving future.
+pub async fn bind(
+    addr: &str,
+    status: SharedStatus,
+) -> Result<(std::net::SocketAddr, impl Future<Output = ()>), StatusError> {
+    let io = |source| StatusError::Io {
+        addr: addr.to_string(),
+        source,
+    };
+    let listener = TcpListener::bind(addr).await.map_err(io)?;
+    let local = listener.local_addr().map_err(io)?;
+    let serve = async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let status = status.clone();
+            tokio::spawn(async move {
+                if let Err(e) = answer(stream, &status).await {
+                    tracing::debug!(error = %e, "status request failed");
+                }
+            });
+        }
+    };
+    Ok((local, serve))
+}
+
+async fn answer(mut stream: TcpStream, status: &SharedStatus) -> std::io::Result<()> {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_REQUEST {
+        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf))
+            .await
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??;
+        if n == 0 {
+            break;
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    let line = String::from_utf8_lossy(&head);
+    let path = line.split_whitespace().nth(1).unwrap_or("");
+    let (code, kind, body) = match path {
+        "/status" | "/" => ("200 OK", "application/json", status.json()),
+        "/metrics" => (
+            "200 OK",
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            status.metrics(),
+        ),
+        _ => ("404 Not Found", "text/plain", "try /status or /metrics\n".into()),
+    };
+    let response = format!(
+        "HTTP/1.1 {code}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(response.as_bytes()).await?;
+    stream.shutdown().await
+}
+
+/// Fetches `path` from the endpoint at `addr` (blocking, with a timeout): the body of a 200.
+pub fn fetch(addr: &str, path: &str, timeout: Duration) -> Result<String, StatusError> {
+    use std::io::{Read, Write};
+    let io = |source| StatusError::Io {
+        addr: addr.to_string(),
+        source,
+    };
+    let target: std::net::SocketAddr = addr.parse().map_err(|e| StatusError::Malformed {
+        addr: addr.to_string(),
+        message: format!("not a host:port address: {e}"),
+    })?;
+    let mut stream = std::net::TcpStream::connect_timeout(&target, timeout).map_err(io)?;
+    stream.set_read_timeout(Some(timeout)).map_err(io)?;
+    stream
+        .write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .map_err(io)?;
+    let mut response = String::new();
+    stream
+        .take(MAX_RESPONSE)
+        .read_to_string(&mut response)
+        .map_err(io)?;
+    let malformed = |message: &str| StatusError::Malformed {
+        addr: addr.to_string(),
+        message: message.to_string(),
+    };
+    let (head, body) = response
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| malformed("no HTTP header"))?;
+    if !head.starts_with("HTTP/1.1 200") {
+        return Err(malformed(head.lines().next().unwrap_or("")));
+    }
+    Ok(body.to_string())
+}
+
+/// Fetches and decodes the status at `addr`.
+pub fn fetch_status(addr: &str, timeout: Duration) -> Result<Status, StatusError> {
+    let body = fetch(addr, "/status", timeout)?;
+    serde_json::from_str(&body).map_err(|e| StatusError::Malformed {
+        addr: addr.to_string(),
+        message: e.to_string(),
+    })
+}

@@ -1,0 +1,345 @@
+//! The run file: the example parses; each kind of bad input is refused naming its key and line;
+//! the canonical hash ignores formatting, comments and member order but no field; diff names the
+//! differing key.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use dpwalk_core::problem::{Loss, Regularizer};
+use dpwalk_net::run::{Noise, Run, RunError};
+
+const EXAMPLE: &str = include_str!("../examples/run.toml");
+const P0: &str = "12D3KooWK99VoVxNE7XzyBwXEzW7xhK7Gpv85r9F3V3fyKSUKPH5";
+const P1: &str = "12D3KooWJWoaqZhDaoEFshF7Rh1bpY9ohihFhzcW6d69Lr2NASuq";
+const P2: &str = "12D3KooWRndVhVZPCiQwHBBBdg769GyrPUW13zxwqQyf9r3ANaba";
+
+fn parse(text: &str) -> Result<Run, RunError> {
+    Run::parse(text, "run.toml")
+}
+
+/// Replaces the one occurrence of `from` in the example.
+fn edit(from: &str, to: &str) -> String {
+    assert_eq!(EXAMPLE.matches(from).count(), 1, "{from:?} must occur once");
+    EXAMPLE.replace(from, to)
+}
+
+fn line_of(text: &str, needle: &str) -> usize {
+    let at = text.find(needle).expect("needle in text");
+    1 + text[..at].matches('\n').count()
+}
+
+/// Asserts that `text` is refused at the line of `needle`, naming `key`.
+fn refused(text: &str, needle: &str, key: &str) -> String {
+    match parse(text) {
+        Err(e @ RunError::Invalid { .. }) => {
+            let RunError::Invalid {
+                ref origin,
+                line,
+                key: ref got,
+                ..
+            } = e
+            else {
+                unreachable!()
+            };
+            assert_eq!(origin, "run.toml");
+            assert_eq!(line, line_of(text, needle), "{e}");
+            assert_eq!(got.as_deref(), Some(key), "{e}");
+            let shown = e.to_string();
+            assert!(
+                shown.starts_with(&format!("run.toml, line {line}: ")),
+                "{shown}"
+            );
+            shown
+        }
+        other => panic!("expected a refusal naming {key}, got {other:?}"),
+    }
+}
+
+#[test]
+fn example_parses() {
+    let run = parse(EXAMPLE).unwrap();
+    assert_eq!(run.run_id(), "lasso-demo");
+    assert_eq!((run.seed(), run.steps(), run.dimension()), (7, 3000, 64));
+    assert_eq!(run.loss(), Loss::Squared);
+    assert_eq!(run.regularizer(), Regularizer::L1 { l1: 0.001 });
+    assert_eq!(run.noise(), Noise::Sigma(2.0));
+    let params = run.admm_params().unwrap();
+    assert_eq!(
+        (
+            params.gamma(),
+            params.relaxation(),
+            params.sigma(),
+            params.clip()
+        ),
+        (1.0, 0.5, 2.0, Some(1.0))
+    );
+    let peers: Vec<String> = run.members().iter().map(|m| m.peer.to_base58()).collect();
+    assert_eq!(peers, [P0, P1, P2]);
+    assert_eq!(run.topology().n(), 3);
+    assert_eq!(run.index_of(&P2.parse().unwrap()), Some(2));
+    let ctx = run.context(Some(4));
+    assert_eq!((ctx.dim, ctx.steps, ctx.members.len()), (64, 3000, 3));
+    assert_eq!(run.hash().to_string().len(), 64);
+}
+
+#[test]
+fn load_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, edit("seed = 7", "seed = 7\nsed = 1")).unwrap();
+    let e = Run::load(&path).unwrap_err().to_string();
+    assert!(e.contains("bad.toml, line 5: `sed`"), "{e}");
+    assert!(matches!(
+        Run::load(&dir.path().join("missing.toml")),
+        Err(RunError::Read { .. })
+    ));
+    std::fs::write(&path, EXAMPLE).unwrap();
+    assert_eq!(
+        Run::load(&path).unwrap().hash(),
+        parse(EXAMPLE).unwrap().hash()
+    );
+}
+
+#[test]
+fn unknown_keys_are_refused_with_their_line() {
+    let text = edit("lambda = 0.5", "lambda = 0.5\ngama = 1.0");
+    let e = refused(&text, "gama", "algorithm.gama");
+    assert!(e.contains("unknown field"), "{e}");
+    let text = edit(
+        "run-id = \"lasso-demo\"",
+        "run-id = \"lasso-demo\"\nrun_id = \"x\"",
+    );
+    refused(&text, "run_id", "run_id");
+}
+
+#[test]
+fn bad_members_are_refused() {
+    let text = edit("index = 2", "index = 1");
+    let e = refused(
+        &text,
+        "index = 1\npeer-id = \"12D3KooWRnd",
+        "members[2].index",
+    );
+    assert!(e.contains("already used by members[1]"), "{e}");
+
+    let text = edit("index = 2", "index = 3");
+    refused(&text, "index = 3", "members[2].index");
+
+    let text = edit(P1, "12D3KooWnotapeer");
+    let e = refused(&text, "12D3KooWnotapeer", "members[1].peer-id");
+    assert!(e.contains("not a PeerId"), "{e}");
+
+    let text = edit(P2, P0);
+    let e = refused(
+        &text,
+        &format!("{P0}\"\naddrs = [\"/ip4/127.0.0.1/tcp/4003"),
+        "members[2].peer-id",
+    );
+    assert!(e.contains("appears twice"), "{e}");
+
+    let text = edit("/ip4/127.0.0.1/tcp/4002", "127.0.0.1:4002");
+    refused(&text, "127.0.0.1:4002", "members[1].addrs");
+}
+
+#[test]
+fn member_count_must_match_the_topology() {
+    let text = edit("kind = \"complete\"", "kind = \"complete\"\nnodes = 4");
+    let e = refused(&text, "nodes = 4", "topology.nodes");
+    assert!(e.contains("3 members"), "{e}");
+
+    let text = edit(
+        "kind = \"complete\"",
+        "kind = \"edges\"\nedges = [[0, 1], [1, 2], [2, 3]]",
+    );
+    refused(&text, "[topology]", "topology");
+
+    // A disconnected graph cannot carry a walk over all members.
+    let text = edit(
+        "kind = \"complete\"",
+        "kind = \"edges\"\nnodes = 3\nedges = [[0, 1]]",
+    );
+    refused(&text, "[topology]", "topology");
+
+    let text = edit("kind = \"complete\"", "kind = \"file\"\npath = \"g.txt\"");
+    refused(&text, "kind = \"file\"", "topology.kind");
+}
+
+#[test]
+fn out_of_range_parameters_are_refused() {
+    for (from, to, key) in [
+        ("gamma = 1.0", "gamma = 0.0", "algorithm.gamma"),
+        ("gamma = 1.0", "gamma = -1.0", "algorithm.gamma"),
+        ("gamma = 1.0", "gamma = inf", "algorithm.gamma"),
+        ("lambda = 0.5", "lambda = 1.5", "algorithm.lambda"),
+        ("lambda = 0.5", "lambda = 0.0", "algorithm.lambda"),
+        ("sigma = 2.0", "sigma = -0.5", "algorithm.sigma"),
+        ("sigma = 2.0", "sigma = nan", "algorithm.sigma"),
+        ("clip = 1.0", "clip = 0.0", "algorithm.clip"),
+        ("l1 = 0.001", "l1 = -1.0", "problem.l1"),
+        ("steps = 3000", "steps = 0", "steps"),
+        ("dimension = 64", "dimension = 0", "dimension"),
+        ("dimension = 64", "dimension = 1000000", "dimension"),
+        (
+            "run-id = \"lasso-demo\"",
+            "run-id = \"has space\"",
+            "run-id",
+        ),
+        ("run-id = \"lasso-demo\"", "run-id = \"\"", "run-id"),
+    ] {
+        let text = edit(from, to);
+        refused(&text, to, key);
+    }
+}
+
+#[test]
+fn sigma_or_budget() {
+    let budget = edit("sigma = 2.0\n", "\n[budget]\nepsilon = 1.0\ndelta = 1e-6\n");
+    let run = parse(&budget).unwrap();
+    assert_eq!(
+        run.noise(),
+        Noise::Budget {
+            epsilon: 1.0,
+            delta: 1e-6
+        }
+    );
+    assert!(run.admm_params().is_none());
+    assert_eq!(run.admm_params_with(3.0).unwrap().sigma(), 3.0);
+
+    let both = edit(
+        "sigma = 2.0\n",
+        "sigma = 2.0\n\n[budget]\nepsilon = 1.0\ndelta = 1e-6\n",
+    );
+    refused(&both, "sigma = 2.0", "algorithm.sigma");
+    let neither = edit("sigma = 2.0\n", "");
+    refused(&neither, "[algorithm]", "algorithm");
+    let bad_delta = budget.replace("delta = 1e-6", "delta = 1.0");
+    refused(&bad_delta, "delta = 1.0", "budget.delta");
+    let bad_eps = budget.replace("epsilon = 1.0", "epsilon = 0.0");
+    refused(&bad_eps, "epsilon = 0.0", "budget.epsilon");
+}
+
+#[test]
+fn multinomial_needs_classes_dividing_the_dimension() {
+    let ok = edit("loss = \"squared\"", "loss = \"multinomial\"\nclasses = 4");
+    assert_eq!(parse(&ok).unwrap().loss(), Loss::Multinomial { classes: 4 });
+    let bad = edit("loss = \"squared\"", "loss = \"multinomial\"\nclasses = 5");
+    refused(&bad, "classes = 5", "problem.classes");
+    let missing = edit("loss = \"squared\"", "loss = \"multinomial\"");
+    refused(&missing, "loss = \"multinomial\"", "problem.loss");
+    let stray = edit("loss = \"squared\"", "loss = \"squared\"\nclasses = 2");
+    refused(&stray, "classes = 2", "problem.classes");
+}
+
+/// The example rewritten: other formatting, comments, key order, members reversed, a default
+/// written out, a PeerId's non-canonical… none of it changes the run.
+const REFORMATTED: &str = r#"
+# same run, written differently
+dimension=64
+steps   = 3_000
+seed = 0x7
+run-id = 'lasso-demo'
+
+[[members]]
+peer-id = "12D3KooWRndVhVZPCiQwHBBBdg769GyrPUW13zxwqQyf9r3ANaba"
+addrs = [ "/ip4/127.0.0.1/tcp/4003" ]   # trailing comment
+index = 2
+
+[[members]]
+index = 0
+peer-id = "12D3KooWK99VoVxNE7XzyBwXEzW7xhK7Gpv85r9F3V3fyKSUKPH5"
+addrs = ["/ip4/127.0.0.1/tcp/4001"]
+
+[[members]]
+addrs = ["/ip4/127.0.0.1/tcp/4002"]
+index = 1
+peer-id = "12D3KooWJWoaqZhDaoEFshF7Rh1bpY9ohihFhzcW6d69Lr2NASuq"
+
+[topology]
+kind = "complete"
+
+[algorithm]
+sigma = 2e0
+clip = 1
+lambda = 0.50
+gamma = 1.0
+
+[problem]
+l2 = 0.0
+l1 = 1e-3
+loss = "squared"
+"#;
+
+#[test]
+fn hash_ignores_formatting_comments_and_member_order() {
+    let a = parse(EXAMPLE).unwrap();
+    let b = parse(REFORMATTED).unwrap();
+    assert_eq!(a.hash(), b.hash());
+    assert_eq!(a.canonical_toml(), b.canonical_toml());
+    assert!(a.diff(&b).is_empty());
+}
+
+#[test]
+fn hash_changes_with_every_field_and_diff_names_it() {
+    let base = parse(EXAMPLE).unwrap();
+    for (from, to, key) in [
+        (
+            "run-id = \"lasso-demo\"",
+            "run-id = \"lasso-demo2\"",
+            "run-id",
+        ),
+        ("seed = 7", "seed = 8", "seed"),
+        ("steps = 3000", "steps = 3001", "steps"),
+        ("dimension = 64", "dimension = 65", "dimension"),
+        ("loss = \"squared\"", "loss = \"logistic\"", "problem.loss"),
+        ("l1 = 0.001", "l1 = 0.0010000000000000002", "problem.l1"),
+        ("l1 = 0.001", "l1 = 0.001\nl2 = 0.5", "problem.l2"),
+        ("gamma = 1.0", "gamma = 2.0", "algorithm.gamma"),
+        ("lambda = 0.5", "lambda = 0.25", "algorithm.lambda"),
+        ("clip = 1.0", "clip = 1.5", "algorithm.clip"),
+        ("sigma = 2.0", "sigma = 2.5", "algorithm.sigma"),
+        ("kind = \"complete\"", "kind = \"ring\"", "topology.kind"),
+        (
+            "kind = \"complete\"",
+            "kind = \"complete\"\nnodes = 3",
+            "topology.nodes",
+        ),
+        (
+            "kind = \"complete\"",
+            "kind = \"complete\"\nseed = 3",
+            "topology.seed",
+        ),
+        ("tcp/4002", "tcp/4012", "members[1].addrs[0]"),
+        (
+            "addrs = [\"/ip4/127.0.0.1/tcp/4003\"]",
+            "addrs = []",
+            "members[2].addrs",
+        ),
+    ] {
+        let changed = parse(&edit(from, to)).unwrap();
+        assert_ne!(base.hash(), changed.hash(), "{to}");
+        assert_eq!(base.diff(&changed), [key], "{to}");
+        assert_eq!(changed.diff(&base), [key], "{to}");
+    }
+    // Swapping two members' PeerIds changes both entries.
+    let swapped = parse(&EXAMPLE.replace(P0, "P0").replace(P1, P0).replace("P0", P1)).unwrap();
+    assert_ne!(base.hash(), swapped.hash());
+    assert_eq!(
+        base.diff(&swapped),
+        ["members[0].peer-id", "members[1].peer-id"]
+    );
+}
+
+#[test]
+fn absent_keys_do_not_collide() {
+    // `nodes = 3` and `seed = 3` in the topology would encode alike in a format without key names.
+    let nodes = parse(&edit(
+        "kind = \"complete\"",
+        "kind = \"complete\"\nnodes = 3",
+    ))
+    .unwrap();
+    let seed = parse(&edit(
+        "kind = \"complete\"",
+        "kind = \"complete\"\nseed = 3",
+    ))
+    .unwrap();
+    assert_ne!(nodes.hash(), seed.hash());
+}

@@ -1,0 +1,164 @@
+//! Durable node state: round trip, fresh directory, torn and damaged files detected at every
+//! byte, a crash before the rename leaving the previous state, and states of other runs refused.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use dpwalk_net::codec::Token;
+use dpwalk_net::run::RunHash;
+use dpwalk_net::state::{Custody, NodeState, STATE_FILE, StateDir, StateError, TEMP_FILE};
+use libp2p_identity::PeerId;
+
+fn state(seq: u64) -> NodeState {
+    NodeState {
+        run_hash: [3; 32],
+        u: vec![0.1, -0.0, f64::MIN_POSITIVE, 1e308],
+        rng_word_pos: (1u128 << 70) + seq as u128,
+        last_seq: Some(seq),
+        outgoing: Some(Custody {
+            to: PeerId::random(),
+            token: Token {
+                run_id: "demo".into(),
+                seq,
+                w: vec![0.5, 2.0_f64.powi(-1074), -1.0, 3.25],
+            },
+        }),
+        contributions: seq / 2,
+        clipped: seq / 4,
+        skipped: 1,
+        last_contribution_seq: Some(seq.saturating_sub(1)),
+        predecessor: Some(PeerId::random()),
+        backup: None,
+        final_model: None,
+    }
+}
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+#[test]
+fn fresh_directory_loads_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let states = StateDir::open(&dir.path().join("a/b")).unwrap();
+    assert!(states.load().unwrap().is_none());
+    let fresh = NodeState::fresh(RunHash([1; 32]), 5);
+    assert_eq!(fresh.u, vec![0.0; 5]);
+    assert_eq!((fresh.rng_word_pos, fresh.last_seq), (0, None));
+    assert!(fresh.outgoing.is_none());
+}
+
+#[test]
+fn round_trip_is_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let states = StateDir::open(dir.path()).unwrap();
+    // Custody copies are written before validation would ever see them again: keep even a NaN's
+    // payload bit for bit.
+    let mut a = state(7);
+    if let Some(c) = a.outgoing.as_mut() {
+        c.token.w[1] = f64::from_bits(0x7ff8_0000_0000_0001);
+    }
+    states.commit(&a).unwrap();
+    let got = states.load().unwrap().unwrap();
+    assert_eq!(bits(&got.u), bits(&a.u));
+    let (got_out, a_out) = (got.outgoing.as_ref().unwrap(), a.outgoing.as_ref().unwrap());
+    assert_eq!(bits(&got_out.token.w), bits(&a_out.token.w));
+    assert_eq!(got_out.to, a_out.to);
+    assert_eq!(
+        (got.rng_word_pos, got.last_seq, got.run_hash),
+        (a.rng_word_pos, a.last_seq, a.run_hash)
+    );
+    // A later commit replaces it, custody cleared.
+    let mut b = state(8);
+    b.outgoing = None;
+    states.commit(&b).unwrap();
+    assert_eq!(states.load().unwrap().unwrap(), b);
+    assert!(!dir.path().join(TEMP_FILE).exists());
+}
+
+#[test]
+fn torn_files_are_detected_at_every_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let states = StateDir::open(dir.path()).unwrap();
+    states.commit(&state(1)).unwrap();
+    let path = dir.path().join(STATE_FILE);
+    let full = std::fs::read(&path).unwrap();
+    for cut in 0..full.len() {
+        std::fs::write(&path, &full[..cut]).unwrap();
+        match states.load() {
+            Err(StateError::Torn { len, .. }) => assert_eq!(len, cut as u64),
+            other => panic!("cut at {cut}: {other:?}"),
+        }
+    }
+    let mut long = full.clone();
+    long.push(0);
+    std::fs::write(&path, &long).unwrap();
+    assert!(matches!(states.load(), Err(StateError::Torn { .. })));
+}
+
+#[test]
+fn damaged_bytes_are_detected_at_every_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let states = StateDir::open(dir.path()).unwrap();
+    states.commit(&state(1)).unwrap();
+    let path = dir.path().join(STATE_FILE);
+    let full = std::fs::read(&path).unwrap();
+    for i in 0..full.len() {
+        let mut bad = full.clone();
+        bad[i] ^= 0x10;
+        std::fs::write(&path, &bad).unwrap();
+        let result = states.load();
+        assert!(
+            matches!(
+                result,
+                Err(StateError::BadMagic { .. }
+                    | StateError::Torn { .. }
+                    | StateError::Checksum { .. })
+            ),
+            "byte {i}: {result:?}"
+        );
+    }
+}
+
+#[test]
+fn crash_before_rename_keeps_the_previous_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let states = StateDir::open(dir.path()).unwrap();
+    let before = state(4);
+    states.commit(&before).unwrap();
+    // A commit of the next state that died after writing (part of) the temporary file.
+    let next = {
+        let other = tempfile::tempdir().unwrap();
+        let s = StateDir::open(other.path()).unwrap();
+        s.commit(&state(5)).unwrap();
+        std::fs::read(other.path().join(STATE_FILE)).unwrap()
+    };
+    for written in [0, 10, next.len() / 2, next.len()] {
+        std::fs::write(dir.path().join(TEMP_FILE), &next[..written]).unwrap();
+        assert_eq!(states.load().unwrap().unwrap(), before, "{written} bytes");
+    }
+    // The next commit goes through despite the leftover.
+    let after = state(5);
+    states.commit(&after).unwrap();
+    assert_eq!(states.load().unwrap().unwrap(), after);
+}
+
+#[test]
+fn states_of_other_runs_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let states = StateDir::open(dir.path()).unwrap();
+    assert!(states.load_for(RunHash([9; 32])).unwrap().is_none());
+    states.commit(&state(1)).unwrap();
+    assert!(states.load_for(RunHash([3; 32])).unwrap().is_some());
+    assert!(matches!(
+        states.load_for(RunHash([9; 32])),
+        Err(StateError::OtherRun { found, .. }) if found == RunHash([3; 32])
+    ));
+}
+
+#[test]
+fn a_file_of_something_else_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let states = StateDir::open(dir.path()).unwrap();
+    std::fs::write(dir.path().join(STATE_FILE), b"just some text, long enough").unwrap();
+    assert!(matches!(states.load(), Err(StateError::BadMagic { .. })));
+}

@@ -2,7 +2,12 @@
 
 mod account;
 mod calibrate;
+mod keygen;
+mod node;
+mod report;
 mod sim;
+mod status;
+mod swarm;
 mod topo;
 
 use clap::{Parser, Subcommand};
@@ -25,6 +30,14 @@ enum Command {
     Calibrate(calibrate::CalibrateArgs),
     /// Simulate a swarm in-process from a scenario file (sim/*.toml).
     Sim(sim::SimArgs),
+    /// Generate a node identity (ed25519, mode 0600) and print its PeerId.
+    Keygen(keygen::KeygenArgs),
+    /// Run one daemon of a run (node.toml) until the final model is written.
+    Node(node::NodeArgs),
+    /// Ask a running node for its status.
+    Status(status::StatusArgs),
+    /// Start N real nodes on 127.0.0.1 from a scenario and watch them train.
+    Swarm(swarm::SwarmArgs),
     /// Inspect topology files.
     #[command(subcommand)]
     Topo(topo::TopoCommand),
@@ -43,6 +56,10 @@ pub fn main() -> ExitCode {
         Command::Account(cmd) => account::run(cmd),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Sim(args) => sim::run(args),
+        Command::Keygen(args) => keygen::run(args),
+        Command::Node(args) => node::run(args),
+        Command::Status(args) => status::run(args),
+        Command::Swarm(args) => swarm::run(args),
         Command::Topo(cmd) => topo::run(cmd),
     };
     match result {

@@ -6,9 +6,11 @@
 
 use std::time::Duration;
 
-use libp2p::swarm::behaviour::toggle::Toggle;
 use libp2p::swarm::NetworkBehaviour;
-use libp2p::{Swarm, identify, identity::Keypair, kad, mdns, noise, ping, request_response, tcp, yamux};
+use libp2p::swarm::behaviour::toggle::Toggle;
+use libp2p::{
+    Swarm, identify, identity::Keypair, kad, mdns, noise, ping, request_response, tcp, yamux,
+};
 use thiserror::Error;
 
 use crate::protocol::{TOKEN_PROTOCOL, TokenCodec};
@@ -22,12 +24,10 @@ pub enum BuildError {
     /// The transport could not be built.
     #[error("building the transport: {0}")]
     Transport(String),
-    /// mDNS could not start (no multicast socket).
-    #[error("starting mDNS: {0}")]
-    Mdns(std::io::Error),
 }
 
 /// The node's behaviours.
+#[allow(missing_debug_implementations)] // libp2p's behaviours do not implement Debug
 #[derive(NetworkBehaviour)]
 pub struct Behaviour {
     /// `/dpwalk/token/1`.

@@ -103,11 +103,7 @@ pub fn node_problem(run: &Run, index: usize, data: Dataset) -> Result<Problem, P
     let rows = data.rows();
     let offsets = (0..=n).map(|i| if i <= index { 0 } else { rows }).collect();
     let data = labels_for_loss(data, run.loss());
-    Problem::new(
-        run.loss(),
-        run.regularizer(),
-        UserData { data, offsets },
-    )
+    Problem::new(run.loss(), run.regularizer(), UserData { data, offsets })
 }
 
 /// What the caller does after a token was handled.
@@ -367,7 +363,12 @@ impl<'p> Learner<'p> {
     /// The receiver acknowledged `seq`: the outgoing token becomes the backup (in memory). Returns
     /// the predecessor to tell, with the seq of the token it gave this node.
     pub fn acknowledged(&mut self, seq: u64) -> Option<(PeerId, u64)> {
-        if self.state.outgoing.as_ref().is_some_and(|c| c.token.seq == seq) {
+        if self
+            .state
+            .outgoing
+            .as_ref()
+            .is_some_and(|c| c.token.seq == seq)
+        {
             self.state.backup = self.state.outgoing.take();
             let given = self.state.last_seq?;
             return self.state.predecessor.map(|p| (p, given));
@@ -377,14 +378,24 @@ impl<'p> Learner<'p> {
 
     /// The receiver refused `seq` as already passed by the walk: drop it.
     pub fn superseded(&mut self, seq: u64) {
-        if self.state.outgoing.as_ref().is_some_and(|c| c.token.seq == seq) {
+        if self
+            .state
+            .outgoing
+            .as_ref()
+            .is_some_and(|c| c.token.seq == seq)
+        {
             self.state.outgoing = None;
         }
     }
 
     /// The token this node gave (seq `seq`) has been acknowledged downstream: drop the backup.
     pub fn released(&mut self, seq: u64) {
-        if self.state.backup.as_ref().is_some_and(|c| c.token.seq == seq) {
+        if self
+            .state
+            .backup
+            .as_ref()
+            .is_some_and(|c| c.token.seq == seq)
+        {
             self.state.backup = None;
         }
     }

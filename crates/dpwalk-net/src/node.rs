@@ -160,6 +160,8 @@ pub struct FinalModelFile<'a> {
 pub struct FinalPrivacy {
     /// Contributions made.
     pub contributions: u64,
+    /// Contributions whose clip was active.
+    pub clipped: u64,
     /// Visits forwarded without a step (budget spent).
     pub skipped: u64,
     /// δ of the figures.
@@ -372,7 +374,9 @@ impl Node<'_> {
             for a in &m.addrs {
                 match a.parse::<Multiaddr>() {
                     Ok(ma) => self.swarm.add_peer_address(m.peer, ma),
-                    Err(e) => tracing::warn!(member = m.index, addr = %a, error = %e, "ignoring a member address"),
+                    Err(e) => {
+                        tracing::warn!(member = m.index, addr = %a, error = %e, "ignoring a member address")
+                    }
                 }
             }
         }
@@ -386,7 +390,10 @@ impl Node<'_> {
                 tracing::warn!(addr = %b, "ignoring a bootstrap address without /p2p/<PeerId>");
                 continue;
             };
-            self.swarm.behaviour_mut().kad.add_address(&peer, ma.clone());
+            self.swarm
+                .behaviour_mut()
+                .kad
+                .add_address(&peer, ma.clone());
             self.swarm.add_peer_address(peer, ma);
             bootstrapped = true;
         }
@@ -454,13 +461,18 @@ impl Node<'_> {
             let handed = self.learner.state().outgoing.is_none();
             if handed || since.elapsed() > self.config.timeouts.handoff() * 2 {
                 if !handed {
-                    tracing::warn!("leaving with the token still in custody: it resumes on restart");
+                    tracing::warn!(
+                        "leaving with the token still in custody: it resumes on restart"
+                    );
                 }
                 return Some(report());
             }
         }
         let finished = self.finished_at?;
-        let published = self.publish.as_ref().is_none_or(|p| p.pending.is_empty() || p.since.elapsed() > PUBLISH_FOR);
+        let published = self
+            .publish
+            .as_ref()
+            .is_none_or(|p| p.pending.is_empty() || p.since.elapsed() > PUBLISH_FOR);
         (published && finished.elapsed() >= self.config.timeouts.linger()).then(report)
     }
 
@@ -474,12 +486,13 @@ impl Node<'_> {
                 peer_id,
                 num_established,
                 ..
-            } => {
-                if num_established.get() == 1 && self.member_index(&peer_id).is_some() {
-                    tracing::debug!(peer = %peer_id, "connected to a member: sending our run");
-                    let hello = Message::Hello(self.hello());
-                    self.swarm.behaviour_mut().token.send_request(&peer_id, hello);
-                }
+            } if num_established.get() == 1 && self.member_index(&peer_id).is_some() => {
+                tracing::debug!(peer = %peer_id, "connected to a member: sending our run");
+                let hello = Message::Hello(self.hello());
+                self.swarm
+                    .behaviour_mut()
+                    .token
+                    .send_request(&peer_id, hello);
             }
             SwarmEvent::ConnectionClosed {
                 peer_id,
@@ -596,7 +609,13 @@ impl Node<'_> {
                         && Some(token.seq) == self.learner.state().last_seq
                     {
                         // This node already took this very step: acknowledge again.
-                        self.respond(channel, Message::Ack { run_id, seq: token.seq });
+                        self.respond(
+                            channel,
+                            Message::Ack {
+                                run_id,
+                                seq: token.seq,
+                            },
+                        );
                     } else {
                         self.refuse(peer, channel, why);
                     }
@@ -702,10 +721,8 @@ impl Node<'_> {
             self.inflight = None;
         }
         match response {
-            Message::Welcome(hello) => {
-                if self.compare(&peer, &hello).is_ok() {
-                    self.verified.insert(peer);
-                }
+            Message::Welcome(hello) if self.compare(&peer, &hello).is_ok() => {
+                self.verified.insert(peer);
             }
             Message::Ack { seq, .. } if is_token => {
                 self.attempt = None;
@@ -719,7 +736,12 @@ impl Node<'_> {
                         .token
                         .send_request(&predecessor, released);
                 }
-                self.backup_since = self.learner.state().backup.as_ref().map(|b| (b.to, Instant::now()));
+                self.backup_since = self
+                    .learner
+                    .state()
+                    .backup
+                    .as_ref()
+                    .map(|b| (b.to, Instant::now()));
             }
             Message::Ack { .. } => {
                 if let Some(p) = self.publish.as_mut()
@@ -734,7 +756,12 @@ impl Node<'_> {
         Ok(())
     }
 
-    fn on_refused(&mut self, peer: PeerId, is_token: bool, why: Rejection) -> Result<(), NodeError> {
+    fn on_refused(
+        &mut self,
+        peer: PeerId,
+        is_token: bool,
+        why: Rejection,
+    ) -> Result<(), NodeError> {
         match why {
             Rejection::RunMismatch { differences } => {
                 tracing::error!(
@@ -773,7 +800,10 @@ impl Node<'_> {
         match outcome {
             Outcome::Forward(custody) => self.begin_attempt(&custody),
             Outcome::Final(model) => {
-                tracing::info!(steps = model.seq, "the walk is over: publishing the final model");
+                tracing::info!(
+                    steps = model.seq,
+                    "the walk is over: publishing the final model"
+                );
                 self.write_final(&model)?;
                 self.begin_publish(model);
             }
@@ -795,7 +825,12 @@ impl Node<'_> {
     fn reroute(&mut self) -> Result<(), NodeError> {
         let now = Instant::now();
         self.avoid.retain(|_, t| now.duration_since(*t) < AVOID_FOR);
-        let avoid: HashSet<PeerId> = self.avoid.keys().copied().chain(self.mismatched.iter().copied()).collect();
+        let avoid: HashSet<PeerId> = self
+            .avoid
+            .keys()
+            .copied()
+            .chain(self.mismatched.iter().copied())
+            .collect();
         if let Some(custody) = self.learner.reroute(&avoid)? {
             tracing::info!(seq = custody.token.seq, to = ?self.member_index(&custody.to), "re-routed the token");
             self.begin_attempt(&custody);
@@ -807,7 +842,10 @@ impl Node<'_> {
     /// hand-off timeout, resumes from the backup when the receiver vanished.
     fn pump(&mut self) -> Result<(), NodeError> {
         let now = Instant::now();
-        if self.last_redial.is_none_or(|t| now.duration_since(t) > REDIAL_EVERY) {
+        if self
+            .last_redial
+            .is_none_or(|t| now.duration_since(t) > REDIAL_EVERY)
+        {
             self.last_redial = Some(now);
             for m in self.run.members() {
                 if m.peer != self.me && !self.swarm.is_connected(&m.peer) {
@@ -834,7 +872,8 @@ impl Node<'_> {
             Some(a) if a.seq == custody.token.seq && a.to == custody.to => a,
             _ => {
                 self.begin_attempt(&custody);
-                self.attempt.ok_or_else(|| NodeError::Unsupported("no attempt".into()))?
+                self.attempt
+                    .ok_or_else(|| NodeError::Unsupported("no attempt".into()))?
             }
         };
         if self.inflight.is_some() || now < attempt.next_try {
@@ -893,7 +932,10 @@ impl Node<'_> {
         let message = Message::FinalModel(p.model.clone());
         for peer in targets {
             p.inflight.insert(peer);
-            self.swarm.behaviour_mut().token.send_request(&peer, message.clone());
+            self.swarm
+                .behaviour_mut()
+                .token
+                .send_request(&peer, message.clone());
         }
     }
 
@@ -910,6 +952,7 @@ impl Node<'_> {
             peer_id: self.me.to_base58(),
             privacy: FinalPrivacy {
                 contributions: state.contributions,
+                clipped: state.clipped,
                 skipped: state.skipped,
                 delta: self.learner.delta(),
                 epsilon_local: self.learner.local_epsilon()?,
@@ -932,7 +975,11 @@ impl Node<'_> {
     fn record_hop(&mut self) {
         let now = Instant::now();
         self.hops.push_back(now);
-        while self.hops.front().is_some_and(|t| now.duration_since(*t) > RATE_WINDOW) {
+        while self
+            .hops
+            .front()
+            .is_some_and(|t| now.duration_since(*t) > RATE_WINDOW)
+        {
             self.hops.pop_front();
         }
     }
@@ -941,7 +988,10 @@ impl Node<'_> {
     /// few microseconds per order).
     fn refresh_status(&mut self) {
         let now = Instant::now();
-        if self.last_status.is_some_and(|t| now.duration_since(t) < STATUS_EVERY) {
+        if self
+            .last_status
+            .is_some_and(|t| now.duration_since(t) < STATUS_EVERY)
+        {
             return;
         }
         self.last_status = Some(now);
@@ -952,7 +1002,11 @@ impl Node<'_> {
             v.sort_unstable();
             v
         };
-        let window = self.hops.front().map_or(0.0, |t| t.elapsed().as_secs_f64()).max(1.0);
+        let window = self
+            .hops
+            .front()
+            .map_or(0.0, |t| t.elapsed().as_secs_f64())
+            .max(1.0);
         self.status.set(Status {
             run_id: self.run.run_id().to_string(),
             run_hash: self.run.hash().to_string(),

@@ -33,7 +33,10 @@ async fn read_frame<T: AsyncRead + Unpin + Send>(io: &mut T) -> io::Result<Messa
     codec::decode_payload(&payload).map_err(invalid)
 }
 
-async fn write_frame<T: AsyncWrite + Unpin + Send>(io: &mut T, message: &Message) -> io::Result<()> {
+async fn write_frame<T: AsyncWrite + Unpin + Send>(
+    io: &mut T,
+    message: &Message,
+) -> io::Result<()> {
     let frame = codec::encode(message).map_err(invalid)?;
     io.write_all(&frame).await?;
     io.flush().await

@@ -111,8 +111,16 @@ impl Metrics {
             epsilon_network: Gauge::default(),
         };
         registry.register("steps_done", "Contributions made", m.steps.clone());
-        registry.register("skipped", "Visits forwarded without a step", m.skipped.clone());
-        registry.register("last_seq", "Highest seq handled (-1: none)", m.last_seq.clone());
+        registry.register(
+            "skipped",
+            "Visits forwarded without a step",
+            m.skipped.clone(),
+        );
+        registry.register(
+            "last_seq",
+            "Highest seq handled (-1: none)",
+            m.last_seq.clone(),
+        );
         registry.register("peers", "Verified member connections", m.peers.clone());
         registry.register("holding", "1 while holding the token", m.holding.clone());
         registry.register("hop_rate", "Tokens handled per second", m.hop_rate.clone());
@@ -147,6 +155,12 @@ impl Metrics {
 /// The snapshot shared by the event loop (writer) and the endpoint (reader).
 #[derive(Clone)]
 pub struct SharedStatus(Arc<Mutex<(Status, Arc<Metrics>)>>);
+
+impl std::fmt::Debug for SharedStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedStatus")
+    }
+}
 
 impl Default for SharedStatus {
     fn default() -> Self {
@@ -231,7 +245,11 @@ async fn answer(mut stream: TcpStream, status: &SharedStatus) -> std::io::Result
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
             status.metrics(),
         ),
-        _ => ("404 Not Found", "text/plain", "try /status or /metrics\n".into()),
+        _ => (
+            "404 Not Found",
+            "text/plain",
+            "try /status or /metrics\n".into(),
+        ),
     };
     let response = format!(
         "HTTP/1.1 {code}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",

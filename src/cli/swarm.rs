@@ -1,0 +1,501 @@
+//! `dpwalk swarm`: N real `dpwalk node` processes on 127.0.0.1, set up from a scenario, watched
+//! to the end, and summarized like `dpwalk sim`.
+//!
+//! The swarm prepares the scenario exactly as the simulator does (same data, partition, topology
+//! and calibrated σ, from the same seeds), gives each node its own keys, data file and `node.toml`,
+//! writes one run file naming them all, and starts the processes. It then only watches: progress
+//! comes from the nodes' status endpoints, and the result from their `final_model.json`. With
+//! `--kill-holder-every S` it kills the token holder with SIGKILL every S seconds and restarts it,
+//! to show custody and recovery at work.
+
+use anyhow::{Context, bail, ensure};
+use clap::Args;
+use dpwalk_core::problem::{Loss, Regularizer};
+use dpwalk_core::topology::TopologyKind;
+use dpwalk_net::node::FINAL_MODEL_FILE;
+use dpwalk_net::run::{AlgorithmSpec, LossName, MemberSpec, ProblemSpec, Run, RunFile};
+use dpwalk_sim::metrics::Evaluator;
+use dpwalk_sim::output;
+use dpwalk_sim::run::RunResult;
+use dpwalk_sim::scenario::{self, AlgorithmName, LoadedScenario, Mode};
+use dpwalk_sim::simulate::{self, PointResult, Prepared};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Deserialize;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::report::{self, utc_stamp};
+
+/// The scenario `dpwalk swarm` runs without `--scenario`.
+const BUILTIN: &str = include_str!("../../sim/swarm.toml");
+
+#[derive(Debug, Args)]
+pub struct SwarmArgs {
+    /// Number of nodes (the scenario's `users`).
+    #[arg(long, default_value_t = 8)]
+    nodes: usize,
+    /// Scenario file, as for `dpwalk sim` [default: the built-in sim/swarm.toml].
+    #[arg(long)]
+    scenario: Option<PathBuf>,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Output directory [default: runs/swarm-<UTC timestamp>].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Kill the token holder with SIGKILL every this many seconds, and restart it.
+    #[arg(long, value_name = "SECONDS")]
+    kill_holder_every: Option<f64>,
+    /// Override a scenario key, e.g. --set steps=2000 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Give up after this many seconds.
+    #[arg(long, default_value_t = 600)]
+    timeout: u64,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// One node process and where its files are.
+struct NodeProc {
+    index: usize,
+    dir: PathBuf,
+    status: String,
+    child: Option<Child>,
+    restarts: u32,
+}
+
+impl NodeProc {
+    fn spawn(&mut self) -> anyhow::Result<()> {
+        let exe = std::env::current_exe().context("locating the dpwalk binary")?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("node.log"))
+            .with_context(|| format!("opening the log of node {}", self.index))?;
+        let child = Command::new(exe)
+            .arg("node")
+            .arg("--config")
+            .arg(self.dir.join("node.toml"))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("starting node {}", self.index))?;
+        self.child = Some(child);
+        Ok(())
+    }
+}
+
+/// The parts of a node's `final_model.json` the swarm reads.
+#[derive(Debug, Deserialize)]
+struct NodeFinal {
+    z: Vec<f64>,
+    run_hash: String,
+    privacy: NodeFinalPrivacy,
+}
+
+#[derive(Debug, Deserialize)]
+struct NodeFinalPrivacy {
+    contributions: u64,
+    skipped: u64,
+    clipped: Option<u64>,
+}
+
+pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
+    ensure!(args.nodes >= 2, "a swarm needs at least 2 nodes");
+    let mut sets = vec![format!("users={}", args.nodes)];
+    sets.extend(args.sets.iter().cloned());
+    if let Some(seed) = args.seed {
+        sets.push(format!("seed={seed}"));
+    }
+    let loaded = match &args.scenario {
+        Some(path) => scenario::load(path, &sets)?,
+        None => {
+            let path = Path::new("sim/swarm.toml (built in)");
+            LoadedScenario {
+                scenario: scenario::parse(BUILTIN, path, &sets)?,
+                base_dir: PathBuf::from("."),
+                name: "swarm".into(),
+            }
+        }
+    };
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("runs").join(format!("{}-swarm-{}", loaded.name, utc_stamp()))
+    });
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    tracing::info!(out = %out.display(), nodes = args.nodes, "preparing data, problem and reference optimum");
+    let prepared = simulate::prepare(&loaded).context("preparing the scenario")?;
+    let (point, run_file) = plan(&loaded, &prepared)?;
+    let mut nodes = write_nodes(&out, &loaded, &prepared, run_file)?;
+    let started = Instant::now();
+    for node in &mut nodes {
+        node.spawn()?;
+    }
+    tracing::info!(
+        nodes = nodes.len(),
+        "started the nodes; logs in node-*/node.log"
+    );
+    let watch = watch(&mut nodes, &args, loaded.scenario.steps);
+    if watch.is_err() {
+        for node in &mut nodes {
+            if let Some(child) = node.child.as_mut() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+    let (first_hop, kills) = watch?;
+    let wall = started.elapsed().as_secs_f64();
+    let result = collect(&nodes, &loaded, &prepared, point, wall)?;
+    let summary = output::write_all(&out, &loaded, &prepared, std::slice::from_ref(&result))
+        .with_context(|| format!("writing results to {}", out.display()))?;
+    report::print_table(&summary, prepared.optimum.objective, &out);
+    println!(
+        "{} nodes, {} steps in {wall:.2} s (first hop after {}), {kills} holders killed and restarted",
+        nodes.len(),
+        loaded.scenario.steps,
+        first_hop.map_or_else(|| "-".into(), |t| format!("{t:.2} s")),
+    );
+    Ok(())
+}
+
+/// The scenario's single point, with σ calibrated as the simulator does, and the run file.
+fn plan(
+    loaded: &LoadedScenario,
+    prepared: &Prepared,
+) -> anyhow::Result<(dpwalk_sim::privacy::Resolved, RunFile)> {
+    let s = &loaded.scenario;
+    ensure!(
+        s.algorithm.mode == Mode::Decentralized && s.algorithm.kind == AlgorithmName::Admm,
+        "a swarm runs the decentralized ADMM walk: set algorithm.kind = \"admm\" and mode = \"decentralized\""
+    );
+    let points = s.points()?;
+    let [point] = points.as_slice() else {
+        bail!(
+            "a swarm runs one point: the scenario sweeps over {} (remove its [sweep])",
+            points.len()
+        );
+    };
+    if s.repetitions > 1 {
+        tracing::warn!(
+            repetitions = s.repetitions,
+            "a swarm runs one repetition (seed {})",
+            s.seed
+        );
+    }
+    let resolved = prepared.privacy.resolve(s, point)?;
+    if resolved.cap.is_some() {
+        tracing::warn!(
+            "the scenario enforces its budget by per-user caps; swarm nodes do not (give each node.toml a [budget] instead)"
+        );
+    }
+    let algorithm = resolved.point.algorithm;
+    let clip = algorithm.clip().context(
+        "a daemon run needs a clip (algorithm.clip): it is what bounds the privacy loss",
+    )?;
+    let spec = &s.topologies()[point.topology];
+    ensure!(
+        spec.kind != TopologyKind::File,
+        "the run file must be self-contained: give the topology inline (a generator, or kind = \"edges\")"
+    );
+    let problem = &prepared.problem;
+    let (loss, classes) = match problem.loss() {
+        Loss::Squared => (LossName::Squared, None),
+        Loss::Logistic => (LossName::Logistic, None),
+        Loss::Multinomial { classes } => (LossName::Multinomial, Some(classes)),
+    };
+    let (l1, l2) = match *problem.regularizer() {
+        Regularizer::None => (0.0, 0.0),
+        Regularizer::L1 { l1 } => (l1, 0.0),
+        Regularizer::L2 { l2 } => (0.0, l2),
+        Regularizer::ElasticNet { l1, l2 } => (l1, l2),
+    };
+    let file = RunFile {
+        run_id: format!("{}-{}", loaded.name, s.seed)
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .take(dpwalk_net::codec::MAX_RUN_ID)
+            .collect(),
+        seed: simulate::repetition_seed(s.seed, 0),
+        steps: s.steps,
+        dimension: problem.dim(),
+        problem: ProblemSpec {
+            loss,
+            classes,
+            l1,
+            l2,
+        },
+        algorithm: AlgorithmSpec {
+            gamma: resolved.point.gamma,
+            lambda: resolved.point.lambda,
+            clip,
+            sigma: Some(algorithm.sigma()),
+        },
+        budget: None,
+        topology: spec.clone(),
+        members: Vec::new(),
+    };
+    Ok((resolved, file))
+}
+
+/// Ports the OS says are free now (they are released before the nodes bind them).
+fn free_ports(count: usize) -> anyhow::Result<Vec<u16>> {
+    let listeners = (0..count)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+        .collect::<Result<Vec<_>, _>>()
+        .context("finding free ports on 127.0.0.1")?;
+    listeners
+        .iter()
+        .map(|l| Ok(l.local_addr()?.port()))
+        .collect()
+}
+
+/// Keys, data files, `node.toml`s and the shared run file.
+fn write_nodes(
+    out: &Path,
+    loaded: &LoadedScenario,
+    prepared: &Prepared,
+    mut run_file: RunFile,
+) -> anyhow::Result<Vec<NodeProc>> {
+    let n = loaded.scenario.users;
+    let ports = free_ports(2 * n)?;
+    let data = prepared.problem.data();
+    let mut nodes = Vec::with_capacity(n);
+    for i in 0..n {
+        let dir = out.join(format!("node-{i}"));
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let key = dir.join("node.key");
+        let keypair = match dpwalk_net::keys::load(&key) {
+            Ok(k) => k,
+            Err(_) => dpwalk_net::keys::generate(&key)?,
+        };
+        let (p2p, status) = (ports[2 * i], ports[2 * i + 1]);
+        run_file.members.push(MemberSpec {
+            index: i,
+            peer_id: dpwalk_net::keys::peer_id(&keypair).to_base58(),
+            addrs: vec![format!("/ip4/127.0.0.1/tcp/{p2p}")],
+        });
+        // The user's rows exactly: `{:?}` prints the shortest decimal that parses back to the same f64.
+        let mut csv = String::new();
+        let p = data.data.n_features;
+        for (row, label) in data.features(i).chunks_exact(p).zip(data.labels(i)) {
+            for v in row {
+                let _ = write!(csv, "{v:?},");
+            }
+            let _ = writeln!(csv, "{label:?}");
+        }
+        std::fs::write(dir.join("data.csv"), csv)
+            .with_context(|| format!("writing the data of node {i}"))?;
+        let config = format!(
+            "# Node {i} of a local swarm (see the README, \"Running nodes on separate hosts\").\n\
+             run = \"../run.toml\"\nidentity = \"node.key\"\nstate-dir = \"state\"\n\
+             listen = [\"/ip4/127.0.0.1/tcp/{p2p}\"]\nmdns = false\nstatus = \"127.0.0.1:{status}\"\n\n\
+             [data]\nsource = \"csv\"\npath = \"data.csv\"\n"
+        );
+        std::fs::write(dir.join("node.toml"), config)
+            .with_context(|| format!("writing the config of node {i}"))?;
+        nodes.push(NodeProc {
+            index: i,
+            dir,
+            status: format!("127.0.0.1:{status}"),
+            child: None,
+            restarts: 0,
+        });
+    }
+    let text = toml::to_string(&run_file).context("serializing the run file")?;
+    let path = out.join("run.toml");
+    std::fs::write(&path, &text).with_context(|| format!("writing {}", path.display()))?;
+    let run = Run::parse(&text, &path.display().to_string())?;
+    tracing::info!(run = run.run_id(), hash = %run.hash(), "run file written");
+    Ok(nodes)
+}
+
+/// Watches the nodes to the end: progress bar, holder kills; returns the time to the first hop
+/// and the number of kills.
+fn watch(
+    nodes: &mut [NodeProc],
+    args: &SwarmArgs,
+    steps: u64,
+) -> anyhow::Result<(Option<f64>, u32)> {
+    let started = Instant::now();
+    let bar = if args.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(steps)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} {elapsed_precise} [{bar:40}] {human_pos}/{human_len} hops ({per_sec}, eta {eta}) {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    let kill_every = args.kill_holder_every.map(Duration::from_secs_f64);
+    let mut last_kill = Instant::now();
+    let mut kills = 0u32;
+    let mut first_hop = None;
+    let mut restart: Vec<(usize, Instant)> = Vec::new();
+    loop {
+        ensure!(
+            started.elapsed() < Duration::from_secs(args.timeout),
+            "the swarm did not finish within {} s; see {}/node-*/node.log",
+            args.timeout,
+            nodes
+                .first()
+                .and_then(|n| n.dir.parent())
+                .unwrap_or(Path::new("."))
+                .display()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        let mut running = 0;
+        for node in nodes.iter_mut() {
+            if let Some(child) = node.child.as_mut()
+                && let Some(status) = child.try_wait()?
+            {
+                node.child = None;
+                ensure!(
+                    status.success(),
+                    "node {} failed ({status}); see {}",
+                    node.index,
+                    node.dir.join("node.log").display()
+                );
+            }
+            running += usize::from(node.child.is_some());
+        }
+        restart.retain(|&(i, at)| {
+            if at.elapsed() < Duration::from_millis(300) {
+                return true;
+            }
+            if let Err(e) = nodes[i].spawn() {
+                tracing::error!(node = i, error = %e, "restart failed");
+            }
+            false
+        });
+        if running == 0 && restart.is_empty() {
+            bar.finish_and_clear();
+            return Ok((first_hop, kills));
+        }
+        let statuses: Vec<(usize, dpwalk_net::status::Status)> = nodes
+            .iter()
+            .filter(|n| n.child.is_some())
+            .filter_map(|n| {
+                dpwalk_net::status::fetch_status(&n.status, Duration::from_millis(200))
+                    .ok()
+                    .map(|s| (n.index, s))
+            })
+            .collect();
+        let done = statuses
+            .iter()
+            .map(|(_, s)| {
+                if s.finished {
+                    steps
+                } else {
+                    s.last_seq.map_or(0, |q| q + 1)
+                }
+            })
+            .max()
+            .unwrap_or(0);
+        if done > 0 && first_hop.is_none() {
+            first_hop = Some(started.elapsed().as_secs_f64());
+        }
+        bar.set_position(done.max(bar.position()));
+        if let Some(every) = kill_every
+            && last_kill.elapsed() >= every
+            && let Some((i, _)) = statuses
+                .iter()
+                .filter(|(_, s)| s.holding && !s.finished)
+                .max_by_key(|(_, s)| s.last_seq)
+        {
+            last_kill = Instant::now();
+            let node = &mut nodes[*i];
+            if let Some(mut child) = node.child.take() {
+                let _ = child.kill();
+                let _ = child.wait();
+                kills += 1;
+                node.restarts += 1;
+                bar.set_message(format!("killed node {i} ({kills} kills)"));
+                tracing::info!(
+                    node = i,
+                    "killed the token holder with SIGKILL; restarting it"
+                );
+                restart.push((*i, Instant::now()));
+            }
+        }
+    }
+}
+
+/// Reads every node's final model, checks they agree, and evaluates it like the simulator.
+fn collect(
+    nodes: &[NodeProc],
+    loaded: &LoadedScenario,
+    prepared: &Prepared,
+    resolved: dpwalk_sim::privacy::Resolved,
+    wall_seconds: f64,
+) -> anyhow::Result<PointResult> {
+    let mut finals = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        let path = node.dir.join("state").join(FINAL_MODEL_FILE);
+        let text = std::fs::read_to_string(&path).with_context(|| {
+            format!(
+                "node {} wrote no final model ({})",
+                node.index,
+                path.display()
+            )
+        })?;
+        let f: NodeFinal =
+            serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
+        finals.push(f);
+    }
+    let first = &finals[0];
+    for (i, f) in finals.iter().enumerate() {
+        ensure!(
+            f.run_hash == first.run_hash,
+            "node {i} ran another run ({})",
+            f.run_hash
+        );
+        ensure!(
+            f.z.iter()
+                .map(|v| v.to_bits())
+                .eq(first.z.iter().map(|v| v.to_bits())),
+            "node {i} holds a different final model from node 0"
+        );
+    }
+    let s = &loaded.scenario;
+    let per_user: Vec<u64> = finals.iter().map(|f| f.privacy.contributions).collect();
+    let contributions = per_user.iter().sum();
+    let evaluator = Evaluator {
+        problem: &prepared.problem,
+        test: prepared.test.as_ref(),
+        optimum: &prepared.optimum,
+    };
+    let t = Instant::now();
+    let eval = evaluator.evaluate_model(s.steps, contributions, &first.z);
+    let eval_seconds = t.elapsed().as_secs_f64();
+    let run = RunResult {
+        evals: vec![eval],
+        z: first.z.clone(),
+        w: Vec::new(),
+        contributions,
+        clipped: finals.iter().filter_map(|f| f.privacy.clipped).sum(),
+        per_user,
+        skipped: finals.iter().map(|f| f.privacy.skipped).sum(),
+        wall_seconds: wall_seconds + eval_seconds,
+        eval_seconds,
+    };
+    Ok(PointResult {
+        point: resolved.point,
+        resolved,
+        runs: vec![run],
+        seeds: vec![simulate::repetition_seed(s.seed, 0)],
+    })
+}

@@ -6,7 +6,8 @@
 //! writes one run file naming them all, and starts the processes. It then only watches: progress
 //! comes from the nodes' status endpoints, and the result from their `final_model.json`. With
 //! `--kill-holder-every S` it kills the token holder with SIGKILL every S seconds and restarts it,
-//! to show custody and recovery at work.
+//! to show custody and recovery at work; `--stop-holder-every S` stops it gracefully (SIGTERM: it
+//! hands the token on and exits) and restarts it.
 
 use anyhow::{Context, bail, ensure};
 use clap::Args;
@@ -48,6 +49,10 @@ pub struct SwarmArgs {
     /// Kill the token holder with SIGKILL every this many seconds, and restart it.
     #[arg(long, value_name = "SECONDS")]
     kill_holder_every: Option<f64>,
+    /// Stop the token holder with SIGTERM every this many seconds (it hands the token on and
+    /// exits), and restart it.
+    #[arg(long, value_name = "SECONDS", conflicts_with = "kill_holder_every")]
+    stop_holder_every: Option<f64>,
     /// Override a scenario key, e.g. --set steps=2000 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
@@ -65,7 +70,15 @@ struct NodeProc {
     dir: PathBuf,
     status: String,
     child: Option<Child>,
-    restarts: u32,
+}
+
+/// How the swarm disrupts the token holder.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Disruption {
+    /// SIGKILL.
+    Kill,
+    /// SIGTERM, and the node must exit cleanly.
+    Stop,
 }
 
 impl NodeProc {
@@ -155,10 +168,15 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
         .with_context(|| format!("writing results to {}", out.display()))?;
     report::print_table(&summary, prepared.optimum.objective, &out);
     println!(
-        "{} nodes, {} steps in {wall:.2} s (first hop after {}), {kills} holders killed and restarted",
+        "{} nodes, {} steps in {wall:.2} s (first hop after {}), {kills} holders {} and restarted",
         nodes.len(),
         loaded.scenario.steps,
         first_hop.map_or_else(|| "-".into(), |t| format!("{t:.2} s")),
+        if args.stop_holder_every.is_some() {
+            "stopped"
+        } else {
+            "killed"
+        },
     );
     Ok(())
 }
@@ -309,7 +327,6 @@ fn write_nodes(
             dir,
             status: format!("127.0.0.1:{status}"),
             child: None,
-            restarts: 0,
         });
     }
     let text = toml::to_string(&run_file).context("serializing the run file")?;
@@ -340,11 +357,19 @@ fn watch(
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> "),
     );
-    let kill_every = args.kill_holder_every.map(Duration::from_secs_f64);
+    let disrupt = match (args.kill_holder_every, args.stop_holder_every) {
+        (Some(s), _) => Some((Disruption::Kill, Duration::from_secs_f64(s))),
+        (None, Some(s)) => Some((Disruption::Stop, Duration::from_secs_f64(s))),
+        (None, None) => None,
+    };
     let mut last_kill = Instant::now();
+    // A disruption waits for the walk to have moved since the last one, so that a node restarted
+    // with the token is not killed again before it could hand it on (a livelock, not a test).
+    let mut moved_past = 0u64;
     let mut kills = 0u32;
     let mut first_hop = None;
     let mut restart: Vec<(usize, Instant)> = Vec::new();
+    let mut stopping: Vec<(usize, Child, Instant)> = Vec::new();
     loop {
         ensure!(
             started.elapsed() < Duration::from_secs(args.timeout),
@@ -372,6 +397,23 @@ fn watch(
             }
             running += usize::from(node.child.is_some());
         }
+        for (i, mut child, since) in std::mem::take(&mut stopping) {
+            match child.try_wait()? {
+                Some(status) => {
+                    ensure!(
+                        status.success(),
+                        "node {i} stopped with {status} after SIGTERM"
+                    );
+                    tracing::info!(node = i, after = ?since.elapsed(), "the stopped holder exited; restarting it");
+                    restart.push((i, Instant::now()));
+                }
+                None if since.elapsed() > Duration::from_secs(15) => {
+                    let _ = child.kill();
+                    bail!("node {i} did not stop within 15 s of SIGTERM");
+                }
+                None => stopping.push((i, child, since)),
+            }
+        }
         restart.retain(|&(i, at)| {
             if at.elapsed() < Duration::from_millis(300) {
                 return true;
@@ -381,7 +423,7 @@ fn watch(
             }
             false
         });
-        if running == 0 && restart.is_empty() {
+        if running == 0 && restart.is_empty() && stopping.is_empty() {
             bar.finish_and_clear();
             return Ok((first_hop, kills));
         }
@@ -409,26 +451,39 @@ fn watch(
             first_hop = Some(started.elapsed().as_secs_f64());
         }
         bar.set_position(done.max(bar.position()));
-        if let Some(every) = kill_every
+        if let Some((how, every)) = disrupt
             && last_kill.elapsed() >= every
+            && done > moved_past
             && let Some((i, _)) = statuses
                 .iter()
                 .filter(|(_, s)| s.holding && !s.finished)
                 .max_by_key(|(_, s)| s.last_seq)
         {
             last_kill = Instant::now();
-            let node = &mut nodes[*i];
-            if let Some(mut child) = node.child.take() {
-                let _ = child.kill();
-                let _ = child.wait();
+            moved_past = done;
+            let i = *i;
+            if let Some(mut child) = nodes[i].child.take() {
                 kills += 1;
-                node.restarts += 1;
-                bar.set_message(format!("killed node {i} ({kills} kills)"));
-                tracing::info!(
-                    node = i,
-                    "killed the token holder with SIGKILL; restarting it"
-                );
-                restart.push((*i, Instant::now()));
+                bar.set_message(format!("{how:?} node {i} ({kills} so far)"));
+                match how {
+                    Disruption::Kill => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        tracing::info!(
+                            node = i,
+                            "killed the token holder with SIGKILL; restarting it"
+                        );
+                        restart.push((i, Instant::now()));
+                    }
+                    Disruption::Stop => {
+                        let sent = Command::new("kill")
+                            .args(["-TERM", &child.id().to_string()])
+                            .status()
+                            .context("running `kill -TERM`")?;
+                        ensure!(sent.success(), "could not send SIGTERM to node {i}");
+                        stopping.push((i, child, Instant::now()));
+                    }
+                }
             }
         }
     }

@@ -17,8 +17,9 @@
 //! - Duplicates are suppressed by `(run_id, seq)`: a token with the seq this node last handled is
 //!   acknowledged again without a step, an older one is refused as a replay, which tells its sender
 //!   the walk has passed it.
-//! - At `seq = K` the holder publishes the final model to every member and each writes
-//!   `final_model.json`.
+//! - At `seq = K` the holder publishes the final model to every member (retrying for a minute) and
+//!   each writes `final_model.json`; a node that has it also gives it to every member that connects
+//!   while it is still up, so a member restarted late catches up.
 //! - SIGINT/SIGTERM: new tokens are refused (senders re-route), the outgoing token is handed on,
 //!   then the node exits.
 
@@ -411,10 +412,9 @@ impl Node<'_> {
             "node started"
         );
         if let Some(model) = s.final_model.clone() {
-            // The run was over before a restart: write the file again and publish again if this
-            // node was the publisher (receivers acknowledge duplicates).
+            // The run was over before a restart: write the file again; members that lack the
+            // model get it when they connect (see `on_swarm_event`).
             self.write_final(&model)?;
-            self.begin_publish(model);
         } else if self.learner.starts_walk() {
             let token = self.learner.initial_token();
             tracing::info!("this node starts the walk");
@@ -493,6 +493,13 @@ impl Node<'_> {
                     .behaviour_mut()
                     .token
                     .send_request(&peer_id, hello);
+                // A member that was away when the final model was published gets it now.
+                if let Some(model) = self.learner.state().final_model.clone() {
+                    self.swarm
+                        .behaviour_mut()
+                        .token
+                        .send_request(&peer_id, Message::FinalModel(model));
+                }
             }
             SwarmEvent::ConnectionClosed {
                 peer_id,

@@ -407,7 +407,9 @@ fn check_loss(p: &ProblemSpec, dimension: usize) -> Result<Loss, Problem> {
     match (p.loss, p.classes) {
         (LossName::Squared, None) => Ok(Loss::Squared),
         (LossName::Logistic, None) => Ok(Loss::Logistic),
-        (LossName::Multinomial, Some(classes)) if classes >= 2 && dimension.is_multiple_of(classes) => {
+        (LossName::Multinomial, Some(classes))
+            if classes >= 2 && dimension.is_multiple_of(classes) =>
+        {
             Ok(Loss::Multinomial { classes })
         }
         (LossName::Multinomial, Some(classes)) => Err(problem(

@@ -191,6 +191,23 @@ enum Tail {
     BadLast { valid_len: u64 },
 }
 
+impl Tail {
+    /// `Ok` for a clean file; the error [`Ledger::open`] reports otherwise.
+    fn require_clean(self, file_len: u64) -> Result<(), LedgerError> {
+        match self {
+            Tail::Clean => Ok(()),
+            Tail::Torn { valid_len } => Err(LedgerError::TornTail {
+                valid_len,
+                discarded: file_len - valid_len,
+            }),
+            Tail::BadLast { valid_len } => Err(LedgerError::Checksum {
+                offset: valid_len,
+                last: true,
+            }),
+        }
+    }
+}
+
 /// Fsyncs the directory holding `path`, so that a new or truncated file's entry is durable.
 fn sync_parent(path: &Path) -> Result<(), LedgerError> {
     let parent = match path.parent() {
@@ -226,24 +243,24 @@ impl Ledger {
 
     /// Opens an existing ledger; any damage is an error (see [`Ledger::recover`]).
     pub fn open(path: &Path) -> Result<Self, LedgerError> {
-        let (ledger, tail, file_len) = Self::scan(path)?;
-        match tail {
-            Tail::Clean => Ok(ledger),
-            Tail::Torn { valid_len } => Err(LedgerError::TornTail {
-                valid_len,
-                discarded: file_len - valid_len,
-            }),
-            Tail::BadLast { valid_len } => Err(LedgerError::Checksum {
-                offset: valid_len,
-                last: true,
-            }),
-        }
+        let (ledger, tail, file_len) = Self::scan(path, &mut |_| {})?;
+        tail.require_clean(file_len)?;
+        Ok(ledger)
+    }
+
+    /// The seq of every record, in order, for an audit: fails like [`Ledger::open`] on a torn or
+    /// damaged file, and changes nothing.
+    pub fn seqs(path: &Path) -> Result<Vec<u64>, LedgerError> {
+        let mut seqs = Vec::new();
+        let (_, tail, file_len) = Self::scan(path, &mut |seq| seqs.push(seq))?;
+        tail.require_clean(file_len)?;
+        Ok(seqs)
     }
 
     /// Opens a ledger, truncating a torn or checksum-failing last record, and reports how many
     /// bytes were discarded. Damage before the last record is still an error.
     pub fn recover(path: &Path) -> Result<(Self, Recovery), LedgerError> {
-        let (ledger, tail, file_len) = Self::scan(path)?;
+        let (ledger, tail, file_len) = Self::scan(path, &mut |_| {})?;
         let discarded_bytes = match tail {
             Tail::Clean => 0,
             Tail::Torn { valid_len } | Tail::BadLast { valid_len } => {
@@ -264,7 +281,7 @@ impl Ledger {
     }
 
     /// Reads and validates the file; returns the ledger over its valid prefix and the tail state.
-    fn scan(path: &Path) -> Result<(Self, Tail, u64), LedgerError> {
+    fn scan(path: &Path, on_record: &mut dyn FnMut(u64)) -> Result<(Self, Tail, u64), LedgerError> {
         let mut file = OpenOptions::new().read(true).write(true).open(path)?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
@@ -329,6 +346,7 @@ impl Ledger {
                     reason: e.to_string(),
                 })?;
             ledger.total.compose_in_place(&curve)?;
+            on_record(seq);
             ledger.last_seq = Some(seq);
             ledger.records += 1;
             at += record;

@@ -1,0 +1,184 @@
+//! The learner's durability: a node reopened after a crash at any point of a step finds its state
+//! and ledger consistent, and re-handling the re-sent token gives the same result.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use dpwalk_core::data::{Dataset, LabelKind};
+use dpwalk_net::codec::Token;
+use dpwalk_net::learner::{LEDGER_FILE, Learner, Outcome, node_problem};
+use dpwalk_net::run::Run;
+use dpwalk_privacy::ledger::{Budget, Ledger};
+use std::path::Path;
+
+const RUN: &str = r#"
+run-id = "durable"
+seed = 3
+steps = 50
+dimension = 3
+[problem]
+loss = "squared"
+l1 = 0.01
+[algorithm]
+gamma = 1.0
+lambda = 0.5
+clip = 1.0
+sigma = 0.5
+[topology]
+kind = "complete"
+[[members]]
+index = 0
+peer-id = "12D3KooWK99VoVxNE7XzyBwXEzW7xhK7Gpv85r9F3V3fyKSUKPH5"
+[[members]]
+index = 1
+peer-id = "12D3KooWJWoaqZhDaoEFshF7Rh1bpY9ohihFhzcW6d69Lr2NASuq"
+"#;
+
+fn data() -> Dataset {
+    Dataset {
+        features: vec![1.0, 0.5, -0.2, 0.3, -1.0, 0.8],
+        labels: vec![0.7, -0.4],
+        n_features: 3,
+        label_kind: LabelKind::Real,
+    }
+}
+
+fn token(seq: u64) -> Token {
+    Token {
+        run_id: "durable".into(),
+        seq,
+        w: vec![0.1, -0.2, 0.05],
+    }
+}
+
+fn forwarded(outcome: Outcome) -> Token {
+    match outcome {
+        Outcome::Forward(c) => c.token,
+        Outcome::Final(_) => panic!("not the end of the run"),
+    }
+}
+
+fn remove_last_record(ledger: &Path) {
+    let len = std::fs::metadata(ledger).unwrap().len();
+    // A record is len (4) + seq (8) + one f64 per order + crc (4).
+    let orders = dpwalk_privacy::rdp::Orders::default_grid().as_slice().len() as u64;
+    let record = 4 + 8 + 8 * orders + 4;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(ledger)
+        .unwrap();
+    f.set_len(len - record).unwrap();
+}
+
+#[test]
+fn a_crash_between_commit_and_ledger_append_is_repaired() {
+    let run = Run::parse(RUN, "test").unwrap();
+    let problem = node_problem(&run, 0, data()).unwrap();
+    let params = run.admm_params().unwrap();
+    let prox = problem.local_prox(params.gamma()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), None, None).unwrap();
+
+    let mut a = open();
+    let first = forwarded(a.receive(token(0), None).unwrap());
+    let second = forwarded(a.receive(token(4), None).unwrap());
+    let state = a.state().clone();
+    drop(a);
+    // The crash came after the state commit of step 4 and before its ledger append.
+    remove_last_record(&dir.path().join(LEDGER_FILE));
+    assert_eq!(
+        Ledger::seqs(&dir.path().join(LEDGER_FILE)).unwrap(),
+        vec![0]
+    );
+
+    let b = open();
+    assert_eq!(b.state(), &state, "the state is intact");
+    assert_eq!(
+        Ledger::seqs(&dir.path().join(LEDGER_FILE)).unwrap(),
+        vec![0, 4]
+    );
+    assert_eq!(b.state().outgoing.as_ref().unwrap().token, second);
+    assert_ne!(first, second);
+}
+
+#[test]
+fn a_crash_before_the_commit_replays_the_same_step() {
+    let run = Run::parse(RUN, "test").unwrap();
+    let problem = node_problem(&run, 0, data()).unwrap();
+    let params = run.admm_params().unwrap();
+    let prox = problem.local_prox(params.gamma()).unwrap();
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let open = |d: &Path| Learner::open(&run, 0, &problem, &prox, params, d, None, None).unwrap();
+
+    // Node 1 takes steps 0 and 2 without trouble.
+    let mut smooth = open(d1.path());
+    smooth.receive(token(0), None).unwrap();
+    let expected = forwarded(smooth.receive(token(2), None).unwrap());
+    // Node 2 crashes while handling step 2 (before its commit): on restart it has only step 0,
+    // and the sender re-sends step 2.
+    let mut crashed = open(d2.path());
+    crashed.receive(token(0), None).unwrap();
+    drop(crashed);
+    let mut restarted = open(d2.path());
+    assert_eq!(restarted.state().last_seq, Some(0));
+    let replayed = forwarded(restarted.receive(token(2), None).unwrap());
+    let bits = |t: &Token| t.w.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&replayed), bits(&expected));
+    assert_eq!(restarted.state(), smooth.state());
+    assert_eq!(
+        Ledger::seqs(&d2.path().join(LEDGER_FILE)).unwrap(),
+        vec![0, 2]
+    );
+}
+
+#[test]
+fn a_spent_budget_forwards_without_stepping() {
+    let run = Run::parse(RUN, "test").unwrap();
+    let problem = node_problem(&run, 0, data()).unwrap();
+    let params = run.admm_params().unwrap();
+    let prox = problem.local_prox(params.gamma()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // σ = 0.5, C = 1: one contribution already costs more than ε = 1 locally.
+    let budget = Budget::new(1.0, 1e-6).unwrap();
+    let mut l = Learner::open(
+        &run,
+        0,
+        &problem,
+        &prox,
+        params,
+        dir.path(),
+        Some(budget),
+        None,
+    )
+    .unwrap();
+    let t = token(0);
+    let out = forwarded(l.receive(t.clone(), None).unwrap());
+    assert_eq!(out.w, t.w, "w passes through unchanged");
+    assert_eq!(out.seq, 1);
+    assert_eq!(l.state().contributions, 0);
+    assert_eq!(l.state().skipped, 1);
+    assert_eq!(l.state().u, vec![0.0; 3]);
+    assert!(
+        Ledger::seqs(&dir.path().join(LEDGER_FILE))
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn the_last_step_publishes_the_final_model() {
+    let run = Run::parse(RUN, "test").unwrap();
+    let problem = node_problem(&run, 0, data()).unwrap();
+    let params = run.admm_params().unwrap();
+    let prox = problem.local_prox(params.gamma()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut l = Learner::open(&run, 0, &problem, &prox, params, dir.path(), None, None).unwrap();
+    match l.receive(token(49), None).unwrap() {
+        Outcome::Final(model) => {
+            assert_eq!(model.seq, 50);
+            assert_eq!(model.z.len(), 3);
+        }
+        Outcome::Forward(_) => panic!("step 49 of 50 is the last"),
+    }
+    assert!(l.state().outgoing.is_none());
+    assert!(l.state().final_model.is_some());
+}

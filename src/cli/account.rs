@@ -18,8 +18,8 @@ use dpwalk_privacy::mechanism::subsampled_gaussian;
 use dpwalk_privacy::network::{HittingOptions, InverseHitting, paper_closed_form};
 use dpwalk_privacy::rdp::{Conversion, Orders};
 use dpwalk_privacy::walk::{
-    ASSUMPTIONS, Figure, Hitting, MAX_PAIRWISE_USERS, Setup, UserFigures, all_users, pair_epsilons,
-    user_figures,
+    ASSUMPTIONS, Figure, Hitting, MAX_PAIRWISE_USERS, Setup, UserFigures, all_users,
+    expected_contributions, pair_epsilons, user_figures,
 };
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -201,7 +201,7 @@ impl ScenarioArgs {
         let (contributions, total_steps) = match (self.steps.steps_per_user, self.steps.total_steps)
         {
             (Some(k), _) => (k, None),
-            (None, Some(t)) => (t.div_ceil(n), Some(t)),
+            (None, Some(t)) => (expected_contributions(t, n), Some(t)),
             (None, None) => bail!("give --steps-per-user K or --total-steps T"),
         };
         Ok(Scenario {

@@ -12,13 +12,10 @@
 use crate::cli::account::{ConversionArgs, ScenarioArgs, emit, fmt_eps, hitting_json};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use dpwalk_privacy::calibrate::{View, calibrate};
-use dpwalk_privacy::walk::{ASSUMPTIONS, Hitting};
+use dpwalk_privacy::calibrate::{REL_TOL, View, calibrate};
+use dpwalk_privacy::walk::{ASSUMPTIONS, WorstPair};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
-
-/// Relative precision of the σ found.
-const REL_TOL: f64 = 1e-6;
 
 /// What the final-model views assume (see `dpwalk_privacy::central`).
 const CENTRAL_ASSUMPTIONS: [&str; 1] = [
@@ -91,7 +88,11 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         CalibrateView::Local => View::Local { contributions: k },
         CalibrateView::Network => {
             let hitting = scenario.hitting()?;
-            let (user, observer, value) = worst_pair(&hitting);
+            let WorstPair {
+                user,
+                observer,
+                inverse_hitting: value,
+            } = hitting.worst_pair();
             let (info, words) = hitting_json(&hitting);
             extra.insert("inverse_hitting".into(), info);
             extra.insert(
@@ -211,16 +212,4 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         }
     }
     emit(&out)
-}
-
-/// The pair with the largest `E[1/M]`: `(user, observer, value)`; user and observer are `None`
-/// on the complete graph, where every pair is alike.
-fn worst_pair(h: &Hitting) -> (Option<usize>, Option<usize>, f64) {
-    match h {
-        Hitting::Complete { value, .. } => (None, None, *value),
-        Hitting::Pairs(p) => (0..p.users())
-            .filter_map(|i| p.worst_observer(i).map(|(j, v)| (Some(i), Some(j), v)))
-            .max_by(|a, b| a.2.total_cmp(&b.2))
-            .unwrap_or((None, None, 0.0)),
-    }
 }

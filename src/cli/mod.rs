@@ -51,6 +51,8 @@ pub fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        // Colours only on a terminal: a node's log is often a file (`dpwalk swarm`'s node.log).
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let result = match cli.command {
         Command::Account(cmd) => account::run(cmd),

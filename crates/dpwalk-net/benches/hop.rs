@@ -81,7 +81,9 @@ fn receive_p64(bencher: Bencher) {
     let run = Run::parse(RUN, "bench").expect("run");
     let records = 100;
     let data = Dataset {
-        features: (0..records * DIM).map(|i| ((i * 7919) % 101) as f64 / 101.0 - 0.5).collect(),
+        features: (0..records * DIM)
+            .map(|i| ((i * 7919) % 101) as f64 / 101.0 - 0.5)
+            .collect(),
         labels: (0..records).map(|i| (i % 3) as f64 - 1.0).collect(),
         n_features: DIM,
         label_kind: LabelKind::Real,

@@ -184,6 +184,9 @@ struct Loaded {
     index: usize,
     data: dpwalk_core::data::Dataset,
     params: AdmmParams,
+    /// `E[1/M]` of the run's topology, for the network figures (none above
+    /// [`dpwalk_privacy::walk::MAX_PAIRWISE_USERS`] members on a sparse graph).
+    hitting: Option<Hitting>,
 }
 
 fn load(config: &NodeConfig) -> Result<Loaded, NodeError> {
@@ -194,18 +197,39 @@ fn load(config: &NodeConfig) -> Result<Loaded, NodeError> {
         peer,
         run_id: run.run_id().to_string(),
     })?;
-    let params = match run.noise() {
-        Noise::Sigma(sigma) => run
-            .admm_params_with(sigma)
-            .map_err(|e| NodeError::Unsupported(e.to_string()))?,
-        Noise::Budget { .. } => {
-            return Err(NodeError::Unsupported(
-                "the daemon does not calibrate [budget] run files yet: compute sigma with \
-                 `dpwalk calibrate` and write it in [algorithm]"
-                    .into(),
-            ));
+    let hitting = Hitting::for_topology(run.topology(), &HittingOptions::default());
+    let sigma = match (run.noise(), &hitting) {
+        (Noise::Sigma(sigma), _) => sigma,
+        (Noise::Budget { .. }, Err(e)) => {
+            return Err(NodeError::Unsupported(format!(
+                "[budget] needs the network view of the topology, which cannot be computed ({e}): \
+                 give sigma instead (`dpwalk calibrate` helps)"
+            )));
+        }
+        (Noise::Budget { epsilon, delta }, Ok(h)) => {
+            let cal = run
+                .calibrate(h)
+                .map_err(|e| {
+                    NodeError::Unsupported(format!(
+                        "calibrating sigma to [budget] epsilon = {epsilon}, delta = {delta}: {e}"
+                    ))
+                })?
+                .ok_or_else(|| NodeError::Unsupported("no budget to calibrate".into()))?;
+            tracing::info!(
+                sigma = cal.sigma,
+                epsilon = cal.achieved.epsilon,
+                order = cal.achieved.order,
+                "sigma calibrated to the run's [budget] (network view, worst pair)"
+            );
+            cal.sigma
         }
     };
+    let hitting = hitting
+        .map_err(|e| tracing::warn!(error = %e, "no network privacy figures for this topology"))
+        .ok();
+    let params = run
+        .admm_params_with(sigma)
+        .map_err(|e| NodeError::Unsupported(e.to_string()))?;
     let data = config.data.load(&config.base_dir, run.seed())?.train;
     Ok(Loaded {
         run,
@@ -213,6 +237,7 @@ fn load(config: &NodeConfig) -> Result<Loaded, NodeError> {
         index,
         data,
         params,
+        hitting,
     })
 }
 
@@ -225,13 +250,6 @@ pub async fn run(
     let loaded = load(&config)?;
     let problem = node_problem(&loaded.run, loaded.index, loaded.data)?;
     let prox = problem.local_prox(loaded.params.gamma())?;
-    let hitting = match Hitting::for_topology(loaded.run.topology(), &HittingOptions::default()) {
-        Ok(h) => Some(h),
-        Err(e) => {
-            tracing::warn!(error = %e, "no network privacy figures for this topology");
-            None
-        }
-    };
     let budget = config
         .budget
         .map(|b| Budget::new(b.epsilon, b.delta))
@@ -246,7 +264,7 @@ pub async fn run(
         loaded.params,
         &state_dir,
         budget,
-        hitting,
+        loaded.hitting,
     )?;
     let me = loaded.keypair.public().to_peer_id();
     let swarm = behaviour::build(loaded.keypair, config.mdns, config.timeouts.request())?;

@@ -1,8 +1,9 @@
 //! `/dpwalk/token/1` as a libp2p request-response codec: the stream carries exactly one frame of
 //! [`crate::codec`] each way. The size limit is checked on the 4-byte prefix before the payload is
 //! read, so an oversized or hostile frame costs the reader nothing; a frame that fails to decode
-//! fails the stream with `InvalidData`, which the behaviour reports as an inbound failure (logged by
-//! the node, which keeps running).
+//! fails the stream with `InvalidData`. request-response does not report a request that failed to
+//! read to the behaviour (only at debug level, and without the reason), so [`read_frame`] logs the
+//! refusal itself, with its reason; the node keeps running.
 
 use std::io;
 
@@ -23,14 +24,24 @@ fn invalid(e: CodecError) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, e)
 }
 
-/// Reads one frame: the prefix, its limit check, then exactly that many payload bytes.
+/// Reads one frame: the prefix, its limit check, then exactly that many payload bytes. A refusal
+/// is logged here (see the module docs); a stream cut short is logged at debug level only, since
+/// a peer that goes away mid-frame is not hostile.
 async fn read_frame<T: AsyncRead + Unpin + Send>(io: &mut T) -> io::Result<Message> {
+    let refused = |e: CodecError| {
+        tracing::warn!(reason = %e, "refused an inbound frame");
+        invalid(e)
+    };
+    let cut = |e: io::Error| {
+        tracing::debug!(error = %e, "an inbound frame was cut short");
+        e
+    };
     let mut prefix = [0u8; 4];
-    io.read_exact(&mut prefix).await?;
-    let len = codec::payload_len(prefix).map_err(invalid)?;
+    io.read_exact(&mut prefix).await.map_err(cut)?;
+    let len = codec::payload_len(prefix).map_err(refused)?;
     let mut payload = vec![0u8; len];
-    io.read_exact(&mut payload).await?;
-    codec::decode_payload(&payload).map_err(invalid)
+    io.read_exact(&mut payload).await.map_err(cut)?;
+    codec::decode_payload(&payload).map_err(refused)
 }
 
 async fn write_frame<T: AsyncWrite + Unpin + Send>(

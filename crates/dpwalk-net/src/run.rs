@@ -20,7 +20,8 @@
 //! clip = 1.0              # C > 0 (required: a daemon run always has a privacy guarantee)
 //! sigma = 2.0             # σ ≥ 0; either this or [budget]
 //!
-//! [budget]                # either this or sigma: σ is calibrated to (epsilon, delta)
+//! [budget]                # either this or sigma: σ is calibrated to (epsilon, delta) against
+//!                         # the network view, every member's worst observer ([`Run::calibrate`])
 //! epsilon = 1.0           # > 0
 //! delta = 1e-6            # ∈ (0, 1)
 //!
@@ -52,6 +53,10 @@ use dpwalk_core::problem::{Loss, Regularizer};
 use dpwalk_core::rng::{Purpose, derive_seed};
 use dpwalk_core::topology::spec::{key_line, line_of_offset, toml_error_location};
 use dpwalk_core::topology::{Topology, TopologyError, TopologyKind, TopologySpec};
+use dpwalk_privacy::PrivacyError;
+use dpwalk_privacy::calibrate::{Calibration, REL_TOL, View, calibrate};
+use dpwalk_privacy::rdp::{Conversion, Orders};
+use dpwalk_privacy::walk::{Hitting, expected_contributions};
 use libp2p_identity::PeerId;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -350,6 +355,31 @@ impl Run {
     pub fn admm_params_with(&self, sigma: f64) -> Result<AdmmParams, ParamError> {
         let a = &self.file.algorithm;
         AdmmParams::new(a.gamma, a.lambda, sigma, Some(a.clip))
+    }
+    /// σ of a `[budget]` run: the smallest σ such that every member's network ε against its worst
+    /// observer ([`Hitting::worst_pair`]), after [`expected_contributions`]`(K, n)`
+    /// contributions, is within `(epsilon, delta)`, under the tight conversion on the default order
+    /// grid, to [`REL_TOL`]. This is what `dpwalk calibrate --view network --total-steps K` prints
+    /// for the run's topology and what `dpwalk sim` calibrates for a network budget on the walk,
+    /// and every member computes it alike from the same run file. `None` when the file gives σ.
+    pub fn calibrate(&self, hitting: &Hitting) -> Result<Option<Calibration>, PrivacyError> {
+        let Noise::Budget { epsilon, delta } = self.noise else {
+            return Ok(None);
+        };
+        let view = View::Network {
+            contributions: expected_contributions(self.file.steps, self.members.len() as u64),
+            inverse_hitting: hitting.worst_pair().inverse_hitting,
+        };
+        calibrate(
+            &view,
+            &Orders::default_grid(),
+            self.file.algorithm.clip,
+            epsilon,
+            delta,
+            Conversion::Tight,
+            REL_TOL,
+        )
+        .map(Some)
     }
     /// The members, by index.
     pub fn members(&self) -> &[Member] {

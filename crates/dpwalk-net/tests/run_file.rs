@@ -343,3 +343,52 @@ fn absent_keys_do_not_collide() {
     .unwrap();
     assert_ne!(nodes.hash(), seed.hash());
 }
+
+/// A `[budget]` run's σ is the smallest that keeps the worst pair of the walk within budget after
+/// `ceil(K / n)` contributions: it meets the target, and 0.1 % less noise does not.
+#[test]
+fn a_budget_calibrates_sigma_against_the_worst_pair() {
+    use dpwalk_privacy::Noise as Sn;
+    use dpwalk_privacy::network::{HittingOptions, network_view};
+    use dpwalk_privacy::rdp::{Conversion, Orders};
+    use dpwalk_privacy::walk::Hitting;
+
+    let ring = |text: String| text.replace("kind = \"complete\"", "kind = \"ring\"");
+    for text in [
+        edit("sigma = 2.0\n", "\n[budget]\nepsilon = 1.0\ndelta = 1e-6\n"),
+        ring(edit(
+            "sigma = 2.0\n",
+            "\n[budget]\nepsilon = 2.5\ndelta = 1e-5\n",
+        )),
+    ] {
+        let run = parse(&text).unwrap();
+        let Noise::Budget { epsilon, delta } = run.noise() else {
+            panic!("a budget run");
+        };
+        let hitting = Hitting::for_topology(run.topology(), &HittingOptions::default()).unwrap();
+        let sigma = run.calibrate(&hitting).unwrap().unwrap().sigma;
+        let k = run.steps().div_ceil(run.members().len() as u64);
+        let eps = |s: f64| {
+            network_view(
+                &Orders::default_grid(),
+                Sn::new(s, 1.0).unwrap(),
+                k,
+                hitting.worst_pair().inverse_hitting,
+            )
+            .unwrap()
+            .curve
+            .to_dp(delta, Conversion::Tight)
+            .unwrap()
+            .epsilon()
+        };
+        assert!(eps(sigma) <= epsilon, "{} > {epsilon}", eps(sigma));
+        assert!(
+            eps(sigma * 0.999) > epsilon,
+            "sigma {sigma} is not the smallest"
+        );
+    }
+    // A run that gives σ has nothing to calibrate.
+    let run = parse(EXAMPLE).unwrap();
+    let hitting = Hitting::for_topology(run.topology(), &HittingOptions::default()).unwrap();
+    assert!(run.calibrate(&hitting).unwrap().is_none());
+}

@@ -14,6 +14,10 @@ use crate::local::local_view;
 use crate::network::network_view;
 use crate::rdp::{Conversion, DpBound, DpGuarantee, Orders, RdpCurve, check_delta};
 
+/// The relative precision of σ that the CLI, the simulator and the daemon calibrate to: they must
+/// agree, so that a budget gives every one of them the same σ.
+pub const REL_TOL: f64 = 1e-6;
+
 /// What is being accounted, apart from σ and C.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum View {

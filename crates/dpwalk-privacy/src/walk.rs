@@ -98,6 +98,32 @@ impl Hitting {
         }
     }
 
+    /// The pair with the largest `E[1/M_ij]` (every user against its worst observer): the pair a
+    /// network budget must protect so that it holds for every user.
+    pub fn worst_pair(&self) -> WorstPair {
+        let none = WorstPair {
+            user: None,
+            observer: None,
+            inverse_hitting: 0.0,
+        };
+        match self {
+            Hitting::Complete { value, .. } => WorstPair {
+                inverse_hitting: *value,
+                ..none
+            },
+            Hitting::Pairs(p) => (0..p.users())
+                .filter_map(|i| {
+                    p.worst_observer(i).map(|(j, v)| WorstPair {
+                        user: Some(i),
+                        observer: Some(j),
+                        inverse_hitting: v,
+                    })
+                })
+                .max_by(|a, b| a.inverse_hitting.total_cmp(&b.inverse_hitting))
+                .unwrap_or(none),
+        }
+    }
+
     /// The observer with the largest `E[1/M_ij]` for source `i` (`None` on the complete graph,
     /// where every observer is equally placed), and that value.
     pub fn worst_observer(&self, i: usize) -> (Option<usize>, f64) {
@@ -109,6 +135,26 @@ impl Hitting {
             },
         }
     }
+}
+
+/// The pair of a walk whose observer learns most: user and observer are `None` on the complete
+/// graph, where every pair is alike (and when no user reaches any other).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct WorstPair {
+    /// The user.
+    pub user: Option<usize>,
+    /// Its observer.
+    pub observer: Option<usize>,
+    /// `E[1/M]` of the pair (an upper bound on a graph).
+    pub inverse_hitting: f64,
+}
+
+/// The contributions per user that a walk of `steps` hops among `users` users is accounted and
+/// calibrated for when only the total is known: `ceil(steps / users)`, the expected count rounded
+/// up. Conservative for the average user, not a bound for a user the walk happens to visit more
+/// often (per-user caps or a node's own budget enforce that).
+pub fn expected_contributions(steps: u64, users: u64) -> u64 {
+    steps.div_ceil(users.max(1))
 }
 
 /// The noise, orders and conversion every figure of a report shares.

@@ -6,15 +6,14 @@
 use crate::run::RunResult;
 use crate::scenario::{BudgetView, ConversionName, Mode, Point, Scenario, ScenarioError};
 use dpwalk_core::topology::Topology;
-use dpwalk_privacy::calibrate::{View, account, calibrate};
+use dpwalk_privacy::calibrate::{REL_TOL, View, account, calibrate};
 use dpwalk_privacy::network::HittingOptions;
 use dpwalk_privacy::rdp::{Conversion, Orders};
-use dpwalk_privacy::walk::{ASSUMPTIONS, Figure, Hitting, Setup, all_users, pair_epsilons};
+use dpwalk_privacy::walk::{
+    ASSUMPTIONS, Figure, Hitting, Setup, all_users, expected_contributions, pair_epsilons,
+};
 use dpwalk_privacy::{Noise, PrivacyError};
 use serde::Serialize;
-
-/// Relative tolerance of calibrated σ.
-const CALIBRATION_TOL: f64 = 1e-6;
 
 /// What the privacy figures of a scenario share: orders, δ, conversion, and `E[1/M]` per topology.
 #[derive(Debug)]
@@ -100,9 +99,7 @@ impl PrivacyContext {
     /// The largest `E[1/M]` towards any observer over all users of topology `t`.
     fn worst_hitting(&self, t: usize) -> Result<f64, String> {
         let h = self.hitting[t].as_ref().map_err(Clone::clone)?;
-        Ok((0..h.users())
-            .map(|i| h.worst_observer(i).1)
-            .fold(0.0, f64::max))
+        Ok(h.worst_pair().inverse_hitting)
     }
 
     /// The view a budget constrains for a user with `k` contributions, `e` = its `E[1/M]`.
@@ -145,7 +142,7 @@ impl PrivacyContext {
             .ok_or_else(|| invalid("a budget needs a clip".into()))?;
         let n = scenario.users as u64;
         let k = match scenario.algorithm.mode {
-            Mode::Decentralized => scenario.steps.div_ceil(n),
+            Mode::Decentralized => expected_contributions(scenario.steps, n),
             _ => scenario.steps,
         };
         let worst = match scenario.budget_view() {
@@ -164,7 +161,7 @@ impl PrivacyContext {
             epsilon,
             self.delta,
             self.conversion,
-            CALIBRATION_TOL,
+            REL_TOL,
         )
         .map_err(|e| invalid(format!("calibrating sigma to epsilon = {epsilon}: {e}")))?;
         let point = point.with_sigma(cal.sigma)?;

@@ -1,0 +1,248 @@
+//! A hand-built daemon run for the end-to-end tests that need more control than `dpwalk swarm`
+//! gives: member keys the test holds, addresses other than 127.0.0.1, nodes started one by one.
+//! Everything goes through the real files a user writes (`run.toml`, `node.toml`, `data.csv`) and
+//! the real `dpwalk node` binary.
+
+#![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use dpwalk_net::status::{Status, fetch_status};
+use libp2p::PeerId;
+use libp2p::identity::Keypair;
+
+/// Features per record of the generated data (the model dimension).
+pub const DIM: usize = 4;
+
+/// One member of the run, as written to disk.
+#[derive(Debug)]
+pub struct Member {
+    pub index: usize,
+    pub dir: PathBuf,
+    pub keypair: Keypair,
+    pub peer: PeerId,
+    /// The host's address (`127.0.0.1`, or a namespace's).
+    pub ip: String,
+    pub port: u16,
+    /// `host:port` of its status endpoint (on the member's own loopback).
+    pub status: String,
+}
+
+impl Member {
+    /// The member's listen multiaddr.
+    pub fn multiaddr(&self) -> String {
+        format!("/ip4/{}/tcp/{}", self.ip, self.port)
+    }
+}
+
+/// A run directory: `run.toml` and one `node-<i>/` per member.
+#[derive(Debug)]
+pub struct Cluster {
+    pub dir: PathBuf,
+    pub members: Vec<Member>,
+    pub steps: u64,
+}
+
+/// Ports the OS says are free now on 127.0.0.1.
+pub fn free_ports(count: usize) -> Vec<u16> {
+    let listeners: Vec<_> = (0..count)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().unwrap().port())
+        .collect()
+}
+
+/// A fresh directory under the system's temp dir.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dpwalk-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Member `i`'s records: 30 rows of a noisy linear model, from a fixed LCG, so every run of the
+/// test sees the same data.
+fn data_csv(i: usize) -> String {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ (i as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
+    let mut next = || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    };
+    let truth = [0.8, -0.5, 0.0, 0.3];
+    let mut csv = String::new();
+    for _ in 0..30 {
+        let x: Vec<f64> = (0..DIM).map(|_| next()).collect();
+        let y: f64 = x.iter().zip(truth).map(|(a, b)| a * b).sum::<f64>() + 0.05 * next();
+        for v in &x {
+            write!(csv, "{v:?},").unwrap();
+        }
+        writeln!(csv, "{y:?}").unwrap();
+    }
+    csv
+}
+
+/// Writes a run of `ips.len()` members (member `i` listening on `ips[i]`), a complete graph, `steps`
+/// hops, with `noise` as the `[algorithm]` σ line or a `[budget]` table.
+pub fn write_cluster(dir: &Path, ips: &[&str], steps: u64, noise: &str) -> Cluster {
+    let ports = free_ports(2 * ips.len());
+    let mut members = Vec::new();
+    for (i, ip) in ips.iter().enumerate() {
+        let mdir = dir.join(format!("node-{i}"));
+        std::fs::create_dir_all(&mdir).unwrap();
+        let keypair = dpwalk_net::keys::generate(&mdir.join("node.key")).unwrap();
+        let peer = dpwalk_net::keys::peer_id(&keypair);
+        std::fs::write(mdir.join("data.csv"), data_csv(i)).unwrap();
+        let member = Member {
+            index: i,
+            dir: mdir,
+            keypair,
+            peer,
+            ip: (*ip).to_string(),
+            port: ports[2 * i],
+            status: format!("127.0.0.1:{}", ports[2 * i + 1]),
+        };
+        let config = format!(
+            "run = \"../run.toml\"\nidentity = \"node.key\"\nstate-dir = \"state\"\n\
+             listen = [\"{}\"]\nmdns = false\nstatus = \"{}\"\n\n\
+             [data]\nsource = \"csv\"\npath = \"data.csv\"\n\n\
+             [timeouts]\nhandoff = 1000\nresume = 5000\nlinger = 3000\n",
+            member.multiaddr(),
+            member.status
+        );
+        std::fs::write(member.dir.join("node.toml"), config).unwrap();
+        members.push(member);
+    }
+    let mut run = format!(
+        "run-id = \"e2e\"\nseed = 5\nsteps = {steps}\ndimension = {DIM}\n\n\
+         [problem]\nloss = \"squared\"\nl1 = 0.001\n\n\
+         [algorithm]\ngamma = 1.0\nlambda = 0.5\nclip = 1.0\n{noise}\n\n\
+         [topology]\nkind = \"complete\"\n"
+    );
+    for m in &members {
+        write!(
+            run,
+            "\n[[members]]\nindex = {}\npeer-id = \"{}\"\naddrs = [\"{}\"]\n",
+            m.index,
+            m.peer.to_base58(),
+            m.multiaddr()
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("run.toml"), run).unwrap();
+    Cluster {
+        dir: dir.to_path_buf(),
+        members,
+        steps,
+    }
+}
+
+impl Cluster {
+    /// Starts member `i`'s `dpwalk node`, logging to `node-<i>/node.log`; `wrap` runs it through
+    /// another command (e.g. `ip netns exec NS`).
+    pub fn spawn(&self, i: usize, wrap: &[&str]) -> Child {
+        let m = &self.members[i];
+        let log = std::fs::File::create(m.dir.join("node.log")).unwrap();
+        let bin = env!("CARGO_BIN_EXE_dpwalk");
+        let mut cmd = match wrap.split_first() {
+            Some((first, rest)) => {
+                let mut c = Command::new(first);
+                c.args(rest).arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
+        cmd.args(["node", "--config"])
+            .arg(m.dir.join("node.toml"))
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap()
+    }
+
+    /// Member `i`'s status, if its endpoint answers.
+    pub fn status(&self, i: usize) -> Option<Status> {
+        fetch_status(&self.members[i].status, Duration::from_secs(2)).ok()
+    }
+
+    /// Member `i`'s log so far.
+    pub fn log(&self, i: usize) -> String {
+        std::fs::read_to_string(self.members[i].dir.join("node.log")).unwrap_or_default()
+    }
+
+    /// Member `i`'s `final_model.json`, once written.
+    pub fn final_model(&self, i: usize) -> Option<serde_json::Value> {
+        let path = self.members[i].dir.join("state").join("final_model.json");
+        let text = std::fs::read_to_string(path).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Waits for every child to exit successfully within `limit`; panics with the logs otherwise.
+    pub fn wait_all(&self, children: &mut [(usize, Child)], limit: Duration) {
+        let start = Instant::now();
+        for (i, child) in children.iter_mut() {
+            loop {
+                if let Some(status) = child.try_wait().unwrap() {
+                    assert!(
+                        status.success(),
+                        "node {i} exited with {status}:\n{}",
+                        self.log(*i)
+                    );
+                    break;
+                }
+                if start.elapsed() > limit {
+                    let _ = child.kill();
+                    panic!("node {i} still running after {limit:?}:\n{}", self.log(*i));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+
+    /// The final models of all members agree bit for bit and are at `seq = K`; returns `z`'s bits.
+    pub fn agreed_model(&self) -> Vec<u64> {
+        let bits = |i: usize| -> Vec<u64> {
+            let model = self
+                .final_model(i)
+                .unwrap_or_else(|| panic!("node {i} has no final model:\n{}", self.log(i)));
+            assert_eq!(model["steps"].as_u64(), Some(self.steps), "node {i}");
+            model["z"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap().to_bits())
+                .collect()
+        };
+        let first = bits(0);
+        assert_eq!(first.len(), DIM);
+        for i in 1..self.members.len() {
+            assert_eq!(
+                bits(i),
+                first,
+                "node {i} ended with another model than node 0"
+            );
+        }
+        first
+    }
+}
+
+/// Kills the children left running (a failed test must not leave daemons behind).
+#[derive(Debug, Default)]
+pub struct Reaper(pub Vec<(usize, Child)>);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        for (_, c) in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}

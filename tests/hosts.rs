@@ -1,0 +1,148 @@
+//! Separate hosts: three network namespaces, each with its own address on a private bridge, each
+//! running one `dpwalk node`, train together. The run gives a `[budget]` instead of σ, so every
+//! node calibrates σ itself; the test checks it is the σ `dpwalk calibrate` prints.
+//!
+//! Needs root and `ip` (iproute2); elsewhere the test says it was skipped and passes.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::{Reaper, temp_dir, write_cluster};
+
+const STEPS: u64 = 1500;
+const HOSTS: usize = 3;
+
+/// `ip` with `args`; whether it succeeded (its stderr is shown when not).
+fn ip(args: &[&str]) -> bool {
+    match Command::new("ip").args(args).output() {
+        Ok(out) if out.status.success() => true,
+        Ok(out) => {
+            eprintln!(
+                "ip {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            false
+        }
+        Err(e) => {
+            eprintln!("ip {}: {e}", args.join(" "));
+            false
+        }
+    }
+}
+
+/// Namespaces `<prefix>-0..HOSTS` on a bridge inside namespace `<prefix>-hub`, addresses
+/// `10.213.0.1..` on a /24 that exists only inside them; all deleted on drop.
+struct Hosts {
+    names: Vec<String>,
+    hub: String,
+}
+
+impl Hosts {
+    fn create() -> Option<Self> {
+        let prefix = format!("dpw{}", std::process::id());
+        let hosts = Hosts {
+            names: (0..HOSTS).map(|i| format!("{prefix}-{i}")).collect(),
+            hub: format!("{prefix}-hub"),
+        };
+        let hub = hosts.hub.as_str();
+        if !ip(&["netns", "add", hub]) {
+            return None;
+        }
+        let ok = ip(&["-n", hub, "link", "add", "br0", "type", "bridge"])
+            && ip(&["-n", hub, "link", "set", "br0", "up"])
+            && hosts.names.iter().enumerate().all(|(i, ns)| {
+                let port = format!("h{i}");
+                let addr = format!("{}/24", Self::addr(i));
+                ip(&["netns", "add", ns])
+                    && ip(&[
+                        "-n", hub, "link", "add", &port, "type", "veth", "peer", "name", "eth0",
+                        "netns", ns,
+                    ])
+                    && ip(&["-n", hub, "link", "set", &port, "master", "br0", "up"])
+                    && ip(&["-n", ns, "addr", "add", &addr, "dev", "eth0"])
+                    && ip(&["-n", ns, "link", "set", "eth0", "up"])
+                    && ip(&["-n", ns, "link", "set", "lo", "up"])
+            });
+        ok.then_some(hosts)
+    }
+
+    fn addr(i: usize) -> String {
+        format!("10.213.0.{}", i + 1)
+    }
+}
+
+impl Drop for Hosts {
+    fn drop(&mut self) {
+        for ns in self.names.iter().chain([&self.hub]) {
+            let _ = Command::new("ip").args(["netns", "del", ns]).output();
+        }
+    }
+}
+
+#[test]
+fn three_hosts_in_network_namespaces_train_together() {
+    let Some(hosts) = Hosts::create() else {
+        eprintln!("SKIPPED: network namespaces are not available here (needs root and iproute2)");
+        return;
+    };
+    let dir = temp_dir("hosts");
+    let addrs: Vec<String> = (0..HOSTS).map(Hosts::addr).collect();
+    let ips: Vec<&str> = addrs.iter().map(String::as_str).collect();
+    let (epsilon, delta) = (4.0, 1e-5);
+    let cluster = write_cluster(
+        &dir,
+        &ips,
+        STEPS,
+        &format!("\n[budget]\nepsilon = {epsilon}\ndelta = {delta}"),
+    );
+    let mut reaper = Reaper::default();
+    for (i, ns) in hosts.names.iter().enumerate() {
+        reaper
+            .0
+            .push((i, cluster.spawn(i, &["ip", "netns", "exec", ns])));
+    }
+    cluster.wait_all(&mut reaper.0, Duration::from_secs(240));
+    cluster.agreed_model();
+
+    // Every host contributed, and calibrated the σ that `dpwalk calibrate` gives for this run.
+    let expected = Command::new(env!("CARGO_BIN_EXE_dpwalk"))
+        .args(["calibrate", "--json", "--view", "network", "--clip", "1"])
+        .args(["--complete", &HOSTS.to_string()])
+        .args(["--total-steps", &STEPS.to_string()])
+        .args([
+            "--epsilon",
+            &epsilon.to_string(),
+            "--delta",
+            &delta.to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(expected.status.success(), "{expected:?}");
+    let expected: serde_json::Value = serde_json::from_slice(&expected.stdout).unwrap();
+    let sigma = expected["sigma"].as_f64().unwrap();
+    for i in 0..HOSTS {
+        let model = cluster.final_model(i).unwrap();
+        let privacy = &model["privacy"];
+        assert!(
+            privacy["contributions"].as_u64().unwrap() > 0,
+            "host {i}: {model}"
+        );
+        let log = cluster.log(i);
+        assert!(
+            log.contains(&format!("sigma={sigma}")),
+            "host {i} did not calibrate sigma = {sigma}:\n{log}"
+        );
+        assert!(
+            log.contains(&format!("/ip4/{}/tcp/", Hosts::addr(i))),
+            "host {i} did not listen on its namespace's address:\n{log}"
+        );
+    }
+    drop(reaper);
+    drop(hosts);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -14,20 +14,28 @@
 //! sender still has custody and re-sends) or the state after it, whose `outgoing` is exactly the
 //! token to re-send.
 //!
-//! # File (`state.bin` in the state directory, little-endian)
+//! # Files (`state.0` and `state.1` in the state directory, little-endian)
 //! ```text
-//! "DPWSTAT1" | len: u32 | payload: len bytes of bincode(NodeState) | crc32(magic ‖ len ‖ payload): u32
+//! "DPWSTAT2" | generation: u64 | len: u32 | payload: len bytes of bincode(NodeState)
+//!   | crc32(everything before): u32 | (older bytes past the record, ignored)
 //! ```
-//! [`StateDir::commit`] writes `state.bin.tmp`, fsyncs it, renames it over `state.bin` and fsyncs
-//! the directory: the rename is atomic, so a crash leaves the old file or the new one, never a mix.
-//! A file that is short, long, of the wrong magic or fails its checksum is reported and never used
-//! (a torn state means the disk lied about fsync, and guessing would fork the walk). A leftover
-//! temporary file is ignored and replaced by the next commit.
+//! Two slots, written in turn. [`StateDir::commit`] writes the new record, one generation above
+//! the newest, over the *other* slot, in place, and flushes it with one `fdatasync`: no temporary
+//! file, no rename, no directory sync (both files are created and made durable once, by
+//! [`StateDir::open`]). A crash mid-commit can tear only the slot being written, so
+//! [`StateDir::load`] takes the valid record with the higher generation: the new state if the
+//! commit finished, the one before it otherwise (a torn newer slot is logged and ignored). If no
+//! slot holds a valid record although one is not empty, the state cannot be trusted and is
+//! reported, never guessed (guessing would fork the walk): a torn or damaged file, the wrong
+//! magic, a checksum failure.
+//!
+//! This costs one flush of one small file per commit where the rename scheme cost two file and
+//! directory flushes (`BENCHMARKS.md`, `state_commit_p64`); it is what keeps a hop near 1 ms.
 //!
 //! [`NodeRng::get_word_pos`]: dpwalk_core::rng::NodeRng
 
 use std::fs::{File, OpenOptions};
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use libp2p_identity::PeerId;
@@ -37,14 +45,12 @@ use thiserror::Error;
 use crate::codec::{FinalModel, MAX_DIM, Token};
 use crate::run::RunHash;
 
-/// The state file's name in the state directory.
-pub const STATE_FILE: &str = "state.bin";
-/// The temporary file a commit writes before renaming it to [`STATE_FILE`].
-pub const TEMP_FILE: &str = "state.bin.tmp";
+/// The two slot files' names in the state directory.
+pub const SLOT_FILES: [&str; 2] = ["state.0", "state.1"];
 
-const MAGIC: &[u8; 8] = b"DPWSTAT1";
-/// Magic and length before the payload, checksum after.
-const HEADER: usize = 8 + 4;
+const MAGIC: &[u8; 8] = b"DPWSTAT2";
+/// Magic, generation and length before the payload, checksum after.
+const HEADER: usize = 8 + 8 + 4;
 const TRAILER: usize = 4;
 /// Four vectors of [`MAX_DIM`] values (`u_i`, the outgoing and backup tokens, the final model)
 /// and room for the rest.
@@ -171,60 +177,91 @@ pub enum StateError {
     },
 }
 
-/// The directory holding a node's state.
-#[derive(Debug, Clone)]
+/// The directory holding a node's state: its two slot files, open for commits.
+#[derive(Debug)]
 pub struct StateDir {
     dir: PathBuf,
+    slots: [File; 2],
+    /// The slot holding the newest valid record and its generation, if any.
+    newest: Option<(usize, u64)>,
 }
 
+/// A slot's record, read and checked.
+type SlotRecord = Result<Option<(u64, NodeState)>, StateError>;
+
 impl StateDir {
-    /// Opens (creating if needed) the state directory `dir`.
+    /// Opens the state directory `dir`, creating it and its slot files (durably) if needed.
     pub fn open(dir: &Path) -> Result<Self, StateError> {
-        std::fs::create_dir_all(dir).map_err(|source| StateError::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        Ok(StateDir {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| StateError::Io { path, source }
+        };
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let mut created = false;
+        let mut open = |name: &str| -> Result<File, StateError> {
+            let path = dir.join(name);
+            created |= !path.exists();
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(io(&path))
+        };
+        let slots = [open(SLOT_FILES[0])?, open(SLOT_FILES[1])?];
+        if created {
+            sync_parent(&dir.join(SLOT_FILES[0])).map_err(io(dir))?;
+        }
+        let mut states = StateDir {
             dir: dir.to_path_buf(),
-        })
+            slots,
+            newest: None,
+        };
+        states.newest = states
+            .read_slots()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| match r {
+                Ok(Some((generation, _))) => Some((i, *generation)),
+                _ => None,
+            })
+            .max_by_key(|&(_, generation)| generation);
+        Ok(states)
     }
 
-    /// The state file's path.
-    pub fn path(&self) -> PathBuf {
-        self.dir.join(STATE_FILE)
+    /// The path of slot `i`.
+    pub fn slot_path(&self, i: usize) -> PathBuf {
+        self.dir.join(SLOT_FILES[i])
+    }
+
+    /// Both slots' records: `None` for an empty slot.
+    fn read_slots(&self) -> [SlotRecord; 2] {
+        [0, 1].map(|i| read_slot(&self.slot_path(i)))
     }
 
     /// The committed state, or `None` when nothing was ever committed here.
     pub fn load(&self) -> Result<Option<NodeState>, StateError> {
-        let path = self.path();
-        let io = |source| StateError::Io {
-            path: path.clone(),
-            source,
-        };
-        let file = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io(e)),
-        };
-        let len = file.metadata().map_err(io)?.len();
-        let max = (HEADER + MAX_PAYLOAD + TRAILER) as u64;
-        if len > max {
-            return Err(StateError::Torn {
-                path,
-                len,
-                expected: max,
-            });
+        let [a, b] = self.read_slots();
+        match (a, b) {
+            (Ok(a), Ok(b)) => Ok(match (a, b) {
+                (Some(a), Some(b)) => Some(if a.0 > b.0 { a.1 } else { b.1 }),
+                (Some((_, s)), None) | (None, Some((_, s))) => Some(s),
+                (None, None) => None,
+            }),
+            (Ok(Some((_, s))), Err(e)) | (Err(e), Ok(Some((_, s)))) => {
+                tracing::warn!(error = %e, "ignoring a slot torn by a crash mid-commit: the other slot holds the state before it");
+                Ok(Some(s))
+            }
+            (Err(e), _) | (Ok(None), Err(e)) => Err(e),
         }
-        let mut bytes = Vec::new();
-        file.take(max).read_to_end(&mut bytes).map_err(io)?;
-        decode(&bytes, &path).map(Some)
     }
 
     /// As [`StateDir::load`], refusing a state committed for another run.
     pub fn load_for(&self, run: RunHash) -> Result<Option<NodeState>, StateError> {
         match self.load()? {
             Some(state) if state.run_hash != run.0 => Err(StateError::OtherRun {
-                path: self.path(),
+                path: self.dir.clone(),
                 expected: run,
                 found: RunHash(state.run_hash),
             }),
@@ -234,37 +271,54 @@ impl StateDir {
 
     /// Makes `state` the committed state, atomically and durably (see the module docs). When this
     /// returns `Ok`, a crash at any later point leaves `state` for [`StateDir::load`].
-    pub fn commit(&self, state: &NodeState) -> Result<(), StateError> {
-        let bytes = encode(state).map_err(|message| StateError::Corrupt {
-            path: self.path(),
+    pub fn commit(&mut self, state: &NodeState) -> Result<(), StateError> {
+        let (slot, generation) = match self.newest {
+            Some((i, g)) => (1 - i, g + 1),
+            None => (0, 1),
+        };
+        let path = self.slot_path(slot);
+        let bytes = encode(generation, state).map_err(|message| StateError::Corrupt {
+            path: path.clone(),
             message,
         })?;
-        let temp = self.dir.join(TEMP_FILE);
-        let io = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| StateError::Io { path, source }
-        };
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&temp)
-            .map_err(io(&temp))?;
-        file.write_all(&bytes).map_err(io(&temp))?;
-        file.sync_all().map_err(io(&temp))?;
-        drop(file);
-        let path = self.path();
-        std::fs::rename(&temp, &path).map_err(io(&path))?;
-        sync_parent(&path).map_err(io(&self.dir))
+        let file = &mut self.slots[slot];
+        file.seek(SeekFrom::Start(0))
+            .and_then(|_| file.write_all(&bytes))
+            .and_then(|()| file.sync_data())
+            .map_err(|source| StateError::Io { path, source })?;
+        self.newest = Some((slot, generation));
+        Ok(())
     }
 }
 
-/// The file bytes of a state.
-fn encode(state: &NodeState) -> Result<Vec<u8>, String> {
+/// The record in slot file `path`: `None` when it is empty.
+fn read_slot(path: &Path) -> SlotRecord {
+    let io = |source| StateError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(e)),
+    };
+    let mut bytes = Vec::new();
+    file.take((HEADER + MAX_PAYLOAD + TRAILER) as u64)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.is_empty() {
+        return Ok(None);
+    }
+    decode(&bytes, path).map(Some)
+}
+
+/// The record bytes of a state at `generation`.
+fn encode(generation: u64, state: &NodeState) -> Result<Vec<u8>, String> {
     let payload = bincode::serde::encode_to_vec(state, config()).map_err(|e| e.to_string())?;
     let len = u32::try_from(payload.len()).map_err(|e| e.to_string())?;
     let mut bytes = Vec::with_capacity(HEADER + payload.len() + TRAILER);
     bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&generation.to_le_bytes());
     bytes.extend_from_slice(&len.to_le_bytes());
     bytes.extend_from_slice(&payload);
     let crc = crc32fast::hash(&bytes);
@@ -272,8 +326,9 @@ fn encode(state: &NodeState) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-/// The state in file bytes, with every check of the module docs.
-fn decode(bytes: &[u8], path: &Path) -> Result<NodeState, StateError> {
+/// The generation and state of a slot's bytes, with every check of the module docs; bytes past
+/// the record are an older, longer record's and are ignored.
+fn decode(bytes: &[u8], path: &Path) -> Result<(u64, NodeState), StateError> {
     let torn = |expected: usize| StateError::Torn {
         path: path.to_path_buf(),
         len: bytes.len() as u64,
@@ -287,18 +342,20 @@ fn decode(bytes: &[u8], path: &Path) -> Result<NodeState, StateError> {
             path: path.to_path_buf(),
         });
     }
+    let mut generation = [0u8; 8];
+    generation.copy_from_slice(&header[8..16]);
     let mut len = [0u8; 4];
-    len.copy_from_slice(&header[8..]);
+    len.copy_from_slice(&header[16..]);
     let len = u32::from_le_bytes(len) as usize;
     if len > MAX_PAYLOAD {
         return Err(torn(HEADER + MAX_PAYLOAD + TRAILER));
     }
-    if rest.len() != len + TRAILER {
+    if rest.len() < len + TRAILER {
         return Err(torn(HEADER + len + TRAILER));
     }
-    let (payload, crc) = rest.split_at(len);
+    let (payload, rest) = rest.split_at(len);
     let mut stored = [0u8; 4];
-    stored.copy_from_slice(crc);
+    stored.copy_from_slice(&rest[..TRAILER]);
     if crc32fast::hash(&bytes[..HEADER + len]) != u32::from_le_bytes(stored) {
         return Err(StateError::Checksum {
             path: path.to_path_buf(),
@@ -313,7 +370,7 @@ fn decode(bytes: &[u8], path: &Path) -> Result<NodeState, StateError> {
     if used != payload.len() {
         return Err(corrupt(format!("{} trailing bytes", payload.len() - used)));
     }
-    Ok(state)
+    Ok((u64::from_le_bytes(generation), state))
 }
 
 /// Fsyncs the directory containing `path`, so that a file created or renamed there survives a
@@ -339,16 +396,17 @@ mod tests {
     #[test]
     fn format_is_pinned() {
         let state = NodeState::fresh(RunHash([7; 32]), 2);
-        let bytes = encode(&state).unwrap();
+        let bytes = encode(9, &state).unwrap();
         assert_eq!(&bytes[..8], MAGIC);
+        assert_eq!(u64::from_le_bytes(bytes[8..16].try_into().unwrap()), 9);
         // run_hash 32, u: len 8 + 2×8, word pos 16, last_seq tag 1, three counters 3 × 8,
         // five more None tags.
         let payload = 32 + 8 + 16 + 16 + 1 + 24 + 5;
         assert_eq!(
-            u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize,
+            u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize,
             payload
         );
         assert_eq!(bytes.len(), HEADER + payload + TRAILER);
-        assert_eq!(decode(&bytes, Path::new("x")).unwrap(), state);
+        assert_eq!(decode(&bytes, Path::new("x")).unwrap(), (9, state));
     }
 }

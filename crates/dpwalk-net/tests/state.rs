@@ -1,11 +1,11 @@
-//! Durable node state: round trip, fresh directory, torn and damaged files detected at every
-//! byte, a crash before the rename leaving the previous state, and states of other runs refused.
+//! Durable node state: round trip, fresh directory, torn and damaged records detected at every
+//! byte, a crash mid-commit leaving the previous state, and states of other runs refused.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use dpwalk_net::codec::Token;
 use dpwalk_net::run::RunHash;
-use dpwalk_net::state::{Custody, NodeState, STATE_FILE, StateDir, StateError, TEMP_FILE};
+use dpwalk_net::state::{Custody, NodeState, SLOT_FILES, StateDir, StateError};
 use libp2p_identity::PeerId;
 
 fn state(seq: u64) -> NodeState {
@@ -50,7 +50,7 @@ fn fresh_directory_loads_none() {
 #[test]
 fn round_trip_is_exact() {
     let dir = tempfile::tempdir().unwrap();
-    let states = StateDir::open(dir.path()).unwrap();
+    let mut states = StateDir::open(dir.path()).unwrap();
     // Custody copies are written before validation would ever see them again: keep even a NaN's
     // payload bit for bit.
     let mut a = state(7);
@@ -67,41 +67,41 @@ fn round_trip_is_exact() {
         (got.rng_word_pos, got.last_seq, got.run_hash),
         (a.rng_word_pos, a.last_seq, a.run_hash)
     );
-    // A later commit replaces it, custody cleared.
-    let mut b = state(8);
-    b.outgoing = None;
-    states.commit(&b).unwrap();
-    assert_eq!(states.load().unwrap().unwrap(), b);
-    assert!(!dir.path().join(TEMP_FILE).exists());
+    // Later commits replace it, alternating slots; shorter records over longer ones leave a stale
+    // tail that is ignored.
+    for seq in 8..12 {
+        let mut b = state(seq);
+        b.outgoing = None;
+        states.commit(&b).unwrap();
+        assert_eq!(states.load().unwrap().unwrap(), b);
+        // A reopened directory continues from the newest slot.
+        states = StateDir::open(dir.path()).unwrap();
+        assert_eq!(states.load().unwrap().unwrap(), b);
+    }
+}
+
+/// The bytes of slot `i`.
+fn slot(dir: &std::path::Path, i: usize) -> Vec<u8> {
+    std::fs::read(dir.join(SLOT_FILES[i])).unwrap()
 }
 
 #[test]
-fn torn_files_are_detected_at_every_length() {
+fn a_lone_torn_or_damaged_record_is_refused_at_every_byte() {
     let dir = tempfile::tempdir().unwrap();
-    let states = StateDir::open(dir.path()).unwrap();
+    let mut states = StateDir::open(dir.path()).unwrap();
     states.commit(&state(1)).unwrap();
-    let path = dir.path().join(STATE_FILE);
+    let path = dir.path().join(SLOT_FILES[0]);
     let full = std::fs::read(&path).unwrap();
-    for cut in 0..full.len() {
+    // Cut to nothing, the first commit never happened; cut anywhere else, the record is torn.
+    std::fs::write(&path, []).unwrap();
+    assert!(states.load().unwrap().is_none());
+    for cut in 1..full.len() {
         std::fs::write(&path, &full[..cut]).unwrap();
         match states.load() {
             Err(StateError::Torn { len, .. }) => assert_eq!(len, cut as u64),
             other => panic!("cut at {cut}: {other:?}"),
         }
     }
-    let mut long = full.clone();
-    long.push(0);
-    std::fs::write(&path, &long).unwrap();
-    assert!(matches!(states.load(), Err(StateError::Torn { .. })));
-}
-
-#[test]
-fn damaged_bytes_are_detected_at_every_offset() {
-    let dir = tempfile::tempdir().unwrap();
-    let states = StateDir::open(dir.path()).unwrap();
-    states.commit(&state(1)).unwrap();
-    let path = dir.path().join(STATE_FILE);
-    let full = std::fs::read(&path).unwrap();
     for i in 0..full.len() {
         let mut bad = full.clone();
         bad[i] ^= 0x10;
@@ -120,24 +120,42 @@ fn damaged_bytes_are_detected_at_every_offset() {
 }
 
 #[test]
-fn crash_before_rename_keeps_the_previous_state() {
+fn a_crash_mid_commit_keeps_the_previous_state() {
     let dir = tempfile::tempdir().unwrap();
-    let states = StateDir::open(dir.path()).unwrap();
-    let before = state(4);
-    states.commit(&before).unwrap();
-    // A commit of the next state that died after writing (part of) the temporary file.
+    let mut states = StateDir::open(dir.path()).unwrap();
+    for seq in 1..=3 {
+        states.commit(&state(seq)).unwrap();
+    }
+    // Slot 0 holds seq 3 (generation 3) over seq 1; slot 1 holds seq 2. The commit of seq 4
+    // writes slot 1: tear it at every length, or flip any byte, and the state is seq 3's.
+    let before = states.load().unwrap().unwrap();
+    assert_eq!(before.last_seq, Some(3));
+    let old = slot(dir.path(), 1);
     let next = {
-        let other = tempfile::tempdir().unwrap();
-        let s = StateDir::open(other.path()).unwrap();
-        s.commit(&state(5)).unwrap();
-        std::fs::read(other.path().join(STATE_FILE)).unwrap()
+        let mut s = StateDir::open(dir.path()).unwrap();
+        s.commit(&state(4)).unwrap();
+        slot(dir.path(), 1)
     };
-    for written in [0, 10, next.len() / 2, next.len()] {
-        std::fs::write(dir.path().join(TEMP_FILE), &next[..written]).unwrap();
+    let path = dir.path().join(SLOT_FILES[1]);
+    for written in 0..next.len() {
+        let mut torn = old.clone();
+        torn.resize(torn.len().max(written), 0);
+        torn[..written].copy_from_slice(&next[..written]);
+        if torn == next {
+            continue; // the bytes left unwritten were already the new ones
+        }
+        std::fs::write(&path, &torn).unwrap();
         assert_eq!(states.load().unwrap().unwrap(), before, "{written} bytes");
     }
-    // The next commit goes through despite the leftover.
-    let after = state(5);
+    for i in 0..next.len() {
+        let mut bad = next.clone();
+        bad[i] ^= 0x01;
+        std::fs::write(&path, &bad).unwrap();
+        assert_eq!(states.load().unwrap().unwrap(), before, "byte {i}");
+    }
+    // The next commit goes through despite the wreck, and wins.
+    let mut states = StateDir::open(dir.path()).unwrap();
+    let after = state(4);
     states.commit(&after).unwrap();
     assert_eq!(states.load().unwrap().unwrap(), after);
 }
@@ -145,7 +163,7 @@ fn crash_before_rename_keeps_the_previous_state() {
 #[test]
 fn states_of_other_runs_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let states = StateDir::open(dir.path()).unwrap();
+    let mut states = StateDir::open(dir.path()).unwrap();
     assert!(states.load_for(RunHash([9; 32])).unwrap().is_none());
     states.commit(&state(1)).unwrap();
     assert!(states.load_for(RunHash([3; 32])).unwrap().is_some());
@@ -159,6 +177,10 @@ fn states_of_other_runs_are_refused() {
 fn a_file_of_something_else_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let states = StateDir::open(dir.path()).unwrap();
-    std::fs::write(dir.path().join(STATE_FILE), b"just some text, long enough").unwrap();
+    std::fs::write(
+        dir.path().join(SLOT_FILES[1]),
+        b"just some text, long enough",
+    )
+    .unwrap();
     assert!(matches!(states.load(), Err(StateError::BadMagic { .. })));
 }

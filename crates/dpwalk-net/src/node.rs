@@ -655,6 +655,8 @@ impl Node<'_> {
                     return Ok(());
                 }
                 let seq = token.seq;
+                // One line per hop at debug level: `scripts/hop-latency` measures hops from them.
+                tracing::debug!(seq, "took the token");
                 let outcome = self.learner.receive(token, Some(peer))?;
                 self.record_hop();
                 self.respond(channel, Message::Ack { run_id, seq });

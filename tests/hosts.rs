@@ -146,3 +146,27 @@ fn three_hosts_in_network_namespaces_train_together() {
     drop(hosts);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A `[budget]` no σ can meet stops the node at once, naming the budget, before it joins the run.
+/// (A tiny ε alone is not enough: once the RDP at some order is below δ², the mechanism is
+/// `(0, δ)`-DP through the KL bound; a tiny δ as well is.)
+#[test]
+fn an_unattainable_budget_is_refused_at_start() {
+    let dir = temp_dir("budget");
+    let cluster = write_cluster(
+        &dir,
+        &["127.0.0.1"; 2],
+        100,
+        "\n[budget]\nepsilon = 1e-9\ndelta = 1e-12",
+    );
+    let mut reaper = Reaper(vec![(0, cluster.spawn(0, &[]))]);
+    let status = common::wait_exit(&mut reaper.0[0].1, Duration::from_secs(60));
+    let log = cluster.log(0);
+    assert!(!status.is_some_and(|s| s.success()), "{log}");
+    assert!(
+        log.contains("run file [budget] epsilon = 0.000000001, delta = 0.000000000001")
+            && log.contains("give [algorithm] sigma instead"),
+        "{log}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -189,21 +189,15 @@ impl Cluster {
     pub fn wait_all(&self, children: &mut [(usize, Child)], limit: Duration) {
         let start = Instant::now();
         for (i, child) in children.iter_mut() {
-            loop {
-                if let Some(status) = child.try_wait().unwrap() {
-                    assert!(
-                        status.success(),
-                        "node {i} exited with {status}:\n{}",
-                        self.log(*i)
-                    );
-                    break;
-                }
-                if start.elapsed() > limit {
-                    let _ = child.kill();
-                    panic!("node {i} still running after {limit:?}:\n{}", self.log(*i));
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
+            let left = limit.saturating_sub(start.elapsed());
+            let Some(status) = wait_exit(child, left) else {
+                panic!("node {i} still running after {limit:?}:\n{}", self.log(*i));
+            };
+            assert!(
+                status.success(),
+                "node {i} exited with {status}:\n{}",
+                self.log(*i)
+            );
         }
     }
 
@@ -232,6 +226,18 @@ impl Cluster {
         }
         first
     }
+}
+
+/// Waits up to `limit` for `child` to exit: its status, or `None` if it is still running.
+pub fn wait_exit(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
 }
 
 /// Kills the children left running (a failed test must not leave daemons behind).

@@ -99,6 +99,18 @@ pub enum NodeError {
     /// The run asks for something the daemon does not do.
     #[error("run file: {0}")]
     Unsupported(String),
+    /// The run's `[budget]` cannot be met or accounted on its topology.
+    #[error(
+        "run file [budget] epsilon = {epsilon}, delta = {delta}: {reason}; give [algorithm] sigma instead (`dpwalk calibrate` helps)"
+    )]
+    Budget {
+        /// Target ε.
+        epsilon: f64,
+        /// Target δ.
+        delta: f64,
+        /// Why no σ was calibrated.
+        reason: String,
+    },
     /// Durable state, ledger or accountant.
     #[error(transparent)]
     Learner(#[from] LearnerError),
@@ -200,21 +212,23 @@ fn load(config: &NodeConfig) -> Result<Loaded, NodeError> {
     let hitting = Hitting::for_topology(run.topology(), &HittingOptions::default());
     let sigma = match (run.noise(), &hitting) {
         (Noise::Sigma(sigma), _) => sigma,
-        (Noise::Budget { .. }, Err(e)) => {
-            return Err(NodeError::Unsupported(format!(
-                "[budget] needs the network view of the topology, which cannot be computed ({e}): \
-                 give sigma instead (`dpwalk calibrate` helps)"
-            )));
+        (Noise::Budget { epsilon, delta }, Err(e)) => {
+            return Err(NodeError::Budget {
+                epsilon,
+                delta,
+                reason: format!("the network view of the topology cannot be computed ({e})"),
+            });
         }
         (Noise::Budget { epsilon, delta }, Ok(h)) => {
+            let budget_error = |reason: String| NodeError::Budget {
+                epsilon,
+                delta,
+                reason,
+            };
             let cal = run
                 .calibrate(h)
-                .map_err(|e| {
-                    NodeError::Unsupported(format!(
-                        "calibrating sigma to [budget] epsilon = {epsilon}, delta = {delta}: {e}"
-                    ))
-                })?
-                .ok_or_else(|| NodeError::Unsupported("no budget to calibrate".into()))?;
+                .map_err(|e| budget_error(e.to_string()))?
+                .ok_or_else(|| budget_error("nothing to calibrate".into()))?;
             tracing::info!(
                 sigma = cal.sigma,
                 epsilon = cal.achieved.epsilon,

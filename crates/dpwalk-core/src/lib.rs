@@ -3,6 +3,7 @@
 //! # Layout
 //! - [`params`]: validated step parameters (γ, λ, σ, C, learning rate).
 //! - [`rng`]: the run seed → per-user `ChaCha12Rng` streams, and derived seeds.
+//! - [`noise`]: the step's Gaussian noise, drawn from a user's stream in bulk.
 //! - [`problem`]: losses, regularizers, their prox operators, the objective; [`problem::reference`]
 //!   is the non-private reference solver.
 //! - [`step`]: the private ADMM step and the DP-SGD baseline step (one contribution of one user).
@@ -14,6 +15,7 @@
 //! drivers around these functions.
 
 pub mod data;
+pub mod noise;
 pub mod params;
 pub mod problem;
 pub mod rng;

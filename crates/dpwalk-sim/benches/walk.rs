@@ -6,7 +6,10 @@
 //! - `lasso_p64`: the paper's Lasso data, 1,000 users with one record each, p = 64, complete graph,
 //!   σ > 0 and a clip: one step = prox_{γr}(w), Sherman–Morrison prox, clip, 64 Gaussians, the
 //!   u and w updates, the next hop.
-//! - `gaussians_p64`: drawing the 64 Gaussians alone from the same `ChaCha12Rng`: the floor.
+//! - `gaussians_p64`: drawing the 64 Gaussians alone from the same `ChaCha12Rng`
+//!   (`dpwalk_core::noise::fill_standard_normal`, as the step does): the noise's share of a step.
+//! - `chacha12_512_bytes`: the 512 bytes of ChaCha12 output those 64 samples start with: the
+//!   generator's floor, which no sampler of 64-bit-quality Gaussians can go below.
 //! - `logistic_adult`: logistic regression on UCI Adult (train + test, 45,222 rows, 105 features)
 //!   over 100 users (~452 records each), Newton prox. Reads `../shared/data` when present (the
 //!   development machines' copy of the full data set), else the vendored sample.
@@ -18,13 +21,14 @@ use divan::Bencher;
 use divan::counter::ItemsCount;
 use dpwalk_core::data::synthetic::{LassoSpec, lasso};
 use dpwalk_core::data::{DataSpec, Dataset, PartitionSpec, UserData, partition};
+use dpwalk_core::noise::fill_standard_normal;
 use dpwalk_core::params::AdmmParams;
 use dpwalk_core::problem::{Loss, Problem, Regularizer};
 use dpwalk_core::rng::{NodeRng, node_rng};
 use dpwalk_core::step::StepScratch;
 use dpwalk_core::topology::Topology;
 use dpwalk_core::walk::{Update, visit};
-use rand_distr::{Distribution, StandardNormal};
+use rand::Rng;
 use std::path::Path;
 
 fn main() {
@@ -87,14 +91,24 @@ fn lasso_p64(b: Bencher) {
 }
 
 #[divan::bench(sample_count = 10)]
+fn chacha12_512_bytes(b: Bencher) {
+    let mut rng = node_rng(9, 0);
+    let mut out = [0u8; 512];
+    b.counter(ItemsCount::new(STEPS)).bench_local(|| {
+        for _ in 0..STEPS {
+            rng.fill_bytes(&mut out);
+            divan::black_box(&out);
+        }
+    });
+}
+
+#[divan::bench(sample_count = 10)]
 fn gaussians_p64(b: Bencher) {
     let mut rng = node_rng(9, 0);
     let mut out = [0.0f64; 64];
     b.counter(ItemsCount::new(STEPS)).bench_local(|| {
         for _ in 0..STEPS {
-            for o in out.iter_mut() {
-                *o = StandardNormal.sample(&mut rng);
-            }
+            fill_standard_normal(&mut rng, &mut out);
             divan::black_box(&out);
         }
     });

@@ -2,14 +2,15 @@
 //!
 //! Optimality: `x = v − (γ/m) Aᵀ(A x − b)`. Three forms, all with systems `I + (γ/m)·Gram`, whose
 //! eigenvalues are ≥ 1 (so the factorization is stable whatever γ):
-//! - one record (Sherman–Morrison): `x = v + γ a (b − aᵀv) / (1 + γ‖a‖²)`, two `O(p)` loops;
+//! - one record (Sherman–Morrison): `x = v + γ a (b − aᵀv) / (1 + γ‖a‖²)`, with the denominator
+//!   cached per user, two `O(p)` loops;
 //! - `m ≥ p` (primal): `(I + (γ/m) AᵀA) x = v + γ Aᵀb/m`, with the Cholesky factor and `Aᵀb/m`
 //!   cached per user, `O(p²)` per call;
 //! - `2 ≤ m < p` (dual, Woodbury): with `r = A x − b`, `(I + (γ/m) AAᵀ) r = A v − b` and
 //!   `x = v − (γ/m) Aᵀ r`, the `m × m` factor cached, `O(mp + m²)` per call.
 //!
 //! The cache therefore holds `n · min(m, p)(min(m, p) + 1)/2` factor entries plus `p` per primal
-//! user, built once per γ.
+//! user and one denominator per user, built once per γ.
 
 use crate::problem::linalg::{
     add_diagonal_packed, add_outer_packed, axpy, cholesky, cholesky_solve, dot, gram_rows_packed,
@@ -27,6 +28,8 @@ pub(super) struct SquaredCache {
     /// `n + 1` starts of each primal user's `Aᵀb/m` in `atb`.
     atb_start: Vec<usize>,
     atb: Vec<f64>,
+    /// `1 + γ‖a‖²` of each user with one record (NaN for the others).
+    one_record: Vec<f64>,
 }
 
 impl SquaredCache {
@@ -35,12 +38,19 @@ impl SquaredCache {
         let data = problem.data();
         let p = data.data.n_features;
         let n = data.n_users();
+        let one_record = (0..n)
+            .map(|i| match data.records(i) {
+                1 => 1.0 + gamma * dot(data.features(i), data.features(i)),
+                _ => f64::NAN,
+            })
+            .collect();
         if (0..n).all(|i| data.records(i) < 2) {
             return Ok(Self {
                 factor_start: Vec::new(),
                 factors: Vec::new(),
                 atb_start: Vec::new(),
                 atb: Vec::new(),
+                one_record,
             });
         }
         let mut factor_start = Vec::with_capacity(n + 1);
@@ -90,6 +100,7 @@ impl SquaredCache {
             factors,
             atb_start,
             atb,
+            one_record,
         })
     }
 
@@ -110,7 +121,7 @@ impl SquaredCache {
         let b = data.labels(user);
         let m = b.len();
         if m == 1 {
-            let coef = gamma * (b[0] - dot(a, v)) / (1.0 + gamma * dot(a, a));
+            let coef = gamma * (b[0] - dot(a, v)) / self.one_record[user];
             for ((o, &vk), &ak) in out.iter_mut().zip(v).zip(a) {
                 *o = vk + coef * ak;
             }

@@ -162,8 +162,9 @@ fn the_walk_survives_sigkill_of_the_holder_with_exact_ledgers() {
             "8",
             "--set",
             &format!("steps={steps}"),
+            // Paced by the walk, not the clock: ~29 kills however fast this machine hops.
             "--kill-holder-every",
-            "0.5",
+            "100hops",
         ],
     );
     let kills = disruptions(&stdout);
@@ -186,12 +187,12 @@ fn a_holder_stopped_by_sigterm_hands_the_token_on() {
             "--set",
             &format!("steps={steps}"),
             "--stop-holder-every",
-            "0.5",
+            "150hops",
         ],
     );
     // Each stopped node exited with success (the swarm checks) within 15 s of SIGTERM.
     let stops = disruptions(&stdout);
-    assert!(stops >= 3, "{stdout}");
+    assert!(stops >= 5, "only {stops} holders stopped:\n{stdout}");
     check_final_models_agree(&out, 5);
     let doubled = check_ledgers(&out, 5, steps);
     eprintln!("{stops} stops, {doubled} steps made twice after a re-route");

@@ -5,9 +5,11 @@
 //! and calibrated σ, from the same seeds), gives each node its own keys, data file and `node.toml`,
 //! writes one run file naming them all, and starts the processes. It then only watches: progress
 //! comes from the nodes' status endpoints, and the result from their `final_model.json`. With
-//! `--kill-holder-every S` it kills the token holder with SIGKILL every S seconds and restarts it,
-//! to show custody and recovery at work; `--stop-holder-every S` stops it gracefully (SIGTERM: it
-//! hands the token on and exits) and restarts it.
+//! `--kill-holder-every PACE` it kills the token holder with SIGKILL and restarts it, to show
+//! custody and recovery at work; `--stop-holder-every PACE` stops it gracefully (SIGTERM: it hands
+//! the token on and exits) and restarts it. A pace is seconds (`0.5`, `0.5s`) or hops of the walk
+//! (`100hops`): tests use hops, so that how many disruptions a run sees does not depend on how fast
+//! the machine runs the walk.
 
 use anyhow::{Context, bail, ensure};
 use clap::Args;
@@ -46,13 +48,14 @@ pub struct SwarmArgs {
     /// Output directory [default: runs/swarm-<UTC timestamp>].
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Kill the token holder with SIGKILL every this many seconds, and restart it.
-    #[arg(long, value_name = "SECONDS")]
-    kill_holder_every: Option<f64>,
-    /// Stop the token holder with SIGTERM every this many seconds (it hands the token on and
-    /// exits), and restart it.
-    #[arg(long, value_name = "SECONDS", conflicts_with = "kill_holder_every")]
-    stop_holder_every: Option<f64>,
+    /// Kill the token holder with SIGKILL, and restart it, at this pace: seconds (`0.5`, `0.5s`)
+    /// or hops of the walk (`100hops`).
+    #[arg(long, value_name = "PACE", value_parser = Pace::parse)]
+    kill_holder_every: Option<Pace>,
+    /// Stop the token holder with SIGTERM (it hands the token on and exits), and restart it, at
+    /// this pace: seconds (`0.5`, `0.5s`) or hops of the walk (`100hops`).
+    #[arg(long, value_name = "PACE", value_parser = Pace::parse, conflicts_with = "kill_holder_every")]
+    stop_holder_every: Option<Pace>,
     /// Override a scenario key, e.g. --set steps=2000 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
@@ -79,6 +82,50 @@ enum Disruption {
     Kill,
     /// SIGTERM, and the node must exit cleanly.
     Stop,
+}
+
+/// How often the swarm disrupts the token holder. Either way, a disruption also waits for the walk
+/// to have moved since the last one, so that a node restarted with the token is not disrupted
+/// again before it could hand it on (a livelock, not a test).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Pace {
+    /// Every this long.
+    Every(Duration),
+    /// Every time the walk has made this many hops since the last disruption.
+    Hops(u64),
+}
+
+impl Pace {
+    /// Parses `0.5`, `0.5s` (seconds) or `100hops`.
+    fn parse(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        if let Some(hops) = text.strip_suffix("hops") {
+            return match hops.trim().parse::<u64>() {
+                Ok(h) if h > 0 => Ok(Self::Hops(h)),
+                _ => Err(format!(
+                    "`{text}`: give a whole number of hops above 0, e.g. `100hops`"
+                )),
+            };
+        }
+        let seconds = text.strip_suffix('s').unwrap_or(text).trim();
+        match seconds.parse::<f64>() {
+            Ok(s) if s.is_finite() && s > 0.0 && s < 1e6 => {
+                Ok(Self::Every(Duration::from_secs_f64(s)))
+            }
+            _ => Err(format!(
+                "`{text}`: give seconds above 0 (`0.5`, `0.5s`) or hops of the walk (`100hops`)"
+            )),
+        }
+    }
+
+    /// Whether a disruption is due, `since` the last one, which happened when the walk had made
+    /// `hops_then` hops; it has made `hops_now` now.
+    fn due(self, since: Duration, hops_then: u64, hops_now: u64) -> bool {
+        match self {
+            Self::Every(every) => since >= every && hops_now > hops_then,
+            Self::Hops(hops) => hops_now >= hops_then + hops,
+        }
+    }
 }
 
 impl NodeProc {
@@ -358,13 +405,11 @@ fn watch(
         .progress_chars("=> "),
     );
     let disrupt = match (args.kill_holder_every, args.stop_holder_every) {
-        (Some(s), _) => Some((Disruption::Kill, Duration::from_secs_f64(s))),
-        (None, Some(s)) => Some((Disruption::Stop, Duration::from_secs_f64(s))),
+        (Some(pace), _) => Some((Disruption::Kill, pace)),
+        (None, Some(pace)) => Some((Disruption::Stop, pace)),
         (None, None) => None,
     };
     let mut last_kill = Instant::now();
-    // A disruption waits for the walk to have moved since the last one, so that a node restarted
-    // with the token is not killed again before it could hand it on (a livelock, not a test).
     let mut moved_past = 0u64;
     let mut kills = 0u32;
     let mut first_hop = None;
@@ -451,9 +496,8 @@ fn watch(
             first_hop = Some(started.elapsed().as_secs_f64());
         }
         bar.set_position(done.max(bar.position()));
-        if let Some((how, every)) = disrupt
-            && last_kill.elapsed() >= every
-            && done > moved_past
+        if let Some((how, pace)) = disrupt
+            && pace.due(last_kill.elapsed(), moved_past, done)
             && let Some((i, _)) = statuses
                 .iter()
                 .filter(|(_, s)| s.holding && !s.finished)
@@ -553,4 +597,39 @@ fn collect(
         runs: vec![run],
         seeds: vec![simulate::repetition_seed(s.seed, 0)],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Pace;
+    use std::time::Duration;
+
+    #[test]
+    fn paces_parse_seconds_and_hops_and_refuse_the_rest() {
+        assert_eq!(
+            Pace::parse("0.5"),
+            Ok(Pace::Every(Duration::from_millis(500)))
+        );
+        assert_eq!(Pace::parse("2s"), Ok(Pace::Every(Duration::from_secs(2))));
+        assert_eq!(Pace::parse("100hops"), Ok(Pace::Hops(100)));
+        for bad in [
+            "0", "-1", "nan", "inf", "0hops", "1.5hops", "hops", "", "fast",
+        ] {
+            assert!(Pace::parse(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn a_disruption_waits_for_its_pace_and_for_the_walk_to_move() {
+        let every = Pace::Every(Duration::from_secs(1));
+        assert!(!every.due(Duration::from_millis(999), 10, 50));
+        assert!(every.due(Duration::from_secs(1), 10, 11));
+        assert!(
+            !every.due(Duration::from_secs(5), 10, 10),
+            "the walk has not moved"
+        );
+        let hops = Pace::Hops(100);
+        assert!(!hops.due(Duration::from_secs(60), 10, 109));
+        assert!(hops.due(Duration::ZERO, 10, 110));
+    }
 }

@@ -44,6 +44,48 @@
 //!
 //! All targets are iterated together in blocks of columns (`r` is an `n × block` matrix, each step
 //! a sparse-times-dense product with contiguous rows), which vectorizes.
+//!
+//! # Not offered: the pairwise bound of Cyffers, Bellet & Upadhyay (ICML 2024)
+//! We were asked to print, for comparison, the pairwise network-DP bound of *Differentially
+//! Private Decentralized Learning with Random Walks* (ICML 2024, arXiv 2402.07471). We do not.
+//! The reason is that we could not read the theorem's exact statement, so we cannot state it
+//! faithfully or map its sensitivity to ours (checked in stored copies of the sources below):
+//! - The paper itself (arXiv HTML v2, ar5iv, the ICML text) was only readable up to the start of
+//!   its introduction. The theorem, its constants and its assumptions are beyond that.
+//! - The authors' code (`totilas/DPrandomwalk`, `graph.py`: `priv_global`, `logW`, `maxi_priv`)
+//!   computes `α T ln T/(σ² n²) + (α T/(σ² n)) · L_uv` with
+//!   `L = Σ_{λ_k ≠ 1} −ln(1 − λ_k) φ_k φ_kᵀ = Σ_{t ≥ 1} (Wᵗ − 11ᵀ/n)/t`. It runs on a symmetric,
+//!   doubly stochastic gossip matrix `W` with self-loops, has no Lipschitz or clipping constant
+//!   in it (the code normalises it away), and has a second variant for a known sender (max over
+//!   the observer's neighbours).
+//! - Li, Su, Wang, Long & Su, *Mitigating Privacy–Utility Trade-off in Decentralized Federated
+//!   Learning via f-DP* (NeurIPS 2025) cite the paper as ref. 15 and restate its analysis in their
+//!   Remarks 4.1 and 4.4 and Appendix H.2. The observer's first view is a mixture over `t` with
+//!   weights `(Wᵗ)_uv` (not first-hit probabilities), and each step is amplified by iteration.
+//!   The per-visit bound then composes over `⌈(1 + ζ) T/n⌉` visits, which holds with probability
+//!   `1 − δ′` (Remark 5 of the paper, as they cite it, caps a node's contributions to remove `δ′`). Their code
+//!   (`lx10077/PN-f-DP`, `rdp.py`, `OneStepRDP`; `main.py`, `priv_global`, commented "Theorem 3
+//!   of arXiv 2402.07471") computes `ε(α) = α (T/n) Σ_{t ≤ T} (Wᵗ)_uv / (t σ²)`. It takes a
+//!   sensitivity argument but does not use it.
+//!
+//! Neither source fixes the constant in front: whether the sensitivity is `L` or `2L`, and whether
+//! a weak-convexity factor was kept. Our sensitivity is `2C` at noise `σ/2`, so a guessed mapping
+//! could be off by a factor of 4 or more. The sources also do not give the range of `α` where the
+//! bound is valid, or the exact loss assumptions. Amplification by iteration needs a contractive
+//! step, i.e. a smooth convex loss and step size `η ≤ 2/β` for gradient descent. That is the
+//! paper's RW DP-SGD, not our ADMM step.
+//!
+//! The walk models also differ. The paper's `W` keeps the token with probability `W_uu`, and its
+//! number of contributions is random (about `T/n`, with a concentration slack). Our daemon
+//! forwards to another user, and `K_i` is counted exactly.
+//!
+//! One thing can be said without the constant. As restated above, its graph factor
+//! `Σ_{t ≤ T} (Wᵗ)_uv / t` is never smaller than the first-hit series behind our `E[1/M_uv]` up
+//! to `T`. The reason is `(Wᵗ)_uv = Σ_{s ≤ t} h_uv(s) (W^{t−s})_vv ≥ h_uv(t)`: it counts every
+//! visit at time `t`, not only the first.
+//!
+//! To offer the figure, we need the theorem's text: the statement, its assumptions and its
+//! sensitivity convention.
 
 use crate::Noise;
 use crate::error::PrivacyError;

@@ -71,6 +71,40 @@ fn quickstart_writes_a_complete_run_directory() {
     assert_eq!(model["steps"], p["steps"]);
     let csv = std::fs::read_to_string(out.join("metrics.csv")).expect("metrics.csv");
     assert!(csv.lines().count() > 2);
+    // One row per user, its figures those of summary.json's worst user for the worst one.
+    let users = std::fs::read_to_string(out.join("privacy_users.csv")).expect("privacy_users.csv");
+    let mut lines = users.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 1000);
+    let col = |name: &str| header.iter().position(|h| *h == name).expect(name);
+    let worst_local = rows
+        .iter()
+        .map(|r| {
+            r[col("local_epsilon")]
+                .parse::<f64>()
+                .expect("local epsilon")
+        })
+        .fold(0.0f64, f64::max);
+    let worst_network = rows
+        .iter()
+        .map(|r| {
+            r[col("network_epsilon")]
+                .parse::<f64>()
+                .expect("network epsilon")
+        })
+        .fold(0.0f64, f64::max);
+    assert_eq!(Some(worst_local), p["privacy"]["local"]["epsilon"].as_f64());
+    assert_eq!(
+        Some(worst_network),
+        p["privacy"]["network"]["epsilon"].as_f64()
+    );
+    // Equal where every order falls back to the local bound (the quickstart's light noise).
+    assert!(worst_network <= worst_local);
+    assert!(
+        rows.iter().all(|r| r[col("worst_observer")].is_empty()),
+        "complete graph: all alike"
+    );
     for plot in ["convergence.png", "convergence.svg"] {
         assert!(
             std::fs::metadata(out.join(plot)).is_ok_and(|m| m.len() > 1000),

@@ -340,13 +340,14 @@ fn gaussian(args: GaussianArgs) -> anyhow::Result<()> {
         return emit(&out);
     }
     let sampling = if args.sample_rate < 1.0 {
-        format!("Poisson-subsampled at q = {}", args.sample_rate)
+        format!("Poisson-subsampled at q = {:?}", args.sample_rate)
     } else {
         "no subsampling".to_string()
     };
     writeln!(
         out,
-        "Gaussian mechanism, noise multiplier z = {}, {sampling}, composed {} times",
+        // `{:?}`: the shortest exact form, with an exponent for huge or tiny values.
+        "Gaussian mechanism, noise multiplier z = {:?}, {sampling}, composed {} times",
         args.noise_multiplier, args.steps
     )?;
     writeln!(

@@ -246,6 +246,7 @@ pub fn sgd_step(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
     use super::*;
     use proptest::prelude::*;
@@ -260,6 +261,49 @@ mod tests {
             let orig = v.iter().map(|x| x * x).sum::<f64>().sqrt();
             prop_assert_eq!(clipped, orig > c);
             if !clipped { prop_assert_eq!(d, v); }
+        }
+    }
+
+    proptest! {
+        /// The clip that bounds the sensitivity is the one inside the step the daemon and the
+        /// simulator run, not only `clip_in_place`: with σ = 0 the update is `2λ·clip(x − z, C)`,
+        /// so `‖u_i' − u_i‖ ≤ 2λC` whatever the data and the model.
+        #[test]
+        fn the_admm_update_never_exceeds_two_lambda_c(
+            seed in 0u64..1_000,
+            records in 1usize..4,
+            c in 1e-4f64..10.0,
+            lambda in 0.05f64..=1.0,
+            gamma in 0.01f64..100.0,
+            scale in 0.0f64..1e4,
+        ) {
+            use crate::problem::test_util::{normals, user_data};
+            use crate::problem::{Loss, Problem, ProxScratch};
+            use rand::SeedableRng;
+            let p = 5;
+            let problem = Problem::new(
+                Loss::Squared,
+                Regularizer::L1 { l1: 0.1 },
+                user_data(seed, Loss::Squared, &[records], p),
+            ).unwrap();
+            let prox = problem.local_prox(gamma).unwrap();
+            let params = AdmmParams::new(gamma, lambda, 0.0, Some(c)).unwrap();
+            let mut rng = NodeRng::seed_from_u64(seed);
+            let z: Vec<f64> = normals(&mut rng, p).iter().map(|v| v * scale).collect();
+            let mut u: Vec<f64> = normals(&mut rng, p).iter().map(|v| v * scale).collect();
+            let before = u.clone();
+            let mut scratch = StepScratch::new(p, ProxScratch::default());
+            let out = admm_contribution(&prox, &params, 0, &mut u, &z, &mut rng, &mut scratch);
+            let du = scratch.last_du();
+            let norm = du.iter().map(|v| v * v).sum::<f64>().sqrt();
+            prop_assert!(norm <= 2.0 * lambda * c * (1.0 + 1e-12), "{norm} > 2λC = {}", 2.0 * lambda * c);
+            for ((a, b), d) in u.iter().zip(&before).zip(du) {
+                prop_assert_eq!(*a, b + d);
+            }
+            if out.clipped {
+                // Clipped: exactly on the bound, not merely below it.
+                prop_assert!((norm - 2.0 * lambda * c).abs() <= 1e-12 * 2.0 * lambda * c);
+            }
         }
     }
 

@@ -33,6 +33,12 @@
 //!   These values are checked against an independent adaptive quadrature of the defining integral
 //!   (`tests/subsampled_gaussian.rs`).
 //! - `q = 1` is the plain Gaussian.
+//! - Noise multipliers so large or so small that `z²` or `1/z²` is not a finite, non-zero double
+//!   (beyond about `1e154` or below `1e-154`) fall back to the plain Gaussian's `α/(2z²)`: Poisson
+//!   subsampling never increases the divergence (Rényi divergence is jointly quasi-convex and
+//!   `D_α(μ0‖μ0) = 0`), so it is an upper bound there, and it is then `0` to double precision
+//!   for a huge `z`, or `+∞` (no finite guarantee) for a vanishing one, where the subsampled curve
+//!   is infinite too.
 
 use crate::error::PrivacyError;
 use crate::rdp::{Orders, RdpCurve};
@@ -71,7 +77,8 @@ pub fn gaussian(orders: &Orders, z: f64) -> Result<RdpCurve, PrivacyError> {
 pub fn subsampled_gaussian(orders: &Orders, q: f64, z: f64) -> Result<RdpCurve, PrivacyError> {
     let q = check_rate(q)?;
     let z = check_z(z)?;
-    if q == 1.0 {
+    let z2 = z * z;
+    if q == 1.0 || !(z2.is_finite() && z2 > 0.0 && (1.0 / z2).is_finite()) {
         return gaussian(orders, z);
     }
     let values = orders
@@ -84,7 +91,9 @@ pub fn subsampled_gaussian(orders: &Orders, q: f64, z: f64) -> Result<RdpCurve, 
                 log_a_fractional(q, z, alpha)?
             };
             // A_α ≥ 1 mathematically; rounding may give a hair below 0, clamped by from_computed.
-            Ok(log_a / (alpha - 1.0))
+            // Nor can it exceed the plain Gaussian's α/(2z²) (see the module docs), which rounding
+            // in the series may do where both are tiny.
+            Ok((log_a / (alpha - 1.0)).min(alpha / (2.0 * z2)))
         })
         .collect::<Result<Vec<f64>, PrivacyError>>()?;
     Ok(RdpCurve::from_computed(orders.clone(), values.into_iter()))
@@ -158,7 +167,15 @@ fn log_a_fractional(q: f64, z: f64, alpha: f64) -> Result<f64, PrivacyError> {
         let total = pos + (-(neg - pos).exp()).ln_1p();
         // Stop after a positive term: the tail then starts with a negative term and, the terms
         // decreasing, lies in [−|next term|, 0], so the partial sum is an upper bound on A_α.
-        if positive && fi > alpha + 1.0 && s0 < last0 && s1 < last1 && s < total - 30.0 {
+        // A side whose terms are below e^{-1000} of the total counts as decreasing: at very large
+        // z its exponent is a huge `−x²` that absorbs the other parts, so rounding leaves it flat.
+        let falling = |t: f64, last: f64| t < last || t < total - 1000.0;
+        if positive
+            && fi > alpha + 1.0
+            && falling(s0, last0)
+            && falling(s1, last1)
+            && s < total - 30.0
+        {
             return if total.is_finite() {
                 Ok(total)
             } else {
@@ -207,6 +224,26 @@ mod tests {
             subsampled_gaussian(&g, 1.0, 2.0).unwrap(),
             gaussian(&g, 2.0).unwrap()
         );
+    }
+
+    #[test]
+    fn extreme_noise_multipliers_give_the_gaussian_bound_not_an_error() {
+        let g = Orders::new(&[1.5, 2.0, 32.0]).unwrap();
+        for q in [1e-6, 0.01, 0.5, 0.999] {
+            let huge = subsampled_gaussian(&g, q, 1e300).unwrap();
+            assert!(huge.values().iter().all(|&v| v == 0.0), "{huge:?}");
+            let tiny = subsampled_gaussian(&g, q, 1e-200).unwrap();
+            assert!(
+                tiny.values().iter().all(|&v| v == f64::INFINITY),
+                "{tiny:?}"
+            );
+        }
+        // Just inside the numerical range the series still runs, below the Gaussian bound.
+        let inside = subsampled_gaussian(&g, 0.01, 1e100).unwrap();
+        let bound = gaussian(&g, 1e100).unwrap();
+        for (a, b) in inside.values().iter().zip(bound.values()) {
+            assert!(*a <= *b && a.is_finite(), "{a} vs {b}");
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::privacy::PointPrivacy;
 use crate::scenario::LoadedScenario;
 use crate::simulate::{PointResult, Prepared};
 use dpwalk_privacy::local::local_rdp;
+use dpwalk_privacy::walk::UserFigures;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -506,24 +507,17 @@ fn write_privacy_details(
         } else {
             dir.join(format!("point-{p:03}"))
         };
+        if n <= MAX_USERS_CSV
+            && let Some(users) = prepared.privacy.users(&pr.point, run)
+        {
+            write_atomic(&sub.join("privacy_users.csv"), users_csv(&users).as_bytes())?;
+        }
         let Some(pairs) = (n <= MAX_USERS_HEATMAP)
             .then(|| prepared.privacy.pairs(&pr.point, run))
             .flatten()
         else {
             continue;
         };
-        if n <= MAX_USERS_CSV {
-            let mut csv = String::from("user,contributions,worst_network_epsilon,worst_observer\n");
-            for i in 0..n {
-                let row = &pairs[i * n..(i + 1) * n];
-                let (j, e) = row.iter().enumerate().filter(|&(j, _)| j != i).fold(
-                    (0, 0.0f64),
-                    |acc, (j, &e)| if e > acc.1 { (j, e) } else { acc },
-                );
-                let _ = writeln!(csv, "{i},{},{e:e},{j}", run.per_user[i]);
-            }
-            write_atomic(&sub.join("privacy_users.csv"), csv.as_bytes())?;
-        }
         let point = &summary.points[p];
         write_heatmap(
             &Heatmap {
@@ -541,6 +535,32 @@ fn write_privacy_details(
         )?;
     }
     Ok(())
+}
+
+/// `privacy_users.csv`: one row per user, the figures of `summary.json`'s worst user for each of
+/// them (an empty field: no finite guarantee, or, for the observer, all observers alike).
+fn users_csv(users: &[UserFigures]) -> String {
+    fn field<T: std::fmt::Display>(v: Option<T>) -> String {
+        v.map_or_else(String::new, |v| v.to_string())
+    }
+    let mut csv = String::from(
+        "user,contributions,local_epsilon,local_order,network_epsilon,network_order,worst_observer,inverse_hitting\n",
+    );
+    for u in users {
+        let _ = writeln!(
+            csv,
+            "{},{},{},{},{},{},{},{:e}",
+            u.user,
+            u.contributions,
+            field(u.local.epsilon.map(|e| format!("{e:e}"))),
+            field(u.local.order),
+            field(u.network.epsilon.map(|e| format!("{e:e}"))),
+            field(u.network.order),
+            field(u.worst_observer),
+            u.inverse_hitting,
+        );
+    }
+    csv
 }
 
 /// Final relative gap against σ, one series per algorithm (and clip, γ, λ, lr combination).

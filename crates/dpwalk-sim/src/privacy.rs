@@ -10,7 +10,8 @@ use dpwalk_privacy::calibrate::{REL_TOL, View, account, calibrate};
 use dpwalk_privacy::network::HittingOptions;
 use dpwalk_privacy::rdp::{Conversion, Orders};
 use dpwalk_privacy::walk::{
-    ASSUMPTIONS, Figure, Hitting, Setup, all_users, expected_contributions, pair_epsilons,
+    ASSUMPTIONS, Figure, Hitting, Setup, UserFigures, all_users, expected_contributions,
+    pair_epsilons,
 };
 use dpwalk_privacy::{Noise, PrivacyError};
 use serde::Serialize;
@@ -353,6 +354,14 @@ impl PrivacyContext {
         }
         out.local = local;
         out.network = network;
+    }
+
+    /// Every user's local and network figures in one run (for `privacy_users.csv`), when the
+    /// topology has `E[1/M]` and σ, C give a guarantee.
+    pub fn users(&self, point: &Point, run: &RunResult) -> Option<Vec<UserFigures>> {
+        let noise = Noise::new(point.algorithm.sigma(), point.algorithm.clip()?).ok()?;
+        let h = self.hitting[point.topology].as_ref().ok()?;
+        all_users(&self.setup(noise), h, &run.per_user).ok()
     }
 
     /// The pairwise network-ε matrix of one run (for the heatmap), when the topology has

@@ -227,6 +227,22 @@ pub struct AlgorithmSpec {
     pub blocks_per_round: Option<usize>,
 }
 
+impl Default for AlgorithmSpec {
+    /// The defaults of the `[algorithm]` keys, as if the section were empty.
+    fn default() -> Self {
+        Self {
+            kind: default_kind(),
+            mode: default_mode(),
+            gamma: default_one(),
+            lambda: default_lambda(),
+            sigma: 0.0,
+            clip: None,
+            lr: default_lr(),
+            blocks_per_round: None,
+        }
+    }
+}
+
 fn default_kind() -> AlgorithmName {
     AlgorithmName::Admm
 }
@@ -392,7 +408,8 @@ pub struct Scenario {
     /// The communication graph.
     #[serde(default = "default_topology")]
     pub topology: TopologySpec,
-    /// The algorithm and its parameters.
+    /// The algorithm and its parameters (every key has a default).
+    #[serde(default)]
     pub algorithm: AlgorithmSpec,
     /// Optional sweep.
     #[serde(default)]
@@ -788,6 +805,21 @@ clip = 1.0
         assert_eq!(s.algorithm.mode, Mode::Decentralized);
         assert_eq!(s.points().expect("points").len(), 1);
         assert_eq!(s.eval_interval(), 2);
+    }
+
+    #[test]
+    fn a_scenario_without_an_algorithm_section_takes_its_defaults() {
+        let text = MINIMAL.replace("[algorithm]\nsigma = 0.5\nclip = 1.0\n", "");
+        assert!(!text.contains("[algorithm]"));
+        let s = parse(&text, p(), &[]).expect("parses");
+        assert_eq!(s.algorithm.kind, AlgorithmName::Admm);
+        assert_eq!(s.algorithm.gamma, 1.0);
+        assert_eq!(s.algorithm.lambda, 0.5);
+        assert_eq!(s.algorithm.sigma, 0.0);
+        assert_eq!(s.algorithm.clip, None);
+        assert_eq!(s.algorithm.lr, 0.1);
+        let s = parse(&text, p(), &["algorithm.sigma=2".into()]).expect("an override adds it");
+        assert_eq!(s.algorithm.sigma, 2.0);
     }
 
     #[test]

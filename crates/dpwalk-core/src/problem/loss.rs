@@ -36,6 +36,33 @@ pub(crate) fn log_sum_exp(logits: impl Iterator<Item = f64> + Clone) -> f64 {
     max + logits.map(|l| (l - max).exp()).sum::<f64>().ln()
 }
 
+/// The softmax cross-entropy `log Σ_k exp(l_k) − l_y` of the label `y`, without the cancellation
+/// of that difference: when the label's logit is the largest and the record is fitted well the loss
+/// is tiny (`≈ Σ_{k≠y} e^{l_k − l_y}`) while both terms are large, and the difference would keep
+/// only `ε·|l_y|` of absolute precision, too little for the prox's line search to see a decrease
+/// (a multinomial prox then stalled far from its tolerance). As `log1pexp` does for two classes,
+/// this sums the other classes' exponentials relative to the label's logit and takes `ln_1p`.
+pub(crate) fn cross_entropy(logits: impl Iterator<Item = f64> + Clone, y: usize) -> f64 {
+    let Some(label) = logits.clone().nth(y) else {
+        return f64::NAN;
+    };
+    let max = logits.clone().fold(f64::NEG_INFINITY, f64::max);
+    if !max.is_finite() || !label.is_finite() {
+        return log_sum_exp(logits) - label;
+    }
+    if label >= max {
+        logits
+            .enumerate()
+            .filter(|&(k, _)| k != y)
+            .map(|(_, l)| (l - label).exp())
+            .sum::<f64>()
+            .ln_1p()
+    } else {
+        // Both parts are positive: no cancellation.
+        (max - label) + logits.map(|l| (l - max).exp()).sum::<f64>().ln()
+    }
+}
+
 /// The class of a multinomial label, if it is an integer in `0..classes`.
 pub(crate) fn class_index(label: f64, classes: usize) -> Option<usize> {
     (label >= 0.0 && label.fract() == 0.0 && label < classes as f64).then_some(label as usize)
@@ -62,7 +89,7 @@ impl Loss {
             Loss::Squared => 0.5 * (dot(a, x) - b).powi(2),
             Loss::Logistic => log1pexp(-b * dot(a, x)),
             Loss::Multinomial { classes } => match class_index(b, classes) {
-                Some(y) => log_sum_exp(logits(x, a)) - dot(&x[y * a.len()..(y + 1) * a.len()], a),
+                Some(y) => cross_entropy(logits(x, a), y),
                 None => f64::NAN,
             },
         }
@@ -124,6 +151,36 @@ mod tests {
         assert!((sigmoid(2.0) + sigmoid(-2.0) - 1.0).abs() < 1e-15);
         let lse = log_sum_exp([1000.0, 1000.0].into_iter());
         assert!((lse - (1000.0 + 2f64.ln())).abs() < 1e-12);
+    }
+
+    #[test]
+    fn cross_entropy_keeps_its_precision_when_the_label_dominates() {
+        // Two classes: the cross-entropy is log1pexp of the margin, computed independently.
+        for (l0, l1) in [
+            (-18.0, 2.0),
+            (0.3, -0.2),
+            (40.0, 1.0),
+            (-1e3, 1e3),
+            (5.0, 5.0),
+        ] {
+            for (y, margin) in [(0, l1 - l0), (1, l0 - l1)] {
+                let got = cross_entropy([l0, l1].into_iter(), y);
+                let want = log1pexp(margin);
+                assert!(
+                    (got - want).abs() <= 4.0 * f64::EPSILON * want,
+                    "logits ({l0}, {l1}), label {y}: {got:e} vs {want:e}"
+                );
+            }
+        }
+        // The naive difference loses this value entirely: e^{-40} next to a logit of 40.
+        let naive = log_sum_exp([40.0, 0.0, -5.0].into_iter()) - 40.0;
+        let exact = ((-40f64).exp() + (-45f64).exp()).ln_1p();
+        assert!((cross_entropy([40.0, 0.0, -5.0].into_iter(), 0) - exact).abs() <= 1e-15 * exact);
+        assert!(
+            (naive - exact).abs() > 1e-3 * exact,
+            "the naive form was not the problem"
+        );
+        assert!(cross_entropy([1.0, 2.0].into_iter(), 2).is_nan());
     }
 
     #[test]

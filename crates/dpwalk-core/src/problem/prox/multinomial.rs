@@ -21,7 +21,7 @@
 
 use super::newton::{CgWork, NewtonProblem, Point, ProxModel, conjugate_gradient};
 use crate::problem::linalg::{axpy, dot, lu_solve, norm};
-use crate::problem::loss::{class_index, log_sum_exp};
+use crate::problem::loss::{class_index, cross_entropy, log_sum_exp};
 
 /// Largest `m · K` for which [`Reduced`] is used (its `mK × mK` LU costs `(mK)³/3` per Newton
 /// iteration, about what Newton–CG's products cost at this size with MNIST's `p`).
@@ -89,7 +89,7 @@ impl ProxModel for Multinomial<'_> {
                 *l = dot(xc, aj);
             }
             let lse = log_sum_exp(lj.iter().copied());
-            loss += lse - lj[y];
+            loss += cross_entropy(lj.iter().copied(), y);
             let pj = &mut self.probs[j * k..(j + 1) * k];
             for (c, ((pc, &l), gc)) in pj
                 .iter_mut()
@@ -152,9 +152,7 @@ impl ProxModel for Multinomial<'_> {
                     &self.logits[j * k..(j + 1) * k],
                     &self.ud[j * k..(j + 1) * k],
                 );
-                let y = self.label(j);
-                let lse = log_sum_exp(lj.iter().zip(uj).map(|(&l, &u)| l - s * u));
-                lse - (lj[y] - s * uj[y])
+                cross_entropy(lj.iter().zip(uj).map(|(&l, &u)| l - s * u), self.label(j))
             })
             .sum();
         total * self.inv_m
@@ -213,13 +211,12 @@ fn gram_times(gram: &[f64], k: usize, src: &[f64], dst: &mut [f64]) {
     }
 }
 
-/// `softmax(logits)` into `probs`; returns the log-sum-exp.
-fn softmax(logits: &[f64], probs: &mut [f64]) -> f64 {
+/// `softmax(logits)` into `probs`.
+fn softmax(logits: &[f64], probs: &mut [f64]) {
     let lse = log_sum_exp(logits.iter().copied());
     for (pk, &l) in probs.iter_mut().zip(logits) {
         *pk = (l - lse).exp();
     }
-    lse
 }
 
 impl<'s> Reduced<'s> {
@@ -321,8 +318,8 @@ impl NewtonProblem for Reduced<'_> {
             {
                 *l = l0 - g;
             }
-            let lse = softmax(&self.logits[b.clone()], &mut self.probs[b.clone()]);
-            f += lse - self.logits[j * k + y];
+            softmax(&self.logits[b.clone()], &mut self.probs[b.clone()]);
+            f += cross_entropy(self.logits[b.clone()].iter().copied(), y);
             for (i, ((rk, &pk), &ck)) in self.r[b.clone()]
                 .iter_mut()
                 .zip(&self.probs[b.clone()])
@@ -386,7 +383,7 @@ impl NewtonProblem for Reduced<'_> {
                 let b = j * k..(j + 1) * k;
                 let (lj, gj) = (&self.logits[b.clone()], &self.gdelta[b]);
                 let y = self.label(j);
-                log_sum_exp(lj.iter().zip(gj).map(|(&l, &g)| l - s * g)) - (lj[y] - s * gj[y])
+                cross_entropy(lj.iter().zip(gj).map(|(&l, &g)| l - s * g), y)
             })
             .sum();
         let quad = self.c_gc + 2.0 * s * self.c_gd + s * s * self.d_gd;

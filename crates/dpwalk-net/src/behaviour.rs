@@ -87,7 +87,14 @@ pub fn build(
         })
         .map_err(|e| BuildError::Transport(e.to_string()))?
         // Members keep their connections for the whole run: a token hop must not pay a handshake.
-        .with_swarm_config(|c| c.with_idle_connection_timeout(Duration::from_secs(3600)))
+        // Every request opens a stream; lazy multistream-select sends the request with the
+        // protocol proposal instead of waiting one round trip for the proposal's confirmation
+        // (every stream we open names one protocol, which a member of the run supports; a peer
+        // that does not support it fails the request as before, one round trip later).
+        .with_swarm_config(|c| {
+            c.with_idle_connection_timeout(Duration::from_secs(3600))
+                .with_substream_upgrade_protocol_override(libp2p::core::upgrade::Version::V1Lazy)
+        })
         .build();
     Ok(swarm)
 }

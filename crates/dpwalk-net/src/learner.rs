@@ -9,15 +9,22 @@
 //! # Durability
 //! For one received token the order is
 //! ```text
-//! budget check → visit (step + next hop) → StateDir::commit(u_i, RNG position, seq, outgoing token)
-//!   → ledger append → (the caller) send
+//! budget check → visit (step + next hop) → ┬ StateDir::commit(u_i, RNG position, seq, outgoing token)
+//!                                          └ ledger append (on a second thread, at the same time)
+//!   → both durable → (the caller) acknowledge and send
 //! ```
-//! The state is the truth and the ledger follows it: a crash between the commit and the append
-//! leaves the ledger one record short, which [`Learner::open`] repairs (it knows the seq of the last
-//! contribution and the charge is a pure function of σ and C), so every ledger holds exactly the
-//! contributions its node made, none lost and none counted twice. A crash before the commit leaves
-//! the previous state: the sender still has custody, re-sends, and the node steps again from the
-//! same `u_i` and RNG position, to the same result.
+//! The two writes are two `fdatasync`s on two files, each about a third of a hop on loopback, so
+//! they run concurrently; nothing leaves the node before both are done. The state is the truth and
+//! the ledger follows it. A crash can leave either one without the other:
+//! - the state committed, the ledger one record short: [`Learner::open`] appends the missing record
+//!   (it knows the seq of the last contribution, and the charge is a pure function of σ and C);
+//! - the ledger's record durable, the state not: the step was never committed and its output never
+//!   sent, so nothing of it was released; [`Learner::open`] removes that record (and logs it), and
+//!   the step, made again when the sender re-sends, is charged again, once.
+//!
+//! So every ledger holds exactly the contributions its node made, none lost and none counted
+//! twice. A crash before either write leaves the previous state: the sender still has custody,
+//! re-sends, and the node steps again from the same `u_i` and RNG position, to the same result.
 //!
 //! What happens after the commit (acknowledgements, releases) is kept in memory only: after a
 //! restart the node re-sends its outgoing token, and the receiver's answer (an acknowledgement for
@@ -198,6 +205,18 @@ impl<'p> Learner<'p> {
                 ledger.append(seq, &step_charge)?;
                 tracing::warn!(seq, "repaired the ledger: the crash came before its append");
             }
+            std::cmp::Ordering::Greater
+                if ledger.records() == state.contributions + 1
+                    && ledger.last_seq() > state.last_seq =>
+            {
+                let (kept, seq) = ledger.discard_last()?;
+                ledger = kept;
+                tracing::warn!(
+                    seq = ?seq,
+                    "removed the ledger's last record: the crash came before the state of that step \
+                     was committed, so the step never left this node; it is charged again when re-made"
+                );
+            }
             _ => {
                 return Err(inconsistent(format!(
                     "{} records for {} contributions",
@@ -332,11 +351,36 @@ impl<'p> Learner<'p> {
             state.outgoing = Some(custody.clone());
             Outcome::Forward(custody)
         };
-        self.states.commit(&self.state)?;
-        if !spent {
-            self.ledger.append(token.seq, &self.step_charge)?;
-        }
+        self.commit_with_charge((!spent).then_some(token.seq))?;
         Ok(outcome)
+    }
+
+    /// Commits the state and, for a contribution `seq`, appends its ledger record, both durably
+    /// and at the same time (see the module docs); returns when both are done.
+    fn commit_with_charge(&mut self, seq: Option<u64>) -> Result<(), LearnerError> {
+        let Some(seq) = seq else {
+            return Ok(self.states.commit(&self.state)?);
+        };
+        let Self {
+            states,
+            state,
+            ledger,
+            step_charge,
+            ..
+        } = self;
+        let (committed, charged) = std::thread::scope(|scope| {
+            let charge = scope.spawn(|| ledger.append(seq, step_charge));
+            let committed = states.commit(state);
+            let charged = charge.join().unwrap_or_else(|_| {
+                Err(LedgerError::Io(std::io::Error::other(
+                    "the ledger writer thread panicked",
+                )))
+            });
+            (committed, charged)
+        });
+        committed?;
+        charged?;
+        Ok(())
     }
 
     /// Redraws the receiver of the outgoing token, avoiding `avoid` (members that failed) when the

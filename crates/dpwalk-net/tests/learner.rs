@@ -101,6 +101,65 @@ fn a_crash_between_commit_and_ledger_append_is_repaired() {
 }
 
 #[test]
+fn a_crash_after_the_ledger_append_but_before_the_commit_is_charged_once() {
+    let run = Run::parse(RUN, "test").unwrap();
+    let problem = node_problem(&run, 0, data()).unwrap();
+    let params = run.admm_params().unwrap();
+    let prox = problem.local_prox(params.gamma()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), None, None).unwrap();
+    let slots = || {
+        let mut files: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.file_name().is_some_and(|n| n != LEDGER_FILE))
+            .collect();
+        files.sort();
+        files
+    };
+
+    let mut a = open();
+    a.receive(token(0), None).unwrap();
+    let before: Vec<_> = slots()
+        .into_iter()
+        .map(|p| (std::fs::read(&p).unwrap(), p))
+        .collect();
+    assert!(
+        !before.is_empty(),
+        "the state lives in files beside the ledger"
+    );
+    let expected = forwarded(a.receive(token(4), None).unwrap());
+    let expected_state = a.state().clone();
+    drop(a);
+    // The crash came after the ledger's record of step 4 was durable and before the state's
+    // commit of it was: the state files are as they were after step 0.
+    for (bytes, path) in &before {
+        std::fs::write(path, bytes).unwrap();
+    }
+    let ledger = dir.path().join(LEDGER_FILE);
+    assert_eq!(Ledger::seqs(&ledger).unwrap(), vec![0, 4]);
+
+    let mut b = open();
+    assert_eq!(b.state().last_seq, Some(0), "the step was not committed");
+    assert_eq!(
+        Ledger::seqs(&ledger).unwrap(),
+        vec![0],
+        "its record is gone"
+    );
+    // The sender re-sends step 4: the same step, charged once.
+    let replayed = forwarded(b.receive(token(4), None).unwrap());
+    let bits = |t: &Token| t.w.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&replayed), bits(&expected));
+    assert_eq!(b.state(), &expected_state);
+    assert_eq!(Ledger::seqs(&ledger).unwrap(), vec![0, 4]);
+    drop(b);
+    // And a clean reopen changes nothing.
+    let c = open();
+    assert_eq!(c.state(), &expected_state);
+    assert_eq!(Ledger::seqs(&ledger).unwrap(), vec![0, 4]);
+}
+
+#[test]
 fn a_crash_before_the_commit_replays_the_same_step() {
     let run = Run::parse(RUN, "test").unwrap();
     let problem = node_problem(&run, 0, data()).unwrap();

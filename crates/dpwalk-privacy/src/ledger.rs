@@ -280,6 +280,28 @@ impl Ledger {
         ))
     }
 
+    /// Removes the last record, durably, and returns the ledger without it and the removed seq
+    /// (`None`, and nothing changed, on an empty ledger).
+    ///
+    /// For a driver's crash recovery only, and only for a record whose contribution provably never
+    /// left the node: a node that writes its ledger record and its state concurrently can crash
+    /// with the record durable and the state not, so that its step was never committed, nor its
+    /// output sent (see `dpwalk_net::learner`). The driver must say so in its log.
+    pub fn discard_last(self) -> Result<(Self, Option<u64>), LedgerError> {
+        let Some(seq) = self.last_seq else {
+            return Ok((self, None));
+        };
+        if self.poisoned {
+            return Err(LedgerError::Poisoned);
+        }
+        let record = 4 + 8 + 8 * self.total.orders().len() as u64 + 4;
+        self.file.set_len(self.len - record)?;
+        self.file.sync_all()?;
+        let path = self.path.clone();
+        drop(self);
+        Ok((Self::open(&path)?, Some(seq)))
+    }
+
     /// Reads and validates the file; returns the ledger over its valid prefix and the tail state.
     fn scan(path: &Path, on_record: &mut dyn FnMut(u64)) -> Result<(Self, Tail, u64), LedgerError> {
         let mut file = OpenOptions::new().read(true).write(true).open(path)?;
@@ -506,6 +528,42 @@ mod tests {
             Ledger::create(&path, &orders()).is_err(),
             "create must not clobber"
         );
+    }
+
+    #[test]
+    fn discarding_the_last_record_leaves_the_ledger_as_before_it() {
+        let dir = TempDir::new("discard");
+        let path = filled(&dir, 3);
+        let before = {
+            let two = TempDir::new("discard-two");
+            let p = filled(&two, 2);
+            (
+                fs::read(&p).unwrap(),
+                Ledger::open(&p).unwrap().total().clone(),
+            )
+        };
+        let (l, seq) = Ledger::open(&path).unwrap().discard_last().unwrap();
+        assert_eq!(seq, Some(20));
+        assert_eq!((l.records(), l.last_seq()), (2, Some(10)));
+        assert_eq!(l.total(), &before.1);
+        drop(l);
+        assert_eq!(
+            fs::read(&path).unwrap(),
+            before.0,
+            "byte for byte the two-record file"
+        );
+        // The seq may be appended again, as the re-made step will.
+        let mut l = Ledger::open(&path).unwrap();
+        l.append(20, &curve(0.30000000000000004)).unwrap();
+        assert_eq!(Ledger::seqs(&path).unwrap(), vec![0, 10, 20]);
+        // Down to the header, then nothing more to discard.
+        let mut l = Ledger::open(&path).unwrap();
+        for want in [Some(20), Some(10), Some(0), None] {
+            let (next, seq) = l.discard_last().unwrap();
+            assert_eq!(seq, want);
+            l = next;
+        }
+        assert_eq!(l.records(), 0);
     }
 
     #[test]

@@ -310,15 +310,20 @@ impl TopologySpec {
             }
             TopologyKind::Torus => {
                 let (rows, cols) = (value(self.rows, "rows")?, value(self.cols, "cols")?);
+                // Checked: a wrapped product could pass the node-count check and make the
+                // generator loop over an astronomical grid (found by the run_file fuzz target).
+                let Some(size) = rows.checked_mul(cols) else {
+                    return Err(param(
+                        "cols",
+                        format!("a {rows}×{cols} torus has more nodes than fit in a usize"),
+                    ));
+                };
                 if let Some(n) = nodes
-                    && n != rows * cols
+                    && n != size
                 {
                     return Err(param(
                         "nodes",
-                        format!(
-                            "a {rows}×{cols} torus has {} nodes, but {origin} is {n}",
-                            rows * cols
-                        ),
+                        format!("a {rows}×{cols} torus has {size} nodes, but {origin} is {n}"),
                     ));
                 }
                 generate::torus(rows, cols)?
@@ -345,10 +350,11 @@ impl TopologySpec {
             }
             TopologyKind::SmallWorld => {
                 let (n, k) = (need_nodes()?, value(self.k, "k")?);
-                if 2 * k >= n {
+                // `k ≥ n/2` rather than `2k ≥ n`, which overflows for a huge k.
+                if k >= n.div_ceil(2) {
                     return Err(param(
                         "k",
-                        format!("2k = {} is not below the node count {n}", 2 * k),
+                        format!("2k = 2 × {k} is not below the node count {n}"),
                     ));
                 }
                 generate::small_world(n, k, self.beta.unwrap_or_default(), seed)?

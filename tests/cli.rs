@@ -78,22 +78,12 @@ fn quickstart_writes_a_complete_run_directory() {
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 1000);
     let col = |name: &str| header.iter().position(|h| *h == name).expect(name);
-    let worst_local = rows
-        .iter()
-        .map(|r| {
-            r[col("local_epsilon")]
-                .parse::<f64>()
-                .expect("local epsilon")
-        })
-        .fold(0.0f64, f64::max);
-    let worst_network = rows
-        .iter()
-        .map(|r| {
-            r[col("network_epsilon")]
-                .parse::<f64>()
-                .expect("network epsilon")
-        })
-        .fold(0.0f64, f64::max);
+    let worst = |name: &str| {
+        rows.iter()
+            .map(|r| r[col(name)].parse::<f64>().expect(name))
+            .fold(0.0f64, f64::max)
+    };
+    let (worst_local, worst_network) = (worst("local_epsilon"), worst("network_epsilon"));
     assert_eq!(Some(worst_local), p["privacy"]["local"]["epsilon"].as_f64());
     assert_eq!(
         Some(worst_network),

@@ -7,8 +7,9 @@
 //! position in its stream ([`NodeRng::get_word_pos`]) is all that must be persisted to resume it.
 //!
 //! Other randomness of a run (data generation, partition, topology generation, federated
-//! sampling, repetitions) uses [`derive_seed`] with a distinct purpose tag, so that changing one
-//! never shifts another.
+//! sampling) uses [`derive_seed`] with a distinct purpose tag, so that changing one never shifts
+//! another. Repetition `r` of a scenario is simply the run with seed `seed + r`
+//! (`dpwalk_sim::simulate::repetition_seed`), so that repetition 0 is the run a daemon swarm makes.
 
 use rand::SeedableRng;
 use rand::rngs::ChaCha12Rng;
@@ -48,8 +49,6 @@ pub enum Purpose {
     Topology = 3,
     /// The federated server's choice of blocks, and the walk's first holder.
     Schedule = 4,
-    /// Repetition `r` of a scenario derives its run seed with `Repetition` and `r`.
-    Repetition = 5,
 }
 
 /// A seed for `purpose` (and an index within it, e.g. the repetition number) derived from a run
@@ -111,8 +110,8 @@ mod tests {
             derive_seed(s, Purpose::Partition, 0)
         );
         assert_ne!(
-            derive_seed(s, Purpose::Repetition, 0),
-            derive_seed(s, Purpose::Repetition, 1)
+            derive_seed(s, Purpose::Schedule, 0),
+            derive_seed(s, Purpose::Schedule, 1)
         );
         assert_eq!(
             derive_seed(s, Purpose::Topology, 3),

@@ -384,9 +384,31 @@ fn clip_label(clip: Option<f64>) -> String {
     clip.map_or_else(|| "none".into(), |c| c.to_string())
 }
 
+/// `x` to four significant digits, without trailing zeros, for legends (a calibrated σ has
+/// sixteen).
+fn significant(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return x.to_string();
+    }
+    let decimals = (3 - x.abs().log10().floor() as i32).clamp(0, 15) as usize;
+    let text = format!("{x:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
 fn point_label(pr: &PointResult, results: &[PointResult], prepared: &Prepared) -> String {
     let alg = &pr.point.algorithm;
-    let mut label = format!("{} σ={}", pr.point.name.as_str(), alg.sigma());
+    let mut label = match pr.point.budget {
+        Some(epsilon) => format!(
+            "{} ε={epsilon} (σ={})",
+            pr.point.name.as_str(),
+            significant(alg.sigma())
+        ),
+        None => format!("{} σ={}", pr.point.name.as_str(), significant(alg.sigma())),
+    };
     let distinct = |f: &dyn Fn(&PointResult) -> String| {
         let first = f(&results[0]);
         results.iter().any(|q| f(q) != first)
@@ -653,4 +675,21 @@ fn write_privacy_utility(
         &dir.join("privacy_utility"),
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::significant;
+
+    #[test]
+    fn legends_show_four_significant_digits() {
+        assert_eq!(significant(3.532704443390534), "3.533");
+        assert_eq!(significant(0.05), "0.05");
+        assert_eq!(significant(0.15811398365903284), "0.1581");
+        assert_eq!(significant(35.327044433905336), "35.33");
+        assert_eq!(significant(12345.6), "12346");
+        assert_eq!(significant(2.0), "2");
+        assert_eq!(significant(1.2e-7), "0.00000012");
+        assert_eq!(significant(0.0), "0");
+    }
 }

@@ -206,7 +206,8 @@ pub fn simulate(
 }
 
 /// The run seed of repetition `r`: `seed + r`, so that repetition 0 is the scenario's own seed
-/// (the one a daemon swarm given the same run file uses).
+/// (the one a daemon swarm given the same run file uses). Repetition 1 of seed 7 is therefore
+/// repetition 0 of seed 8: compare scenarios run with seeds at least `repetitions` apart.
 pub fn repetition_seed(seed: u64, r: usize) -> u64 {
     seed.wrapping_add(r as u64)
 }

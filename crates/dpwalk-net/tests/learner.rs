@@ -4,6 +4,8 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use dpwalk_core::data::{Dataset, LabelKind};
+use dpwalk_core::params::AdmmParams;
+use dpwalk_core::problem::Problem;
 use dpwalk_net::codec::Token;
 use dpwalk_net::learner::{LEDGER_FILE, Learner, Outcome, node_problem};
 use dpwalk_net::run::Run;
@@ -42,6 +44,14 @@ fn data() -> Dataset {
     }
 }
 
+/// The run, node 0's problem on its records, and the run's ADMM parameters.
+fn node_zero() -> (Run, Problem, AdmmParams) {
+    let run = Run::parse(RUN, "test").unwrap();
+    let problem = node_problem(&run, 0, data()).unwrap();
+    let params = run.admm_params().unwrap();
+    (run, problem, params)
+}
+
 fn token(seq: u64) -> Token {
     Token {
         run_id: "durable".into(),
@@ -71,9 +81,7 @@ fn remove_last_record(ledger: &Path) {
 
 #[test]
 fn a_crash_between_commit_and_ledger_append_is_repaired() {
-    let run = Run::parse(RUN, "test").unwrap();
-    let problem = node_problem(&run, 0, data()).unwrap();
-    let params = run.admm_params().unwrap();
+    let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), None, None).unwrap();
@@ -102,9 +110,7 @@ fn a_crash_between_commit_and_ledger_append_is_repaired() {
 
 #[test]
 fn a_crash_after_the_ledger_append_but_before_the_commit_is_charged_once() {
-    let run = Run::parse(RUN, "test").unwrap();
-    let problem = node_problem(&run, 0, data()).unwrap();
-    let params = run.admm_params().unwrap();
+    let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), None, None).unwrap();
@@ -161,9 +167,7 @@ fn a_crash_after_the_ledger_append_but_before_the_commit_is_charged_once() {
 
 #[test]
 fn a_crash_before_the_commit_replays_the_same_step() {
-    let run = Run::parse(RUN, "test").unwrap();
-    let problem = node_problem(&run, 0, data()).unwrap();
-    let params = run.admm_params().unwrap();
+    let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let open = |d: &Path| Learner::open(&run, 0, &problem, &prox, params, d, None, None).unwrap();
@@ -191,9 +195,7 @@ fn a_crash_before_the_commit_replays_the_same_step() {
 
 #[test]
 fn a_spent_budget_forwards_without_stepping() {
-    let run = Run::parse(RUN, "test").unwrap();
-    let problem = node_problem(&run, 0, data()).unwrap();
-    let params = run.admm_params().unwrap();
+    let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     // σ = 0.5, C = 1: one contribution already costs more than ε = 1 locally.
@@ -225,9 +227,7 @@ fn a_spent_budget_forwards_without_stepping() {
 
 #[test]
 fn the_last_step_publishes_the_final_model() {
-    let run = Run::parse(RUN, "test").unwrap();
-    let problem = node_problem(&run, 0, data()).unwrap();
-    let params = run.admm_params().unwrap();
+    let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut l = Learner::open(&run, 0, &problem, &prox, params, dir.path(), None, None).unwrap();

@@ -149,6 +149,13 @@ fn header_bytes(orders: &Orders) -> Vec<u8> {
     h
 }
 
+/// Bytes of a record's payload (seq and one value per order) for `k` orders, and of the whole
+/// record (length prefix, payload, checksum): the one place the record layout's sizes are computed.
+fn record_sizes(k: usize) -> (usize, usize) {
+    let payload = 8 + 8 * k;
+    (payload, 4 + payload + 4)
+}
+
 fn read_u32(b: &[u8], at: usize) -> u32 {
     let mut x = [0u8; 4];
     x.copy_from_slice(&b[at..at + 4]);
@@ -294,8 +301,8 @@ impl Ledger {
         if self.poisoned {
             return Err(LedgerError::Poisoned);
         }
-        let record = 4 + 8 + 8 * self.total.orders().len() as u64 + 4;
-        self.file.set_len(self.len - record)?;
+        let (_, record) = record_sizes(self.total.orders().len());
+        self.file.set_len(self.len - record as u64)?;
         self.file.sync_all()?;
         let path = self.path.clone();
         drop(self);
@@ -309,8 +316,7 @@ impl Ledger {
         file.read_to_end(&mut bytes)?;
         let (orders, mut at) = parse_header(&bytes)?;
         let k = orders.len();
-        let payload = 8 + 8 * k;
-        let record = 4 + payload + 4;
+        let (payload, record) = record_sizes(k);
         let mut ledger = Self {
             file,
             path: path.to_path_buf(),
@@ -390,7 +396,7 @@ impl Ledger {
         if let Some(last) = self.last_seq.filter(|&last| seq <= last) {
             return Err(LedgerError::Duplicate { seq, last });
         }
-        let payload = 8 + 8 * curve.values().len();
+        let (payload, _) = record_sizes(curve.values().len());
         let mut rec = Vec::with_capacity(payload + 8);
         rec.extend_from_slice(&(payload as u32).to_le_bytes());
         rec.extend_from_slice(&seq.to_le_bytes());
@@ -590,7 +596,7 @@ mod tests {
         let dir = TempDir::new("torn");
         let path = filled(&dir, 3);
         let full = fs::read(&path).unwrap();
-        let record = 4 + 8 + 8 * 4 + 4;
+        let (_, record) = record_sizes(4);
         let prev_end = full.len() - record;
         for cut in prev_end + 1..full.len() {
             fs::write(&path, &full[..cut]).unwrap();
@@ -627,7 +633,7 @@ mod tests {
         let dir = TempDir::new("crc");
         let path = filled(&dir, 3);
         let full = fs::read(&path).unwrap();
-        let record = 4 + 8 + 8 * 4 + 4;
+        let (_, record) = record_sizes(4);
         let header = full.len() - 3 * record;
         // Middle record: an error that recover refuses.
         let mut bad = full.clone();

@@ -43,10 +43,16 @@ pub(crate) fn log_sum_exp(logits: impl Iterator<Item = f64> + Clone) -> f64 {
 /// (a multinomial prox then stalled far from its tolerance). As `log1pexp` does for two classes,
 /// this sums the other classes' exponentials relative to the label's logit and takes `ln_1p`.
 pub(crate) fn cross_entropy(logits: impl Iterator<Item = f64> + Clone, y: usize) -> f64 {
-    let Some(label) = logits.clone().nth(y) else {
+    // One pass for the label's logit and the maximum, one for the sum: as many as log_sum_exp.
+    let (label, max) = logits
+        .clone()
+        .enumerate()
+        .fold((None, f64::NEG_INFINITY), |(label, max), (k, l)| {
+            (if k == y { Some(l) } else { label }, max.max(l))
+        });
+    let Some(label) = label else {
         return f64::NAN;
     };
-    let max = logits.clone().fold(f64::NEG_INFINITY, f64::max);
     if !max.is_finite() || !label.is_finite() {
         return log_sum_exp(logits) - label;
     }

@@ -9,22 +9,30 @@
 //! # Durability
 //! For one received token the order is
 //! ```text
-//! budget check → visit (step + next hop) → ┬ StateDir::commit(u_i, RNG position, seq, outgoing token)
-//!                                          └ ledger append (on a second thread, at the same time)
-//!   → both durable → (the caller) acknowledge and send
+//! budget check → visit (step + next hop)
+//!   → StateDir::commit(u_i, RNG position, seq, outgoing token, and this contribution's seq among
+//!     the unflushed charges)                                        (one fdatasync)
+//!   → ledger append, without a flush                                (a write to the page cache)
+//!   → (the caller) acknowledge and send
 //! ```
-//! The two writes are two `fdatasync`s on two files, each about a third of a hop on loopback, so
-//! they run concurrently; nothing leaves the node before both are done. The state is the truth and
-//! the ledger follows it. A crash can leave either one without the other:
-//! - the state committed, the ledger one record short: [`Learner::open`] appends the missing record
-//!   (it knows the seq of the last contribution, and the charge is a pure function of σ and C);
-//! - the ledger's record durable, the state not: the step was never committed and its output never
-//!   sent, so nothing of it was released; [`Learner::open`] removes that record (and logs it), and
-//!   the step, made again when the sender re-sends, is charged again, once.
+//! One flush per step: the flush is most of a hop on loopback, and the state must be flushed
+//! anyway. The ledger's file is flushed later, off the token's path ([`Learner::flush_ledger`],
+//! which the node calls while it does not hold the token, before it exits, and which
+//! [`Learner::receive`] calls itself before the list of unflushed charges would pass
+//! [`MAX_UNFLUSHED`]). Until its file is flushed, the state carries the seqs of its unflushed
+//! records; the charge of a contribution is a pure function of σ and C, so a seq is all a record
+//! needs to be written again. The state is the truth and the ledger follows it:
+//! - a process crash loses nothing the operating system was given: the ledger lacks at most the
+//!   record of the step whose commit the crash followed;
+//! - a machine crash may lose the records appended since the last flush;
 //!
-//! So every ledger holds exactly the contributions its node made, none lost and none counted
-//! twice. A crash before either write leaves the previous state: the sender still has custody,
-//! re-sends, and the node steps again from the same `u_i` and RNG position, to the same result.
+//! and in both cases [`Learner::open`] appends again, and flushes, the records of the state's
+//! unflushed charges that the ledger lacks. A ledger record never precedes its step's commit, so a
+//! ledger with a contribution the state does not know is an error, never guessed away. So every
+//! ledger holds exactly the contributions its node made, none lost and none counted twice, once
+//! the node has opened it. A crash before the commit leaves the previous state: the sender still
+//! has custody, re-sends, and the node steps again from the same `u_i` and RNG position, to the
+//! same result.
 //!
 //! What happens after the commit (acknowledgements, releases) is kept in memory only: after a
 //! restart the node re-sends its outgoing token, and the receiver's answer (an acknowledgement for
@@ -61,6 +69,11 @@ pub const LEDGER_FILE: &str = "ledger.bin";
 
 /// δ of the figures a node reports when neither its budget nor the run names one.
 pub const DEFAULT_DELTA: f64 = 1e-6;
+
+/// How many contributions may wait for the ledger's flush (their seqs ride in every state commit:
+/// 8 bytes each). [`Learner::receive`] flushes the ledger first rather than let the list grow
+/// past it.
+pub const MAX_UNFLUSHED: usize = 64;
 
 /// How many times a re-route redraws the next hop to avoid unreachable neighbours before it
 /// takes what it drew.
@@ -196,34 +209,28 @@ impl<'p> Learner<'p> {
             ledger: ledger_path.clone(),
             message,
         };
-        match ledger.records().cmp(&state.contributions) {
-            std::cmp::Ordering::Equal => {}
-            std::cmp::Ordering::Less if ledger.records() + 1 == state.contributions => {
-                let Some(seq) = state.last_contribution_seq else {
-                    return Err(inconsistent("contributions without a last seq".into()));
-                };
-                ledger.append(seq, &step_charge)?;
-                tracing::warn!(seq, "repaired the ledger: the crash came before its append");
+        let lost: Vec<u64> = state
+            .unflushed_charges
+            .iter()
+            .copied()
+            .filter(|&seq| ledger.last_seq().is_none_or(|last| seq > last))
+            .collect();
+        if !lost.is_empty() {
+            for &seq in &lost {
+                ledger.append_unflushed(seq, &step_charge)?;
             }
-            std::cmp::Ordering::Greater
-                if ledger.records() == state.contributions + 1
-                    && ledger.last_seq() > state.last_seq =>
-            {
-                let (kept, seq) = ledger.discard_last()?;
-                ledger = kept;
-                tracing::warn!(
-                    seq = ?seq,
-                    "removed the ledger's last record: the crash came before the state of that step \
-                     was committed, so the step never left this node; it is charged again when re-made"
-                );
-            }
-            _ => {
-                return Err(inconsistent(format!(
-                    "{} records for {} contributions",
-                    ledger.records(),
-                    state.contributions
-                )));
-            }
+            ledger.flush()?;
+            tracing::warn!(
+                seqs = ?lost,
+                "repaired the ledger: a crash came before these contributions' records reached it"
+            );
+        }
+        if ledger.records() != state.contributions {
+            return Err(inconsistent(format!(
+                "{} records for {} contributions",
+                ledger.records(),
+                state.contributions
+            )));
         }
         let scratch = StepScratch::new(run.dimension(), prox.scratch());
         let delta = budget.map_or(DEFAULT_DELTA, |b| b.delta());
@@ -315,6 +322,9 @@ impl<'p> Learner<'p> {
             clipped = contribution.clipped;
             next
         };
+        if !spent && self.state.unflushed_charges.len() >= MAX_UNFLUSHED {
+            self.flush_ledger()?;
+        }
         let seq = token.seq + 1;
         let state = &mut self.state;
         state.rng_word_pos = self.rng.get_word_pos();
@@ -325,8 +335,8 @@ impl<'p> Learner<'p> {
             state.skipped += 1;
         } else {
             state.contributions += 1;
+            state.unflushed_charges.push(token.seq);
             state.clipped += u64::from(clipped);
-            state.last_contribution_seq = Some(token.seq);
         }
         let outcome = if seq >= self.run.steps() {
             let mut z = vec![0.0; w.len()];
@@ -351,35 +361,21 @@ impl<'p> Learner<'p> {
             state.outgoing = Some(custody.clone());
             Outcome::Forward(custody)
         };
-        self.commit_with_charge((!spent).then_some(token.seq))?;
+        self.states.commit(&self.state)?;
+        if !spent {
+            self.ledger.append_unflushed(token.seq, &self.step_charge)?;
+        }
         Ok(outcome)
     }
 
-    /// Commits the state and, for a contribution `seq`, appends its ledger record, both durably
-    /// and at the same time (see the module docs); returns when both are done.
-    fn commit_with_charge(&mut self, seq: Option<u64>) -> Result<(), LearnerError> {
-        let Some(seq) = seq else {
-            return Ok(self.states.commit(&self.state)?);
-        };
-        let Self {
-            states,
-            state,
-            ledger,
-            step_charge,
-            ..
-        } = self;
-        let (committed, charged) = std::thread::scope(|scope| {
-            let charge = scope.spawn(|| ledger.append(seq, step_charge));
-            let committed = states.commit(state);
-            let charged = charge.join().unwrap_or_else(|_| {
-                Err(LedgerError::Io(std::io::Error::other(
-                    "the ledger writer thread panicked",
-                )))
-            });
-            (committed, charged)
-        });
-        committed?;
-        charged?;
+    /// Flushes the ledger's file, so that the state need not carry its records' seqs any more
+    /// (the next commit drops them). Cheap when there is nothing to flush.
+    pub fn flush_ledger(&mut self) -> Result<(), LearnerError> {
+        if self.state.unflushed_charges.is_empty() {
+            return Ok(());
+        }
+        self.ledger.flush()?;
+        self.state.unflushed_charges.clear();
         Ok(())
     }
 

@@ -65,6 +65,9 @@ const PUBLISH_FOR: Duration = Duration::from_secs(60);
 const TICK: Duration = Duration::from_millis(20);
 /// How often the status snapshot is refreshed.
 const STATUS_EVERY: Duration = Duration::from_millis(200);
+/// How often the ledger's file is flushed while the node does not hold the token: rarely, since
+/// every flush competes for the disk with the holder's commit (see `crate::learner`).
+const LEDGER_FLUSH_EVERY: Duration = Duration::from_secs(1);
 /// Window of the hop rate.
 const RATE_WINDOW: Duration = Duration::from_secs(5);
 
@@ -302,6 +305,7 @@ pub async fn run(
         leaving: None,
         hops: VecDeque::new(),
         last_redial: None,
+        ledger_flushed: Instant::now(),
         listen: Vec::new(),
         budget_epsilon: config.budget.map(|b| b.epsilon),
         last_status: None,
@@ -370,6 +374,8 @@ struct Node<'a> {
     leaving: Option<Instant>,
     hops: VecDeque<Instant>,
     last_redial: Option<Instant>,
+    /// When the ledger's file was last flushed.
+    ledger_flushed: Instant,
     listen: Vec<String>,
     budget_epsilon: Option<f64>,
     last_status: Option<Instant>,
@@ -476,11 +482,24 @@ impl Node<'_> {
             }
             self.pump()?;
             self.publish_step();
+            self.flush_ledger_when_idle()?;
             self.refresh_status();
             if let Some(report) = self.done() {
+                self.learner.flush_ledger()?;
                 return Ok(report);
             }
         }
+    }
+
+    /// Flushes the ledger every [`LEDGER_FLUSH_EVERY`] while the token is elsewhere.
+    fn flush_ledger_when_idle(&mut self) -> Result<(), NodeError> {
+        if self.learner.state().outgoing.is_none()
+            && self.ledger_flushed.elapsed() >= LEDGER_FLUSH_EVERY
+        {
+            self.ledger_flushed = Instant::now();
+            self.learner.flush_ledger()?;
+        }
+        Ok(())
     }
 
     /// Whether the node may exit now.

@@ -7,16 +7,18 @@
 //! acknowledged, with its intended receiver. The daemon's order for one contribution is
 //!
 //! ```text
-//! receive token → validate → step (dpwalk_core) → ledger append (dpwalk_privacy::ledger)
-//!   → StateDir::commit(state with new u_i, rng position, seq, outgoing custody) → send
+//! receive token → validate → step (dpwalk_core)
+//!   → StateDir::commit(state with new u_i, rng position, seq, outgoing custody, the step's seq
+//!     among the ledger's unflushed charges) → ledger append, unflushed → send
 //! ```
 //! so after a crash at any point [`StateDir::load`] returns either the state before the step (the
 //! sender still has custody and re-sends) or the state after it, whose `outgoing` is exactly the
-//! token to re-send.
+//! token to re-send. The ledger's file is flushed later, off the token's path; until then the state
+//! carries the seqs of its records (see `crate::learner`).
 //!
 //! # Files (`state.0` and `state.1` in the state directory, little-endian)
 //! ```text
-//! "DPWSTAT2" | generation: u64 | len: u32 | payload: len bytes of bincode(NodeState)
+//! "DPWSTAT3" | generation: u64 | len: u32 | payload: len bytes of bincode(NodeState)
 //!   | crc32(everything before): u32 | (older bytes past the record, ignored)
 //! ```
 //! Two slots, written in turn. [`StateDir::commit`] writes the new record, one generation above
@@ -48,7 +50,7 @@ use crate::run::RunHash;
 /// The two slot files' names in the state directory.
 pub const SLOT_FILES: [&str; 2] = ["state.0", "state.1"];
 
-const MAGIC: &[u8; 8] = b"DPWSTAT2";
+const MAGIC: &[u8; 8] = b"DPWSTAT3";
 /// Magic, generation and length before the payload, checksum after.
 const HEADER: usize = 8 + 8 + 4;
 const TRAILER: usize = 4;
@@ -89,9 +91,11 @@ pub struct NodeState {
     pub clipped: u64,
     /// Visits where the budget was spent and the token was only forwarded.
     pub skipped: u64,
-    /// The seq of the last contribution: the ledger must hold a record for it (see
-    /// `crate::learner`, which repairs a ledger a crash left one record short).
-    pub last_contribution_seq: Option<u64>,
+    /// The seqs of the contributions whose ledger records were appended after the ledger's last
+    /// flush, oldest first: a machine crash may lose those records, and `crate::learner` appends
+    /// them again when it reopens the ledger. Bounded by the learner (it flushes the ledger before
+    /// the list outgrows `MAX_UNFLUSHED`).
+    pub unflushed_charges: Vec<u64>,
     /// The peer the last token came from, told by [`crate::codec::Message::Released`] when the
     /// token this node produced is acknowledged downstream.
     pub predecessor: Option<PeerId>,
@@ -115,7 +119,7 @@ impl NodeState {
             contributions: 0,
             clipped: 0,
             skipped: 0,
-            last_contribution_seq: None,
+            unflushed_charges: Vec::new(),
             predecessor: None,
             outgoing: None,
             backup: None,
@@ -400,8 +404,8 @@ mod tests {
         assert_eq!(&bytes[..8], MAGIC);
         assert_eq!(u64::from_le_bytes(bytes[8..16].try_into().unwrap()), 9);
         // run_hash 32, u: len 8 + 2×8, word pos 16, last_seq tag 1, three counters 3 × 8,
-        // five more None tags.
-        let payload = 32 + 8 + 16 + 16 + 1 + 24 + 5;
+        // unflushed charges: len 8, four more None tags.
+        let payload = 32 + 8 + 16 + 16 + 1 + 24 + 8 + 4;
         assert_eq!(
             u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize,
             payload

@@ -7,7 +7,9 @@ use dpwalk_core::data::{Dataset, LabelKind};
 use dpwalk_core::params::AdmmParams;
 use dpwalk_core::problem::Problem;
 use dpwalk_net::codec::Token;
-use dpwalk_net::learner::{LEDGER_FILE, Learner, Outcome, node_problem};
+use dpwalk_net::learner::{
+    LEDGER_FILE, Learner, LearnerError, MAX_UNFLUSHED, Outcome, node_problem,
+};
 use dpwalk_net::run::Run;
 use dpwalk_privacy::ledger::{Budget, Ledger};
 use std::path::Path;
@@ -46,7 +48,11 @@ fn data() -> Dataset {
 
 /// The run, node 0's problem on its records, and the run's ADMM parameters.
 fn node_zero() -> (Run, Problem, AdmmParams) {
-    let run = Run::parse(RUN, "test").unwrap();
+    node_zero_of(RUN)
+}
+
+fn node_zero_of(run: &str) -> (Run, Problem, AdmmParams) {
+    let run = Run::parse(run, "test").unwrap();
     let problem = node_problem(&run, 0, data()).unwrap();
     let params = run.admm_params().unwrap();
     (run, problem, params)
@@ -109,11 +115,61 @@ fn a_crash_between_commit_and_ledger_append_is_repaired() {
 }
 
 #[test]
-fn a_crash_after_the_ledger_append_but_before_the_commit_is_charged_once() {
+fn a_machine_crash_that_loses_unflushed_records_is_repaired() {
     let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join(LEDGER_FILE);
     let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), None, None).unwrap();
+
+    let mut a = open();
+    for seq in [0, 4, 8] {
+        a.receive(token(seq), None).unwrap();
+    }
+    let state = a.state().clone();
+    assert_eq!(state.unflushed_charges, vec![0, 4, 8]);
+    drop(a);
+    // The machine went down before the ledger's file was flushed: its records are gone, the
+    // committed state is not.
+    for _ in 0..3 {
+        remove_last_record(&ledger);
+    }
+    assert!(Ledger::seqs(&ledger).unwrap().is_empty());
+
+    let b = open();
+    assert_eq!(b.state(), &state, "the state is intact");
+    assert_eq!(Ledger::seqs(&ledger).unwrap(), vec![0, 4, 8]);
+    assert_eq!(b.state().contributions, 3);
+}
+
+#[test]
+fn flushing_the_ledger_empties_the_list_and_the_list_stays_bounded() {
+    let (run, problem, params) = node_zero_of(&RUN.replace("steps = 50", "steps = 500"));
+    let prox = problem.local_prox(params.gamma()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join(LEDGER_FILE);
+    let mut a = Learner::open(&run, 0, &problem, &prox, params, dir.path(), None, None).unwrap();
+    a.receive(token(0), None).unwrap();
+    a.flush_ledger().unwrap();
+    assert!(a.state().unflushed_charges.is_empty());
+    let mut seqs = vec![0];
+    // More contributions than the list may hold: the learner flushes before it overflows.
+    for seq in 1..=(2 * MAX_UNFLUSHED as u64 + 5) {
+        a.receive(token(seq), None).unwrap();
+        seqs.push(seq);
+        assert!(a.state().unflushed_charges.len() <= MAX_UNFLUSHED);
+        assert_eq!(a.state().unflushed_charges.last(), Some(&seq));
+    }
+    assert_eq!(Ledger::seqs(&ledger).unwrap(), seqs);
+    assert_eq!(a.state().contributions, seqs.len() as u64);
+}
+
+#[test]
+fn a_ledger_record_the_state_does_not_know_is_refused() {
+    let (run, problem, params) = node_zero();
+    let prox = problem.local_prox(params.gamma()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), None, None);
     let slots = || {
         let mut files: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
@@ -124,7 +180,7 @@ fn a_crash_after_the_ledger_append_but_before_the_commit_is_charged_once() {
         files
     };
 
-    let mut a = open();
+    let mut a = open().unwrap();
     a.receive(token(0), None).unwrap();
     let before: Vec<_> = slots()
         .into_iter()
@@ -134,35 +190,22 @@ fn a_crash_after_the_ledger_append_but_before_the_commit_is_charged_once() {
         !before.is_empty(),
         "the state lives in files beside the ledger"
     );
-    let expected = forwarded(a.receive(token(4), None).unwrap());
-    let expected_state = a.state().clone();
+    a.receive(token(4), None).unwrap();
     drop(a);
-    // The crash came after the ledger's record of step 4 was durable and before the state's
-    // commit of it was: the state files are as they were after step 0.
+    // A record is appended only after its step's commit, so no crash leaves the ledger ahead of
+    // the state: put the state files back as they were after step 0.
     for (bytes, path) in &before {
         std::fs::write(path, bytes).unwrap();
     }
-    let ledger = dir.path().join(LEDGER_FILE);
-    assert_eq!(Ledger::seqs(&ledger).unwrap(), vec![0, 4]);
-
-    let mut b = open();
-    assert_eq!(b.state().last_seq, Some(0), "the step was not committed");
-    assert_eq!(
-        Ledger::seqs(&ledger).unwrap(),
-        vec![0],
-        "its record is gone"
-    );
-    // The sender re-sends step 4: the same step, charged once.
-    let replayed = forwarded(b.receive(token(4), None).unwrap());
-    let bits = |t: &Token| t.w.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-    assert_eq!(bits(&replayed), bits(&expected));
-    assert_eq!(b.state(), &expected_state);
-    assert_eq!(Ledger::seqs(&ledger).unwrap(), vec![0, 4]);
-    drop(b);
-    // And a clean reopen changes nothing.
-    let c = open();
-    assert_eq!(c.state(), &expected_state);
-    assert_eq!(Ledger::seqs(&ledger).unwrap(), vec![0, 4]);
+    match open() {
+        Err(LearnerError::Inconsistent { message, .. }) => {
+            assert!(
+                message.contains("2 records for 1 contributions"),
+                "{message}"
+            );
+        }
+        other => panic!("expected an inconsistency, got {other:?}"),
+    }
 }
 
 #[test]

@@ -25,7 +25,7 @@ fn state(seq: u64) -> NodeState {
         contributions: seq / 2,
         clipped: seq / 4,
         skipped: 1,
-        last_contribution_seq: Some(seq.saturating_sub(1)),
+        unflushed_charges: vec![seq.saturating_sub(3), seq.saturating_sub(1)],
         predecessor: Some(PeerId::random()),
         backup: None,
         final_model: None,

@@ -1,7 +1,9 @@
 //! The per-user ledger: an append-only file of contributions and the RDP each one was charged.
 //!
-//! A node appends a record for each contribution, durably, *before* the token leaves it, and
-//! checks its budget before each step (DESIGN.md, "Ledger"). So the file must survive a crash at
+//! A node appends a record for each contribution before the token leaves it, and checks its budget
+//! before each step (DESIGN.md, "Ledger"). [`Ledger::append`] flushes each record;
+//! [`Ledger::append_unflushed`] and [`Ledger::flush`] let a driver that keeps the records durable
+//! elsewhere flush the file later, off its critical path. So the file must survive a crash at
 //! any byte: a torn last record is detected and reported, never silently dropped, and never counted
 //! twice.
 //!
@@ -69,8 +71,11 @@ pub enum LedgerError {
         /// The last recorded seq.
         last: u64,
     },
-    /// A previous append failed and could not be rolled back; the ledger must be reopened.
-    #[error("a failed append could not be rolled back; reopen (recover) the ledger")]
+    /// A previous append failed and could not be rolled back, or a flush failed; the ledger must
+    /// be reopened.
+    #[error(
+        "a failed append could not be rolled back or a flush failed; reopen (recover) the ledger"
+    )]
     Poisoned,
     /// Bad curve or budget.
     #[error(transparent)]
@@ -287,28 +292,6 @@ impl Ledger {
         ))
     }
 
-    /// Removes the last record, durably, and returns the ledger without it and the removed seq
-    /// (`None`, and nothing changed, on an empty ledger).
-    ///
-    /// For a driver's crash recovery only, and only for a record whose contribution provably never
-    /// left the node: a node that writes its ledger record and its state concurrently can crash
-    /// with the record durable and the state not, so that its step was never committed, nor its
-    /// output sent (see `dpwalk_net::learner`). The driver must say so in its log.
-    pub fn discard_last(self) -> Result<(Self, Option<u64>), LedgerError> {
-        let Some(seq) = self.last_seq else {
-            return Ok((self, None));
-        };
-        if self.poisoned {
-            return Err(LedgerError::Poisoned);
-        }
-        let (_, record) = record_sizes(self.total.orders().len());
-        self.file.set_len(self.len - record as u64)?;
-        self.file.sync_all()?;
-        let path = self.path.clone();
-        drop(self);
-        Ok((Self::open(&path)?, Some(seq)))
-    }
-
     /// Reads and validates the file; returns the ledger over its valid prefix and the tail state.
     fn scan(path: &Path, on_record: &mut dyn FnMut(u64)) -> Result<(Self, Tail, u64), LedgerError> {
         let mut file = OpenOptions::new().read(true).write(true).open(path)?;
@@ -387,6 +370,16 @@ impl Ledger {
     /// Appends contribution `seq` charged `curve`, and fsyncs before returning. `seq` must be
     /// after the last recorded one; `curve` must be on the ledger's orders.
     pub fn append(&mut self, seq: u64, curve: &RdpCurve) -> Result<(), LedgerError> {
+        self.append_unflushed(seq, curve)?;
+        self.flush()
+    }
+
+    /// Appends like [`Ledger::append`] but leaves the record in the operating system's cache: it
+    /// survives the process crashing, not the machine. For a driver that keeps the record durable
+    /// elsewhere until its next [`Ledger::flush`] (a node keeps the seqs in its own state, which it
+    /// flushes anyway on every step, and re-appends them after a machine crash): one flush per
+    /// step instead of two on the token's path.
+    pub fn append_unflushed(&mut self, seq: u64, curve: &RdpCurve) -> Result<(), LedgerError> {
         if self.poisoned {
             return Err(LedgerError::Poisoned);
         }
@@ -408,8 +401,7 @@ impl Ledger {
         let written = self
             .file
             .seek(SeekFrom::Start(self.len))
-            .and_then(|_| self.file.write_all(&rec))
-            .and_then(|()| self.file.sync_data());
+            .and_then(|_| self.file.write_all(&rec));
         if let Err(e) = written {
             // Roll back so that a later append does not follow a partial record.
             if self
@@ -427,6 +419,18 @@ impl Ledger {
         self.last_seq = Some(seq);
         self.records += 1;
         Ok(())
+    }
+
+    /// Makes every record appended so far durable (`fdatasync`). A failed flush poisons the
+    /// ledger: what reached the disk is unknown until it is reopened.
+    pub fn flush(&mut self) -> Result<(), LedgerError> {
+        if self.poisoned {
+            return Err(LedgerError::Poisoned);
+        }
+        self.file.sync_data().map_err(|e| {
+            self.poisoned = true;
+            e.into()
+        })
     }
 
     /// The composed curve of every recorded contribution.
@@ -537,39 +541,27 @@ mod tests {
     }
 
     #[test]
-    fn discarding_the_last_record_leaves_the_ledger_as_before_it() {
-        let dir = TempDir::new("discard");
-        let path = filled(&dir, 3);
-        let before = {
-            let two = TempDir::new("discard-two");
-            let p = filled(&two, 2);
-            (
-                fs::read(&p).unwrap(),
-                Ledger::open(&p).unwrap().total().clone(),
-            )
-        };
-        let (l, seq) = Ledger::open(&path).unwrap().discard_last().unwrap();
-        assert_eq!(seq, Some(20));
-        assert_eq!((l.records(), l.last_seq()), (2, Some(10)));
-        assert_eq!(l.total(), &before.1);
-        drop(l);
-        assert_eq!(
-            fs::read(&path).unwrap(),
-            before.0,
-            "byte for byte the two-record file"
-        );
-        // The seq may be appended again, as the re-made step will.
+    fn unflushed_records_are_read_back_and_flushed_on_demand() {
+        let dir = TempDir::new("unflushed");
+        let path = filled(&dir, 2);
         let mut l = Ledger::open(&path).unwrap();
-        l.append(20, &curve(0.30000000000000004)).unwrap();
-        assert_eq!(Ledger::seqs(&path).unwrap(), vec![0, 10, 20]);
-        // Down to the header, then nothing more to discard.
-        let mut l = Ledger::open(&path).unwrap();
-        for want in [Some(20), Some(10), Some(0), None] {
-            let (next, seq) = l.discard_last().unwrap();
-            assert_eq!(seq, want);
-            l = next;
-        }
-        assert_eq!(l.records(), 0);
+        l.append_unflushed(30, &curve(0.5)).unwrap();
+        l.append_unflushed(40, &curve(0.25)).unwrap();
+        assert_eq!((l.records(), l.last_seq()), (4, Some(40)));
+        // Another reader (a restarted process) sees them before any flush...
+        assert_eq!(Ledger::seqs(&path).unwrap(), vec![0, 10, 30, 40]);
+        // ...and the same bytes as appends that flush each record.
+        l.flush().unwrap();
+        let flushed = TempDir::new("flushed");
+        let other = filled(&flushed, 2);
+        let mut m = Ledger::open(&other).unwrap();
+        m.append(30, &curve(0.5)).unwrap();
+        m.append(40, &curve(0.25)).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), fs::read(&other).unwrap());
+        assert!(matches!(
+            l.append_unflushed(40, &curve(1.0)),
+            Err(LedgerError::Duplicate { seq: 40, last: 40 })
+        ));
     }
 
     #[test]

@@ -172,6 +172,27 @@ pub fn network_view(
     })
 }
 
+/// The Lipschitz constant of the ADMM token map `w ↦ w + (2λ/n)·clip(G(w), C) + noise` in `w`:
+/// `L = 1 + 2λ/n` (`G` is half of a reflected-resolvent difference, hence 1-Lipschitz). Attained
+/// (`r = 0`, a user whose data do not touch a coordinate, clip inactive), so not improvable.
+pub fn admm_lipschitz(lambda: f64, users: usize) -> f64 {
+    1.0 + 2.0 * lambda / users as f64
+}
+
+/// `g(m) = (1 − L⁻²)/(1 − L⁻²ᵐ)`: the share of `ε_loc` that leaks through a path of `m ≥ 1` noisy
+/// `L`-Lipschitz hops (shift reduction with `L`-Lipschitz maps; exact for the linear-Gaussian
+/// case, whose mean gap is `d·L^{m−1}` against a variance `τ²·Σ_{t<m} L^{2t}`). `g(1) = 1`,
+/// `g(m) ≥ 1/m`, `g → 1/m` as `L → 1`, and `g` decreases in `m` to `1 − L⁻²`. Written with
+/// `expm1` so that `L` within rounding of 1 gives `1/m`, not `0/0`.
+pub fn path_factor(lipschitz: f64, m: u64) -> f64 {
+    debug_assert!(lipschitz >= 1.0 && m >= 1);
+    let x = -2.0 * lipschitz.ln();
+    if x == 0.0 {
+        return 1.0 / m as f64;
+    }
+    x.exp_m1() / (m as f64 * x).exp_m1()
+}
+
 /// Exact `E[1/M]` on the complete graph of `n ≥ 2` users forwarding uniformly to one of the
 /// other `n − 1`: `ln(n−1)/(n−2)` (1 for `n = 2`). O(1).
 pub fn complete_graph_inverse_hitting(n: u64) -> Result<f64, PrivacyError> {

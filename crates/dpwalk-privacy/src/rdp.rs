@@ -41,8 +41,9 @@
 //! Poisson-subsampled Gaussian is never above `dp-accounting`'s with its default orders (checked to
 //! 1e-9 relative on 210 settings in `tests/subsampled_gaussian.rs`), nor above what the earlier
 //! grid gave. Its cost is the fractional orders of the subsampled Gaussian, a series each,
-//! longest near α = 1: the whole curve takes about a millisecond for typical `(q, z)` (see
-//! `benches/accountant.rs`); other mechanisms are closed forms.
+//! longest near α = 1: the whole curve takes 0.3–1.4 ms for DP-SGD-like `(q, z)` and up to some
+//! 20 ms for `q` near 0.5 (4–6× the earlier grid; `benches/accountant.rs`); the other mechanisms
+//! are closed forms, linear in the number of orders.
 
 use crate::error::PrivacyError;
 use serde::Serialize;

@@ -4,9 +4,12 @@
 //! - [`rdp`]: order grids, RDP curves, composition, conversion to (ε, δ).
 //! - [`mechanism`]: the Gaussian and the Poisson-subsampled Gaussian mechanisms.
 //! - [`local`]: the local view of one contribution (an eavesdropper who sees every token).
-//! - [`network`]: the network view (user `j` observing user `i` through the walk), with exact
-//!   `E[1/M]` on the complete graph and certified bounds on any sparse graph.
+//! - [`network`]: the network view (user `j` observing user `i` through a DP-SGD walk): the
+//!   mixture bound over first-passage laws, exact on the complete graph and certified on any
+//!   sparse graph, with the final model charged.
 //! - [`central`]: the final-model view of the centralized and federated modes.
+//! - [`budget`]: the one budget policy (may this user contribute now?) of the simulator and the
+//!   daemon.
 //! - [`calibrate`]: the smallest σ meeting a target (ε, δ) for a view.
 //! - [`ledger`]: the per-user, append-only, checksummed record of contributions and budget checks.
 //! - [`walk`]: per-user figures of a walk on a topology (what the CLI prints and the simulator
@@ -25,6 +28,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod budget;
 pub mod calibrate;
 pub mod central;
 pub mod error;

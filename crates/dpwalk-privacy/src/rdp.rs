@@ -257,6 +257,21 @@ impl RdpCurve {
         Ok(())
     }
 
+    /// The pointwise maximum of two curves on the same grid (a bound on both); `self` when the
+    /// grids differ is never silently mixed: the other curve must share the grid.
+    pub fn max(&self, other: &RdpCurve) -> RdpCurve {
+        debug_assert_eq!(self.orders, other.orders);
+        RdpCurve {
+            orders: self.orders.clone(),
+            values: self
+                .values
+                .iter()
+                .zip(&other.values)
+                .map(|(a, b)| a.max(*b))
+                .collect(),
+        }
+    }
+
     /// `count`-fold composition. `count = 0` gives the zero curve (even where a value is `+∞`,
     /// since a mechanism never run reveals nothing).
     pub fn repeat(&self, count: u64) -> RdpCurve {

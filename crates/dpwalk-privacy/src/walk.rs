@@ -1,13 +1,21 @@
 //! Per-user privacy of a walk on a topology: the figures `dpwalk account walk` prints and the
 //! simulator reports, computed here once.
 //!
-//! For a user `i` with `K_i` contributions:
-//! - **local**: `K_i · ε_loc(α)` converted to (ε, δ) ([`crate::local`]);
-//! - **network**: for every observer `j`, `K_i · min(ε_loc, (1 + c) ε_loc E[1/M_ij])` at orders
-//!   where `c = (α − 1) ε_loc(α) ≤ 1`, the local bound elsewhere ([`crate::network`]); the user's
-//!   figure is the worst observer's. `E[1/M_ij]` is exact on the complete graph (one value for
-//!   every pair, O(1) for any `n`) and a certified upper bound on any other graph (all pairs,
-//!   O(n²) memory: refused above [`MAX_PAIRWISE_USERS`]).
+//! For a user `i` whose contributions are described by [`Charges`] (their count and, where known,
+//! how long before the end of the walk each was made):
+//! - **local**: `K_i · ε_loc(α)` converted to (ε, δ) ([`crate::local`]). It holds for every step
+//!   the walk can run, ADMM included, and needs no assumption.
+//! - **network** (DP-SGD on the walk only): for every observer `j`, the mixture bound of
+//!   [`crate::network`] over the first-passage law of `M_ij`, the final model included; the
+//!   user's figure covers its worst observer (an envelope of all its observers' laws). Exact law
+//!   on the complete graph (one for every pair, O(1) in `n`); certified laws of all pairs on any
+//!   other graph (O(n²) time, refused above [`MAX_PAIRWISE_USERS`]).
+//!
+//! **No network figure is offered for the ADMM walk** ([`ADMM_NETWORK_WITHDRAWN`]): the exact
+//! linear-Gaussian reference ([`crate::linear_gaussian`]) shows that a user revisited between a
+//! contribution and the observer's visit takes its own earlier noise back out of the token, so
+//! the amplification-by-iteration argument behind any per-path bound of the form `ε_loc·g(m)`
+//! fails for ADMM (by up to 2.3× on the first visit alone in the reference's sweeps).
 //!
 //! Every network figure rests on the assumptions listed in [`ASSUMPTIONS`]; they are printed with
 //! it, and the local figure, which needs none of them, is always printed beside it.
@@ -16,22 +24,25 @@ use crate::Noise;
 use crate::error::PrivacyError;
 use crate::local::local_view;
 use crate::network::{
-    HittingOptions, InverseHitting, complete_graph_inverse_hitting, inverse_hitting_all_pairs,
-    network_view,
+    Charges, HittingOptions, InverseHitting, PassageLaw, Transitions, complete_graph_inverse_hitting,
+    network_curve, passage_all_pairs,
 };
-use crate::rdp::{Conversion, DpBound, Orders};
+use crate::rdp::{Conversion, DpBound, Orders, RdpCurve};
 use dpwalk_core::topology::Topology;
 use serde::Serialize;
 
 /// Largest arbitrary (non-complete) graph for which all pairs are computed.
 pub const MAX_PAIRWISE_USERS: usize = 5000;
 
-/// What every network figure assumes (DESIGN.md, "Privacy accounting").
+/// What every network figure (DP-SGD on the walk) assumes.
 pub const ASSUMPTIONS: [&str; 3] = [
-    "only the observer's first visit by the token after each contribution counts (later visits are treated as post-processing)",
-    "a user's contributions compose additively, as if its private u_i did not carry earlier noise into later steps",
+    crate::network::DP_SGD_ASSUMPTION,
+    "a user's contributions compose additively towards an observer",
     "the walk follows the topology's transition rows independently of the data",
 ];
+
+/// Why the ADMM walk has no network figure: printed wherever one would stand.
+pub const ADMM_NETWORK_WITHDRAWN: &str = "no network bound is proved for the ADMM walk: users revisited between a contribution and the observer's visit take their own earlier noise back out of the token (exact linear-Gaussian reference, up to 2.3x the per-path bound on the first visit alone); the local figure, which holds for every observer, is shown instead";
 
 /// The transition rows of a topology, in the form the accountant iterates.
 pub fn transition_rows(topology: &Topology) -> Vec<Vec<(usize, f64)>> {
@@ -40,28 +51,55 @@ pub fn transition_rows(topology: &Topology) -> Vec<Vec<(usize, f64)>> {
         .collect()
 }
 
-/// `E[1/M_ij]` for a topology: one exact value on the complete graph, all certified pairs on
-/// another graph.
+/// The first-passage laws of a walk on a topology (with `L = 1`: DP-SGD's non-expansive steps).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Hitting {
-    /// The complete graph: every pair has the same exact value.
+pub enum Passage {
+    /// The complete graph: every pair has the same exact (geometric) law.
     Complete {
         /// Number of users.
         n: usize,
-        /// `ln(n−1)/(n−2)`.
-        value: f64,
+        /// The law of every pair.
+        law: PassageLaw,
+        /// `E[1/M] = ln(n−1)/(n−2)`, for reports.
+        inverse_hitting: f64,
     },
-    /// Certified upper bounds for every ordered pair.
-    Pairs(InverseHitting),
+    /// Certified laws for every ordered pair of another graph.
+    Pairs(Box<PairPassage>),
 }
 
-impl Hitting {
-    /// Computes `E[1/M]` for the walk on `topology`.
+/// The laws of a non-complete graph: per user, envelopes of its observers' laws (one per
+/// truncation the pass used), and an envelope of every pair.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairPassage {
+    /// Certified `E[1/M_ij]` of every pair, with the pass's convergence figures.
+    pub hitting: InverseHitting,
+    sources: Vec<Vec<PassageLaw>>,
+    worst: Vec<PassageLaw>,
+    rows: Vec<Vec<(usize, f64)>>,
+    opts: HittingOptions,
+    min_return: u64,
+}
+
+/// Adds `law` to a set of envelopes, one per truncation.
+fn absorb(set: &mut Vec<PassageLaw>, law: PassageLaw) {
+    match set.iter_mut().find(|e| e.truncation() == law.truncation()) {
+        Some(env) => {
+            if let Some(merged) = PassageLaw::envelope([&*env, &law]) {
+                *env = merged;
+            }
+        }
+        None => set.push(law),
+    }
+}
+
+impl Passage {
+    /// Computes the laws of the walk on `topology`.
     pub fn for_topology(topology: &Topology, opts: &HittingOptions) -> Result<Self, PrivacyError> {
         match topology {
-            Topology::Complete { n } => Ok(Hitting::Complete {
+            Topology::Complete { n } => Ok(Passage::Complete {
                 n: *n,
-                value: complete_graph_inverse_hitting(*n as u64)?,
+                law: PassageLaw::complete(*n as u64, 1.0)?,
+                inverse_hitting: complete_graph_inverse_hitting(*n as u64)?,
             }),
             other => {
                 if other.n() > MAX_PAIRWISE_USERS {
@@ -71,7 +109,29 @@ impl Hitting {
                     });
                 }
                 let rows = transition_rows(other);
-                Ok(Hitting::Pairs(inverse_hitting_all_pairs(&rows, opts)?))
+                let mut sources: Vec<Vec<PassageLaw>> = vec![Vec::new(); rows.len()];
+                let hitting = passage_all_pairs(&rows, opts, 1.0, &mut |i, _, law| {
+                    absorb(&mut sources[i], law);
+                })?;
+                let mut worst = Vec::new();
+                for set in &sources {
+                    for law in set {
+                        absorb(&mut worst, law.clone());
+                    }
+                }
+                let min_return = if (0..rows.len()).any(|i| rows.row(i).iter().any(|&(k, w)| k == i && w > 0.0)) {
+                    1
+                } else {
+                    2
+                };
+                Ok(Passage::Pairs(Box::new(PairPassage {
+                    hitting,
+                    sources,
+                    worst,
+                    rows,
+                    opts: *opts,
+                    min_return,
+                })))
             }
         }
     }
@@ -79,57 +139,57 @@ impl Hitting {
     /// Number of users.
     pub fn users(&self) -> usize {
         match self {
-            Hitting::Complete { n, .. } => *n,
-            Hitting::Pairs(p) => p.users(),
+            Passage::Complete { n, .. } => *n,
+            Passage::Pairs(p) => p.rows.len(),
         }
     }
 
-    /// `E[1/M_ij]` (upper bound); 0 on the diagonal.
-    pub fn get(&self, i: usize, j: usize) -> f64 {
+    /// The fewest hops in which the walk can return to a user (1 with self-loops, else 2): the
+    /// spacing of a user's contributions that [`Charges::worst_placement`] assumes.
+    pub fn min_return(&self) -> u64 {
         match self {
-            Hitting::Complete { value, .. } => {
+            Passage::Complete { .. } => 2,
+            Passage::Pairs(p) => p.min_return,
+        }
+    }
+
+    /// Laws that together bound every observer of user `i`.
+    pub fn user_laws(&self, i: usize) -> &[PassageLaw] {
+        match self {
+            Passage::Complete { law, .. } => std::slice::from_ref(law),
+            Passage::Pairs(p) => p.sources.get(i).map_or(&[], Vec::as_slice),
+        }
+    }
+
+    /// Laws that together bound every (user, observer) pair: what a budget for every user is
+    /// calibrated against.
+    pub fn worst_laws(&self) -> &[PassageLaw] {
+        match self {
+            Passage::Complete { law, .. } => std::slice::from_ref(law),
+            Passage::Pairs(p) => &p.worst,
+        }
+    }
+
+    /// `E[1/M_ij]` (an upper bound on a graph); 0 on the diagonal.
+    pub fn inverse_hitting(&self, i: usize, j: usize) -> f64 {
+        match self {
+            Passage::Complete { inverse_hitting, .. } => {
                 if i == j {
                     0.0
                 } else {
-                    *value
+                    *inverse_hitting
                 }
             }
-            Hitting::Pairs(p) => p.get(i, j).map_or(0.0, |h| h.upper),
+            Passage::Pairs(p) => p.hitting.get(i, j).map_or(0.0, |h| h.upper),
         }
     }
 
-    /// The pair with the largest `E[1/M_ij]` (every user against its worst observer): the pair a
-    /// network budget must protect so that it holds for every user.
-    pub fn worst_pair(&self) -> WorstPair {
-        let none = WorstPair {
-            user: None,
-            observer: None,
-            inverse_hitting: 0.0,
-        };
-        match self {
-            Hitting::Complete { value, .. } => WorstPair {
-                inverse_hitting: *value,
-                ..none
-            },
-            Hitting::Pairs(p) => (0..p.users())
-                .filter_map(|i| {
-                    p.worst_observer(i).map(|(j, v)| WorstPair {
-                        user: Some(i),
-                        observer: Some(j),
-                        inverse_hitting: v,
-                    })
-                })
-                .max_by(|a, b| a.inverse_hitting.total_cmp(&b.inverse_hitting))
-                .unwrap_or(none),
-        }
-    }
-
-    /// The observer with the largest `E[1/M_ij]` for source `i` (`None` on the complete graph,
-    /// where every observer is equally placed), and that value.
+    /// The observer of user `i` with the largest `E[1/M]` (`None` on the complete graph, where
+    /// every observer is alike), and that value: which observer the user's figure is about.
     pub fn worst_observer(&self, i: usize) -> (Option<usize>, f64) {
         match self {
-            Hitting::Complete { value, .. } => (None, *value),
-            Hitting::Pairs(p) => match p.worst_observer(i) {
+            Passage::Complete { inverse_hitting, .. } => (None, *inverse_hitting),
+            Passage::Pairs(p) => match p.hitting.worst_observer(i) {
                 Some((j, v)) => (Some(j), v),
                 None => (None, 0.0),
             },
@@ -137,24 +197,116 @@ impl Hitting {
     }
 }
 
-/// The pair of a walk whose observer learns most: user and observer are `None` on the complete
-/// graph, where every pair is alike (and when no user reaches any other).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct WorstPair {
-    /// The user.
-    pub user: Option<usize>,
-    /// Its observer.
-    pub observer: Option<usize>,
-    /// `E[1/M]` of the pair (an upper bound on a graph).
-    pub inverse_hitting: f64,
+/// The network curve bounding every law of `laws` (pointwise maximum): 0 without laws.
+pub fn envelope_curve(
+    laws: &[PassageLaw],
+    orders: &Orders,
+    noise: Noise,
+    charges: &Charges,
+) -> RdpCurve {
+    let mut out = RdpCurve::zero(orders);
+    for law in laws {
+        let curve = network_curve(law, orders, noise, charges);
+        out = out.max(&curve);
+    }
+    out
 }
 
-/// The contributions per user that a walk of `steps` hops among `users` users is accounted and
-/// calibrated for when only the total is known: `ceil(steps / users)`, the expected count rounded
-/// up. Conservative for the average user, not a bound for a user the walk happens to visit more
-/// often (per-user caps or a node's own budget enforce that).
-pub fn expected_contributions(steps: u64, users: u64) -> u64 {
-    steps.div_ceil(users.max(1))
+/// The contributions per user that a walk of `steps` hops among `users` users is planned for:
+/// the `quantile` of the number of visits of a user that the walk holds with probability
+/// `share` at each step (`1/n` on a regular graph), taken as Binomial(`steps`, `share`) — an
+/// approximation of the walk's visit count, which is why it is only a plan: the budget policy
+/// enforces the budget on the contributions actually made, and users visited more often skip.
+pub fn planned_contributions(steps: u64, share: f64, quantile: f64) -> u64 {
+    let p = share.clamp(0.0, 1.0);
+    if steps == 0 || p == 0.0 {
+        return 0;
+    }
+    if p >= 1.0 {
+        return steps;
+    }
+    let mean = steps as f64 * p;
+    // Normal approximation with a continuity correction, then the exact binomial CDF walked
+    // from there (it needs only a few terms around the answer).
+    let z = normal_quantile(quantile.clamp(0.5, 1.0 - 1e-12));
+    let guess = (mean + z * (mean * (1.0 - p)).sqrt()).ceil().max(0.0) as u64;
+    let cdf = |k: u64| binomial_cdf(steps, p, k);
+    let mut k = guess.min(steps);
+    while k > 0 && cdf(k - 1) >= quantile {
+        k -= 1;
+    }
+    while k < steps && cdf(k) < quantile {
+        k += 1;
+    }
+    k.max(steps.div_ceil((1.0 / p).round().max(1.0) as u64))
+}
+
+/// `P(X ≤ k)` for `X ~ Binomial(n, p)`, summed in log space from the mode outwards.
+fn binomial_cdf(n: u64, p: f64, k: u64) -> f64 {
+    let ln_pmf = |x: u64| {
+        let (nf, xf) = (n as f64, x as f64);
+        libm::lgamma(nf + 1.0) - libm::lgamma(xf + 1.0) - libm::lgamma(nf - xf + 1.0)
+            + xf * p.ln()
+            + (nf - xf) * (-p).ln_1p()
+    };
+    let mut sum = 0.0;
+    let mut x = k;
+    loop {
+        let term = ln_pmf(x).exp();
+        sum += term;
+        if x == 0 || (term < 1e-18 * sum && (x as f64) < n as f64 * p) {
+            break;
+        }
+        x -= 1;
+    }
+    sum.min(1.0)
+}
+
+/// The standard normal quantile (Acklam's rational approximation, relative error < 1.2e-9).
+fn normal_quantile(q: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969_683_028_665_376e1,
+        2.209_460_984_245_205e2,
+        -2.759_285_104_469_687e2,
+        1.383_577_518_672_69e2,
+        -3.066_479_806_614_716e1,
+        2.506_628_277_459_239,
+    ];
+    const B: [f64; 5] = [
+        -5.447_609_879_822_406e1,
+        1.615_858_368_580_409e2,
+        -1.556_989_798_598_866e2,
+        6.680_131_188_771_972e1,
+        -1.328_068_155_288_572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784_894_002_430_293e-3,
+        -3.223_964_580_411_365e-1,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
+    let tail = |r: f64| {
+        (((((C[0] * r + C[1]) * r + C[2]) * r + C[3]) * r + C[4]) * r + C[5])
+            / ((((D[0] * r + D[1]) * r + D[2]) * r + D[3]) * r + 1.0)
+    };
+    if q < 0.02425 {
+        tail((-2.0 * q.ln()).sqrt())
+    } else if q > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - q).ln()).sqrt())
+    } else {
+        let x = q - 0.5;
+        let r = x * x;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * x
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
 }
 
 /// The noise, orders and conversion every figure of a report shares.
@@ -210,93 +362,135 @@ pub struct UserFigures {
     pub contributions: u64,
     /// Against an eavesdropper on every token.
     pub local: Figure,
-    /// Against the worst observer on the walk.
-    pub network: Figure,
-    /// That observer (`null` on the complete graph: all are alike).
+    /// Against its worst observer on the walk; `None` where no network bound holds (ADMM).
+    pub network: Option<Figure>,
+    /// That observer (`null` on the complete graph, where all are alike).
     pub worst_observer: Option<usize>,
     /// `E[1/M]` towards that observer.
     pub inverse_hitting: f64,
-    /// Orders where the network bound was not valid and the local one was used.
-    pub fallback_orders: Vec<f64>,
 }
 
-/// The figures of user `i` after `contributions` contributions.
+/// The figures of user `i` whose contributions are `charges`; `passage` is `None` where the walk
+/// has no network view (the ADMM step).
 pub fn user_figures(
     setup: &Setup,
-    hitting: &Hitting,
+    passage: Option<&Passage>,
     user: usize,
-    contributions: u64,
+    charges: &Charges,
 ) -> Result<UserFigures, PrivacyError> {
+    let contributions = charges.count();
     let local = local_view(&setup.orders, setup.noise, contributions);
-    let (worst_observer, inverse_hitting) = hitting.worst_observer(user);
-    let network = network_view(&setup.orders, setup.noise, contributions, inverse_hitting)?;
+    let (network, worst_observer, inverse_hitting) = match passage {
+        Some(p) => {
+            let curve = envelope_curve(p.user_laws(user), &setup.orders, setup.noise, charges);
+            let (observer, inv) = p.worst_observer(user);
+            let figure = curve.to_dp(setup.delta, setup.conversion)?.into();
+            (Some(figure), observer, inv)
+        }
+        None => (None, None, 0.0),
+    };
     Ok(UserFigures {
         user,
         contributions,
         local: local.to_dp(setup.delta, setup.conversion)?.into(),
-        network: network.curve.to_dp(setup.delta, setup.conversion)?.into(),
+        network,
         worst_observer,
         inverse_hitting,
-        fallback_orders: network.fallback_orders,
     })
 }
 
-/// The figures of every user, given each one's contributions. Users with the same count on the
-/// complete graph share one computation.
+/// The figures of every user. Users with the same charges on the complete graph (or without a
+/// network view) share one computation.
 pub fn all_users(
     setup: &Setup,
-    hitting: &Hitting,
-    contributions: &[u64],
+    passage: Option<&Passage>,
+    charges: &[Charges],
 ) -> Result<Vec<UserFigures>, PrivacyError> {
-    let mut cache: std::collections::HashMap<u64, UserFigures> = std::collections::HashMap::new();
-    contributions
+    let shared = !matches!(passage, Some(Passage::Pairs(_)));
+    let mut cache: std::collections::HashMap<&Charges, UserFigures> = std::collections::HashMap::new();
+    charges
         .iter()
         .enumerate()
-        .map(|(i, &k)| match hitting {
-            Hitting::Complete { .. } => {
-                if let Some(f) = cache.get(&k) {
-                    return Ok(UserFigures {
-                        user: i,
-                        ..f.clone()
-                    });
+        .map(|(i, c)| {
+            if shared {
+                if let Some(f) = cache.get(c) {
+                    return Ok(UserFigures { user: i, ..f.clone() });
                 }
-                let f = user_figures(setup, hitting, i, k)?;
-                cache.insert(k, f.clone());
+                let f = user_figures(setup, passage, i, c)?;
+                cache.insert(c, f.clone());
                 Ok(f)
+            } else {
+                user_figures(setup, passage, i, c)
             }
-            Hitting::Pairs(_) => user_figures(setup, hitting, i, k),
         })
         .collect()
 }
 
+/// Orders the all-pairs matrix evaluates, around the best order of each user's envelope figure:
+/// any order gives a valid bound, and a pair's best order is near its user's.
+const PAIR_ORDERS: usize = 16;
+
 /// The network ε of every ordered pair (`n × n`, row = user, column = observer; 0 on the
-/// diagonal and for observers never reached; `+∞` where there is no finite guarantee).
+/// diagonal and for observers that see nothing of the user; `+∞` where there is no finite
+/// guarantee). On a graph the laws are recomputed pair by pair (they are not kept: `n²` laws
+/// would not fit), and each pair is evaluated at the [`PAIR_ORDERS`] orders around its user's
+/// best one.
 pub fn pair_epsilons(
     setup: &Setup,
-    hitting: &Hitting,
-    contributions: &[u64],
+    passage: &Passage,
+    charges: &[Charges],
 ) -> Result<Vec<f64>, PrivacyError> {
-    let n = hitting.users();
+    let n = passage.users();
     let mut out = vec![0.0; n * n];
-    // Pairs with the same (contributions, E[1/M]) share one figure: on the complete graph a
-    // whole row does.
-    let mut cache: std::collections::HashMap<(u64, u64), f64> = std::collections::HashMap::new();
-    for (i, &k) in contributions.iter().enumerate().take(n) {
-        for j in (0..n).filter(|&j| j != i) {
-            let e = hitting.get(i, j);
-            if e == 0.0 {
-                continue;
-            }
-            let eps = match cache.get(&(k, e.to_bits())) {
-                Some(&eps) => eps,
-                None => {
-                    let curve = network_view(&setup.orders, setup.noise, k, e)?.curve;
-                    let eps = curve.to_dp(setup.delta, setup.conversion)?.epsilon();
-                    cache.insert((k, e.to_bits()), eps);
-                    eps
+    let eps_of = |curve: &RdpCurve| -> Result<f64, PrivacyError> {
+        Ok(curve.to_dp(setup.delta, setup.conversion)?.epsilon())
+    };
+    match passage {
+        Passage::Complete { law, .. } => {
+            let mut cache: std::collections::HashMap<&Charges, f64> = std::collections::HashMap::new();
+            for (i, c) in charges.iter().enumerate().take(n) {
+                let eps = match cache.get(c) {
+                    Some(&e) => e,
+                    None => {
+                        let e = eps_of(&network_curve(law, &setup.orders, setup.noise, c))?;
+                        cache.insert(c, e);
+                        e
+                    }
+                };
+                for j in (0..n).filter(|&j| j != i) {
+                    out[i * n + j] = eps;
                 }
-            };
-            out[i * n + j] = eps;
+            }
+        }
+        Passage::Pairs(p) => {
+            let all = setup.orders.as_slice();
+            let mut per_user = Vec::with_capacity(n);
+            for (i, c) in charges.iter().enumerate().take(n) {
+                let env = envelope_curve(&p.sources[i], &setup.orders, setup.noise, c);
+                let best = match env.to_dp(setup.delta, setup.conversion)? {
+                    DpBound::Finite(g) => all.iter().position(|&a| a == g.order).unwrap_or(0),
+                    DpBound::NoFiniteGuarantee { .. } => 0,
+                };
+                let lo = best.saturating_sub(PAIR_ORDERS / 4);
+                let hi = (lo + PAIR_ORDERS).min(all.len());
+                per_user.push(Orders::new(&all[lo..hi])?);
+            }
+            let empty = Charges::default();
+            let mut failure = None;
+            passage_all_pairs(&p.rows, &p.opts, 1.0, &mut |i, j, law| {
+                let c = charges.get(i).unwrap_or(&empty);
+                if c.count() == 0 || failure.is_some() {
+                    return;
+                }
+                let curve = network_curve(&law, &per_user[i], setup.noise, c);
+                match eps_of(&curve) {
+                    Ok(e) => out[i * n + j] = e,
+                    Err(e) => failure = Some(e),
+                }
+            })?;
+            if let Some(e) = failure {
+                return Err(e);
+            }
         }
     }
     Ok(out)
@@ -315,47 +509,67 @@ mod tests {
         }
     }
 
+    fn ring(n: usize) -> Topology {
+        dpwalk_core::topology::TopologySpec::new(dpwalk_core::topology::TopologyKind::Ring)
+            .build(Some(n), std::path::Path::new("."), 1)
+            .unwrap()
+    }
+
     #[test]
     fn complete_graph_is_instant_and_below_local() {
         let t = std::time::Instant::now();
-        let h = Hitting::for_topology(
+        let p = Passage::for_topology(
             &Topology::Complete { n: 1_000_000 },
             &HittingOptions::default(),
         )
         .unwrap();
-        let f = user_figures(&setup(50.0), &h, 3, 100).unwrap();
-        assert!(t.elapsed().as_secs_f64() < 1.0);
-        assert!(f.network.epsilon_or_inf() < f.local.epsilon_or_inf());
+        let f = user_figures(&setup(50.0), Some(&p), 3, &Charges::worst_placement(100, 2)).unwrap();
+        assert!(t.elapsed().as_secs_f64() < 5.0);
+        let network = f.network.unwrap();
+        assert!(network.epsilon_or_inf() < f.local.epsilon_or_inf());
         assert_eq!(f.worst_observer, None);
+        let admm = user_figures(&setup(50.0), None, 3, &Charges::open(100)).unwrap();
+        assert_eq!((admm.network, admm.local), (None, f.local));
     }
 
     #[test]
-    fn ring_worst_observer_is_a_neighbour() {
-        let ring =
-            dpwalk_core::topology::TopologySpec::new(dpwalk_core::topology::TopologyKind::Ring)
-                .build(Some(9), std::path::Path::new("."), 1)
-                .unwrap();
-        let h = Hitting::for_topology(&ring, &HittingOptions::default()).unwrap();
-        let f = user_figures(&setup(50.0), &h, 4, 10).unwrap();
+    fn ring_worst_observer_is_a_neighbour_and_its_pair_learns_most() {
+        let p = Passage::for_topology(&ring(9), &HittingOptions::default()).unwrap();
+        let charges = vec![Charges::open(10); 9];
+        let f = user_figures(&setup(50.0), Some(&p), 4, &charges[4]).unwrap();
         let j = f.worst_observer.unwrap();
         assert!(j == 3 || j == 5, "worst observer {j}");
-        let pairs = pair_epsilons(&setup(50.0), &h, &[10; 9]).unwrap();
+        let pairs = pair_epsilons(&setup(50.0), &p, &charges).unwrap();
         assert_eq!(pairs[4 * 9 + 4], 0.0);
-        assert!(
-            pairs[4 * 9 + 3] > pairs[4 * 9],
-            "a neighbour learns more than a far node"
-        );
-        let users = all_users(&setup(50.0), &h, &[10; 9]).unwrap();
+        assert!(pairs[4 * 9 + 3] > pairs[4 * 9], "a neighbour learns more than a far node");
+        // The user's envelope figure covers every one of its pairs.
+        let user = f.network.unwrap().epsilon_or_inf();
+        let row_max = (0..9).map(|j| pairs[4 * 9 + j]).fold(0.0, f64::max);
+        assert!(user >= row_max * (1.0 - 1e-12), "{user} < {row_max}");
+        assert!(user <= row_max * 1.1, "envelope {user} far above the worst pair {row_max}");
+        let users = all_users(&setup(50.0), Some(&p), &charges).unwrap();
         assert_eq!(users[4], f);
     }
 
     #[test]
-    fn same_counts_share_figures_on_the_complete_graph() {
-        let h = Hitting::for_topology(&Topology::Complete { n: 100 }, &HittingOptions::default())
+    fn same_charges_share_figures_on_the_complete_graph() {
+        let p = Passage::for_topology(&Topology::Complete { n: 100 }, &HittingOptions::default())
             .unwrap();
-        let users = all_users(&setup(30.0), &h, &[5, 7, 5]).unwrap();
+        let c = [Charges::open(5), Charges::open(7), Charges::open(5)];
+        let users = all_users(&setup(30.0), Some(&p), &c).unwrap();
         assert_eq!(users[0].network, users[2].network);
         assert_eq!(users[2].user, 2);
-        assert!(users[1].network.epsilon_or_inf() > users[0].network.epsilon_or_inf());
+        assert!(users[1].network.unwrap().epsilon_or_inf() > users[0].network.unwrap().epsilon_or_inf());
+    }
+
+    #[test]
+    fn planned_contributions_cover_the_quantile() {
+        // Binomial(1000, 0.1): mean 100, sd 9.5; the 0.99 quantile is 123.
+        assert_eq!(planned_contributions(1000, 0.1, 0.99), 123);
+        assert_eq!(planned_contributions(1000, 0.1, 0.5), 100);
+        assert_eq!(planned_contributions(0, 0.1, 0.99), 0);
+        assert_eq!(planned_contributions(50, 1.0, 0.99), 50);
+        let big = planned_contributions(100_000_000, 1e-6, 0.99);
+        assert!((120..=125).contains(&big), "{big}");
     }
 }

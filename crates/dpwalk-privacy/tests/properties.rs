@@ -6,7 +6,9 @@ use dpwalk_privacy::Noise;
 use dpwalk_privacy::calibrate::{View, account, calibrate};
 use dpwalk_privacy::local::local_view;
 use dpwalk_privacy::mechanism::subsampled_gaussian;
-use dpwalk_privacy::network::{complete_graph_inverse_hitting, network_view, paper_closed_form};
+use dpwalk_privacy::network::{
+    Charges, PassageLaw, complete_graph_inverse_hitting, network_curve, paper_closed_form,
+};
 use dpwalk_privacy::rdp::{Conversion, Orders};
 use proptest::prelude::*;
 
@@ -24,15 +26,17 @@ proptest! {
 
     #[test]
     fn epsilon_grows_with_steps_and_falls_with_sigma(
-        k in 1u64..10_000, sigma in 0.5f64..200.0, q in 0.001f64..1.0, inv in 0.0001f64..1.0,
+        k in 1u64..10_000, sigma in 0.5f64..200.0, q in 0.001f64..1.0, n in 2u64..100_000,
     ) {
-        let views = |k: u64| [
+        let law = [PassageLaw::complete(n, 1.0).unwrap()];
+        let (ck, ck1) = (Charges::worst_placement(k.min(300), 2), Charges::worst_placement(k.min(300) + 1, 2));
+        let views = |k: u64, c| [
             View::Local { contributions: k },
-            View::Network { contributions: k, inverse_hitting: inv },
+            View::Network { laws: &law, charges: c },
             View::Centralized { rounds: k, users: 100 },
             View::Federated { rounds: k, sampling_rate: q },
         ];
-        for (a, b) in views(k).iter().zip(views(k + 1).iter()) {
+        for (a, b) in views(k, &ck).iter().zip(views(k + 1, &ck1).iter()) {
             let (e0, e1) = (eps(a, sigma, 1e-5), eps(b, sigma, 1e-5));
             prop_assert!(!e0.is_nan() && e0 <= e1, "{a:?}: {e0} > {e1}");
             let e2 = eps(a, sigma * 1.5, 1e-5);
@@ -41,37 +45,44 @@ proptest! {
     }
 
     #[test]
-    fn network_is_never_above_local(k in 1u64..1000, sigma in 0.1f64..100.0, inv in 0.0f64..=1.0) {
+    fn network_is_never_above_local(k in 1u64..300, sigma in 0.1f64..100.0, n in 2u64..10_000, last in 1u64..50) {
         let g = Orders::default_grid();
         let noise = Noise::new(sigma, 1.0).unwrap();
-        let net = network_view(&g, noise, k, inv).unwrap();
-        let loc = local_view(&g, noise, k);
-        for (n, l) in net.curve.values().iter().zip(loc.values()) {
+        let law = PassageLaw::complete(n, 1.0).unwrap();
+        let charges = Charges::from_pairs([
+            (dpwalk_privacy::network::Horizon::Open, k),
+            (dpwalk_privacy::network::Horizon::Final(last), 1),
+        ]);
+        let net = network_curve(&law, &g, noise, &charges);
+        let loc = local_view(&g, noise, k + 1);
+        for (n, l) in net.values().iter().zip(loc.values()) {
             prop_assert!(n <= l);
         }
     }
 
     #[test]
-    fn complete_graph_matches_the_paper_up_to_named_factors(
+    fn complete_graph_is_between_the_paper_and_the_old_rule(
         n in 3u64..2_000_000, k in 1u64..1000, sigma in 1.0f64..1000.0,
     ) {
-        // exact/(1 + c) = K ε_loc ln(n−1)/(n−2) lies in [paper, paper · n/(n−2)] where c ≤ 1.
+        // Without the final model the mixture is at least the first-order term of the paper's
+        // form (up to n/(n−2) and the certified margin) and at most the old (1 + c)·E[1/M] rule
+        // where that one held.
         let g = Orders::default_grid();
         let noise = Noise::new(sigma, 1.0).unwrap();
         let inv = complete_graph_inverse_hitting(n).unwrap();
-        let net = network_view(&g, noise, k, inv).unwrap();
+        let law = PassageLaw::complete(n, 1.0).unwrap();
+        let net = network_curve(&law, &g, noise, &Charges::open(k));
         let paper = paper_closed_form(&g, noise, k, n).unwrap();
         let nf = n as f64;
-        for ((&a, &e), &p) in g.as_slice().iter().zip(net.curve.values()).zip(paper.values()) {
-            if net.fallback_orders.contains(&a) {
-                continue;
-            }
-            let c = (a - 1.0) * 8.0 * a / (sigma * sigma);
-            let bare = e / (1.0 + c);
+        for ((&a, &e), &p) in g.as_slice().iter().zip(net.values()).zip(paper.values()) {
             let local = k as f64 * 8.0 * a / (sigma * sigma);
-            if bare < local * (1.0 - 1e-12) {
-                prop_assert!(bare >= p * (1.0 - 1e-12), "α={a}: {bare} < paper {p}");
-                prop_assert!(bare <= p * nf / (nf - 2.0) * (1.0 + 1e-12), "α={a}");
+            let c = (a - 1.0) * 8.0 * a / (sigma * sigma);
+            if e < local * (1.0 - 1e-9) {
+                prop_assert!(e >= p * (1.0 - 1e-9), "α={a}: {e} < paper {p}");
+            }
+            if c <= 1.0 {
+                let old = (1.0 + c) * local * inv * 1.001;
+                prop_assert!(e <= old.max(p * nf / (nf - 2.0)) , "α={a}: {e} > old rule {old}");
             }
         }
     }
@@ -81,9 +92,11 @@ proptest! {
         target in 0.1f64..10.0, k in 1u64..1000, which in 0usize..3, q in 0.01f64..1.0,
     ) {
         let g = Orders::default_grid();
+        let law = [PassageLaw::complete(100, 1.0).unwrap()];
+        let charges = Charges::worst_placement(k.min(200), 2);
         let view = match which {
             0 => View::Local { contributions: k },
-            1 => View::Network { contributions: k, inverse_hitting: 0.01 },
+            1 => View::Network { laws: &law, charges: &charges },
             _ => View::Federated { rounds: k.min(50), sampling_rate: q },
         };
         let cal = calibrate(&view, &g, 1.0, target, 1e-5, Conversion::Tight, 1e-6).unwrap();

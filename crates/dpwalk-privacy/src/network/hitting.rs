@@ -1,29 +1,4 @@
-//! The network view: what user `j` learns about user `i` through the walk.
-//!
-//! # The bound (DESIGN.md, "Network view"; Cyffers, Bellet & Basu 2023, Thm. 4 and its proof)
-//! User `j` sees `w` only when the token visits it. After a contribution of `i`, the token first
-//! reaches `j` after `M` moves; each move adds fresh Gaussian noise, so by amplification by
-//! iteration the leak given `M = m` is `ε_loc(α)/m`. The walk does not depend on the data, so we
-//! condition on it (sender included), and the weak convexity of the Rényi divergence turns the
-//! mixture over `m` into, per contribution,
-//! `ε_{i→j}(α) ≤ (1 + c) · ε_loc(α) · E[1/M_ij]`, `c = (α − 1) ε_loc(α)`,
-//! **valid only where `c ≤ 1`**. Where `c > 1` only the local bound `ε_loc(α)` holds; we use it
-//! there and report those orders ([`NetworkCurve::fallback_orders`]). Where `c ≤ 1` both hold and
-//! we take the smaller, which also keeps the curve monotone in σ (needed by calibration).
-//! Correction to the paper: its proof drops the `(1 + c)` factor; we keep it.
-//! Assumptions (not proved in the paper, to be printed with every network figure): only the first
-//! visit of `j` after a contribution counts (later visits are post-processing of it), and the
-//! contributions of `i` compose additively although `u_i` carries their noise forward. The local
-//! view needs neither and is always printed beside this one.
-//! If `j` is never reached from `i`, `j` sees nothing that depends on `i`: the curve is 0 and
-//! [`NetworkCurve::reached`] is false.
-//!
-//! # `E[1/M]` on the complete graph
-//! Forwarding uniformly to one of the other `n − 1` users, `P(M = m) = q(1 − q)^{m−1}` with
-//! `q = 1/(n−1)`, so `E[1/M] = Σ_m q(1−q)^{m−1}/m = q ln(1/q)/(1 − q) = ln(n−1)/(n−2)` (`= 1` for
-//! `n = 2`). The paper's Theorem 4 instead states `8 α K C² ln n / (σ² n)` (its walk may stay at
-//! the holder, and the `(1 + c)` factor is dropped); [`paper_closed_form`] gives it, labelled as
-//! such, to print beside the exact figure. Note `ln n / n ≤ ln(n−1)/(n−2) ≤ ln n/(n−2)`.
+//! The certified all-pairs pass over the walk's first-passage laws.
 //!
 //! # `E[1/M]` on any graph: a certified truncated series
 //! For a target `j`, let `Q` be the transition matrix with column `j` removed and `r_m = Q^m 1`:
@@ -42,156 +17,19 @@
 //! until every pair's gap is below `rel_tol` of its value, or `max_steps` is reached (slowly mixing
 //! graphs such as long rings): the achieved gaps are reported either way.
 //!
+//! # The laws
+//! The same iteration gives every pair's first-passage law `h_ij(m)`, which is summed into the
+//! buckets of [`super::law`] (mass and `Σ h g`) as it goes; at the truncation `T` each pair's law is
+//! handed to the caller with its tail `r_T(i)` and `ρ_min` of its target (the decay the tail bound
+//! needs). `T` is chosen by the `E[1/M]` criterion above, which keeps the pass as fast as before.
+//!
 //! All targets are iterated together in blocks of columns (`r` is an `n × block` matrix, each step
 //! a sparse-times-dense product with contiguous rows), which vectorizes.
-//!
-//! # Not offered: the pairwise bound of Cyffers, Bellet & Upadhyay (ICML 2024)
-//! We were asked to print, for comparison, the pairwise network-DP bound of *Differentially
-//! Private Decentralized Learning with Random Walks* (ICML 2024, arXiv 2402.07471). We do not.
-//! The reason is that we could not read the theorem's exact statement, so we cannot state it
-//! faithfully or map its sensitivity to ours (checked in stored copies of the sources below):
-//! - The paper itself (arXiv HTML v2, ar5iv, the ICML text) was only readable up to the start of
-//!   its introduction. The theorem, its constants and its assumptions are beyond that.
-//! - The authors' code (`totilas/DPrandomwalk`, `graph.py`: `priv_global`, `logW`, `maxi_priv`)
-//!   computes `α T ln T/(σ² n²) + (α T/(σ² n)) · L_uv` with
-//!   `L = Σ_{λ_k ≠ 1} −ln(1 − λ_k) φ_k φ_kᵀ = Σ_{t ≥ 1} (Wᵗ − 11ᵀ/n)/t`. It runs on a symmetric,
-//!   doubly stochastic gossip matrix `W` with self-loops, has no Lipschitz or clipping constant
-//!   in it (the code normalises it away), and has a second variant for a known sender (max over
-//!   the observer's neighbours).
-//! - Li, Su, Wang, Long & Su, *Mitigating Privacy–Utility Trade-off in Decentralized Federated
-//!   Learning via f-DP* (NeurIPS 2025) cite the paper as ref. 15 and restate its analysis in their
-//!   Remarks 4.1 and 4.4 and Appendix H.2. The observer's first view is a mixture over `t` with
-//!   weights `(Wᵗ)_uv` (not first-hit probabilities), and each step is amplified by iteration.
-//!   The per-visit bound then composes over `⌈(1 + ζ) T/n⌉` visits, which holds with probability
-//!   `1 − δ′` (Remark 5 of the paper, as they cite it, caps a node's contributions to remove `δ′`). Their code
-//!   (`lx10077/PN-f-DP`, `rdp.py`, `OneStepRDP`; `main.py`, `priv_global`, commented "Theorem 3
-//!   of arXiv 2402.07471") computes `ε(α) = α (T/n) Σ_{t ≤ T} (Wᵗ)_uv / (t σ²)`. It takes a
-//!   sensitivity argument but does not use it.
-//!
-//! Neither source fixes the constant in front: whether the sensitivity is `L` or `2L`, and whether
-//! a weak-convexity factor was kept. Our sensitivity is `2C` at noise `σ/2`, so a guessed mapping
-//! could be off by a factor of 4 or more. The sources also do not give the range of `α` where the
-//! bound is valid, or the exact loss assumptions. Amplification by iteration needs a contractive
-//! step, i.e. a smooth convex loss and step size `η ≤ 2/β` for gradient descent. That is the
-//! paper's RW DP-SGD, not our ADMM step.
-//!
-//! The walk models also differ. The paper's `W` keeps the token with probability `W_uu`, and its
-//! number of contributions is random (about `T/n`, with a concentration slack). Our daemon
-//! forwards to another user, and `K_i` is counted exactly.
-//!
-//! One thing can be said without the constant. As restated above, its graph factor
-//! `Σ_{t ≤ T} (Wᵗ)_uv / t` is never smaller than the first-hit series behind our `E[1/M_uv]` up
-//! to `T`. The reason is `(Wᵗ)_uv = Σ_{s ≤ t} h_uv(s) (W^{t−s})_vv ≥ h_uv(t)`: it counts every
-//! visit at time `t`, not only the first.
-//!
-//! To offer the figure, we need the theorem's text: the statement, its assumptions and its
-//! sensitivity convention.
 
-use crate::Noise;
+use super::Transitions;
+use super::law::{PassageLaw, bucket_starts};
+use super::path_factor;
 use crate::error::PrivacyError;
-use crate::local::eps_loc;
-use crate::rdp::{Orders, RdpCurve};
-
-/// A walk's transition rows: for each user, `(next user, probability)` pairs summing to 1.
-/// The topology implements this to be accounted on.
-pub trait Transitions {
-    /// Number of users.
-    fn users(&self) -> usize;
-    /// The transition row of user `i` (`i < users()`).
-    fn row(&self, i: usize) -> &[(usize, f64)];
-}
-
-impl Transitions for [Vec<(usize, f64)>] {
-    fn users(&self) -> usize {
-        self.len()
-    }
-    fn row(&self, i: usize) -> &[(usize, f64)] {
-        &self[i]
-    }
-}
-
-impl Transitions for Vec<Vec<(usize, f64)>> {
-    fn users(&self) -> usize {
-        self.len()
-    }
-    fn row(&self, i: usize) -> &[(usize, f64)] {
-        &self[i]
-    }
-}
-
-/// A network-view curve and what it rests on.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NetworkCurve {
-    /// The composed curve over all contributions.
-    pub curve: RdpCurve,
-    /// Orders where `c = (α−1) ε_loc(α) > 1`, at which the local bound was used instead.
-    pub fallback_orders: Vec<f64>,
-    /// The `E[1/M]` used.
-    pub inverse_hitting: f64,
-    /// False when the observer is never reached (`E[1/M] = 0`): the curve is then 0.
-    pub reached: bool,
-}
-
-/// The network view of `contributions` contributions of one user towards one observer, given
-/// `E[1/M] ∈ [0, 1]` for that pair (an upper bound on it is fine: the curve is monotone in it).
-pub fn network_view(
-    orders: &Orders,
-    noise: Noise,
-    contributions: u64,
-    inverse_hitting: f64,
-) -> Result<NetworkCurve, PrivacyError> {
-    if !(0.0..=1.0).contains(&inverse_hitting) {
-        return Err(PrivacyError::InverseHitting(inverse_hitting));
-    }
-    let reached = inverse_hitting > 0.0;
-    let k = contributions as f64;
-    let mut fallback_orders = Vec::new();
-    let values: Vec<f64> = orders
-        .as_slice()
-        .iter()
-        .map(|&alpha| {
-            let e = eps_loc(alpha, noise.sigma(), noise.clip());
-            let c = (alpha - 1.0) * e;
-            let per = if !reached {
-                0.0
-            } else if c <= 1.0 {
-                e.min((1.0 + c) * e * inverse_hitting)
-            } else {
-                fallback_orders.push(alpha);
-                e
-            };
-            k * per
-        })
-        .collect();
-    let curve = RdpCurve::from_computed(orders.clone(), values.into_iter());
-    Ok(NetworkCurve {
-        curve,
-        fallback_orders,
-        inverse_hitting,
-        reached,
-    })
-}
-
-/// The Lipschitz constant of the ADMM token map `w ↦ w + (2λ/n)·clip(G(w), C) + noise` in `w`:
-/// `L = 1 + 2λ/n` (`G` is half of a reflected-resolvent difference, hence 1-Lipschitz). Attained
-/// (`r = 0`, a user whose data do not touch a coordinate, clip inactive), so not improvable.
-pub fn admm_lipschitz(lambda: f64, users: usize) -> f64 {
-    1.0 + 2.0 * lambda / users as f64
-}
-
-/// `g(m) = (1 − L⁻²)/(1 − L⁻²ᵐ)`: the share of `ε_loc` that leaks through a path of `m ≥ 1` noisy
-/// `L`-Lipschitz hops (shift reduction with `L`-Lipschitz maps; exact for the linear-Gaussian
-/// case, whose mean gap is `d·L^{m−1}` against a variance `τ²·Σ_{t<m} L^{2t}`). `g(1) = 1`,
-/// `g(m) ≥ 1/m`, `g → 1/m` as `L → 1`, and `g` decreases in `m` to `1 − L⁻²`. Written with
-/// `expm1` so that `L` within rounding of 1 gives `1/m`, not `0/0`.
-pub fn path_factor(lipschitz: f64, m: u64) -> f64 {
-    debug_assert!(lipschitz >= 1.0 && m >= 1);
-    let x = -2.0 * lipschitz.ln();
-    if x == 0.0 {
-        return 1.0 / m as f64;
-    }
-    x.exp_m1() / (m as f64 * x).exp_m1()
-}
 
 /// Exact `E[1/M]` on the complete graph of `n ≥ 2` users forwarding uniformly to one of the
 /// other `n − 1`: `ln(n−1)/(n−2)` (1 for `n = 2`). O(1).
@@ -201,25 +39,6 @@ pub fn complete_graph_inverse_hitting(n: u64) -> Result<f64, PrivacyError> {
         2 => Ok(1.0),
         _ => Ok(((n - 1) as f64).ln() / (n - 2) as f64),
     }
-}
-
-/// The paper's Theorem 4 closed form `8 α K C² ln n / (σ² n)`, for printing beside the exact
-/// figure (labelled as the paper's; it omits the `(1 + c)` factor and the `n − 1` details).
-pub fn paper_closed_form(
-    orders: &Orders,
-    noise: Noise,
-    contributions: u64,
-    n: u64,
-) -> Result<RdpCurve, PrivacyError> {
-    if n < 2 {
-        return Err(PrivacyError::Users { min: 2, got: n });
-    }
-    let factor = contributions as f64 * (n as f64).ln() / n as f64;
-    let values = orders
-        .as_slice()
-        .iter()
-        .map(|&a| factor * eps_loc(a, noise.sigma(), noise.clip()));
-    Ok(RdpCurve::from_computed(orders.clone(), values))
 }
 
 /// Options of the certified `E[1/M]` computation.
@@ -385,7 +204,7 @@ fn e1_scaled(x: f64) -> f64 {
 const EXACT_TAIL_TERMS: usize = 256;
 
 /// Upper (`upper = true`) or lower bound on `B(ρ, T) = (1−ρ) Σ_{k≥1} ρ^{k−1}/(T+k)`.
-fn tail_factor(rho: f64, t: f64, upper: bool) -> f64 {
+pub(crate) fn tail_factor(rho: f64, t: f64, upper: bool) -> f64 {
     let crude = 1.0 / (t + 1.0);
     if rho <= 0.0 {
         return crude;
@@ -438,6 +257,34 @@ pub fn inverse_hitting_all_pairs<T: Transitions + ?Sized>(
     p: &T,
     opts: &HittingOptions,
 ) -> Result<InverseHitting, PrivacyError> {
+    all_pairs(p, opts, None)
+}
+
+/// What receives each ordered pair's first-passage law during the pass.
+pub type LawSink<'a> = &'a mut dyn FnMut(usize, usize, PassageLaw);
+
+/// Certified `E[1/M_ij]` for every ordered pair, and each pair's first-passage law (with `g`
+/// for Lipschitz constant `lipschitz`) handed to `sink` as `(user, observer, law)`; pairs whose
+/// observer is never reached get a law with all its mass at "never".
+pub fn passage_all_pairs<T: Transitions + ?Sized>(
+    p: &T,
+    opts: &HittingOptions,
+    lipschitz: f64,
+    sink: LawSink<'_>,
+) -> Result<InverseHitting, PrivacyError> {
+    super::law::check_lipschitz(lipschitz)?;
+    all_pairs(p, opts, Some((lipschitz, sink)))
+}
+
+/// Largest number of bucket accumulators (two per pair and bucket) held at once, which bounds
+/// the block of targets when laws are built: about 64 MiB.
+const MAX_ACCUMULATORS: usize = 1 << 23;
+
+fn all_pairs<T: Transitions + ?Sized>(
+    p: &T,
+    opts: &HittingOptions,
+    mut laws: Option<(f64, LawSink<'_>)>,
+) -> Result<InverseHitting, PrivacyError> {
     if !(opts.rel_tol > 0.0 && opts.rel_tol < 1.0) {
         return Err(PrivacyError::Option {
             name: "rel_tol",
@@ -481,10 +328,23 @@ pub fn inverse_hitting_all_pairs<T: Transitions + ?Sized>(
             out.reached[i * n + j] = i != j && s;
         }
     }
+    let block = match &laws {
+        Some(_) => {
+            let buckets = bucket_starts(opts.max_steps as u64).len();
+            opts.block.min((MAX_ACCUMULATORS / (2 * n * buckets)).max(1))
+        }
+        None => opts.block,
+    };
     let mut j0 = 0;
     while j0 < n {
-        solve_block(p, j0..n.min(j0 + opts.block), opts, &mut out);
-        j0 += opts.block;
+        let targets = j0..n.min(j0 + block);
+        match &mut laws {
+            Some((lipschitz, sink)) => {
+                solve_block(p, targets, opts, &mut out, Some((*lipschitz, &mut **sink)))
+            }
+            None => solve_block(p, targets, opts, &mut out, None),
+        }
+        j0 += block;
     }
     for i in 0..n {
         let row = i * n..(i + 1) * n;
@@ -497,12 +357,22 @@ pub fn inverse_hitting_all_pairs<T: Transitions + ?Sized>(
     Ok(out)
 }
 
+/// The bucket sums of a block's laws while the pass runs: `mass` and `Σ h g`, laid out
+/// `[bucket][user][target]` so that each step streams through one contiguous slice.
+struct LawAccumulators {
+    lipschitz: f64,
+    starts: std::sync::Arc<[u64]>,
+    mass: Vec<f64>,
+    gsum: Vec<f64>,
+}
+
 /// Iterates `r ← Q r` for a block of targets until every pair in it is within `rel_tol`.
 fn solve_block<T: Transitions + ?Sized>(
     p: &T,
     targets: std::ops::Range<usize>,
     opts: &HittingOptions,
     out: &mut InverseHitting,
+    sink: Option<(f64, &mut dyn FnMut(usize, usize, PassageLaw))>,
 ) {
     let n = p.users();
     let nb = targets.len();
@@ -512,8 +382,35 @@ fn solve_block<T: Transitions + ?Sized>(
     for (b, j) in targets.clone().enumerate() {
         prev[j * nb + b] = 0.0;
     }
+    let (mut acc, mut sink) = match sink {
+        Some((lipschitz, sink)) => {
+            let starts = bucket_starts(opts.max_steps as u64);
+            let len = starts.len() * n * nb;
+            let acc = LawAccumulators {
+                lipschitz,
+                starts,
+                mass: vec![0.0; len],
+                gsum: vec![0.0; len],
+            };
+            (Some(acc), Some(sink))
+        }
+        None => (None, None),
+    };
+    let mut bucket = 0;
     for m in 1..=opts.max_steps {
         let inv_m = 1.0 / m as f64;
+        let law_step = acc.as_mut().map(|a| {
+            if bucket + 1 < a.starts.len() && m as u64 >= a.starts[bucket + 1] {
+                bucket += 1;
+            }
+            let g = path_factor(a.lipschitz, m as u64);
+            let at = bucket * n * nb..(bucket + 1) * n * nb;
+            (g, &mut a.mass[at.clone()], &mut a.gsum[at])
+        });
+        let (g_m, mut mass, mut gsum) = match law_step {
+            Some((g, mass, gsum)) => (g, Some(mass), Some(gsum)),
+            None => (0.0, None, None),
+        };
         for i in 0..n {
             let row_out = &mut next[i * nb..(i + 1) * nb];
             row_out.fill(0.0);
@@ -531,10 +428,18 @@ fn solve_block<T: Transitions + ?Sized>(
             for ((a, o), r) in acc.iter_mut().zip(row_out.iter()).zip(before) {
                 *a += (r - o) * inv_m;
             }
+            if let (Some(mass), Some(gsum)) = (mass.as_deref_mut(), gsum.as_deref_mut()) {
+                let (mass, gsum) = (&mut mass[i * nb..(i + 1) * nb], &mut gsum[i * nb..(i + 1) * nb]);
+                for (((ms, gs), o), r) in mass.iter_mut().zip(gsum.iter_mut()).zip(row_out.iter()).zip(before) {
+                    let hit = r - o;
+                    *ms += hit;
+                    *gs += hit * g_m;
+                }
+            }
         }
         let last = m == opts.max_steps;
-        if (m % opts.check_every == 0 || last)
-            && bounds(
+        if m % opts.check_every == 0 || last {
+            let found = bounds(
                 n,
                 targets.clone(),
                 m,
@@ -544,17 +449,66 @@ fn solve_block<T: Transitions + ?Sized>(
                 opts.rel_tol,
                 last,
                 out,
-            )
-        {
-            out.steps = out.steps.max(m);
-            return;
+            );
+            if let Some(decay) = found {
+                out.steps = out.steps.max(m);
+                if let (Some(acc), Some(sink)) = (acc.as_ref(), sink.as_mut()) {
+                    hand_over(acc, m as u64, n, targets, &next, &decay, &out.reached, &mut **sink);
+                }
+                return;
+            }
         }
         std::mem::swap(&mut prev, &mut next);
     }
 }
 
+/// Builds each pair's law of the block at truncation `t` (tail `r_t`) and hands it to `sink`.
+#[allow(clippy::too_many_arguments)]
+fn hand_over(
+    acc: &LawAccumulators,
+    t: u64,
+    n: usize,
+    targets: std::ops::Range<usize>,
+    survival: &[f64],
+    decay: &[f64],
+    reached: &[bool],
+    sink: &mut dyn FnMut(usize, usize, PassageLaw),
+) {
+    let nb = targets.len();
+    let starts = bucket_starts(t);
+    // A walk in which every user reaches every other is irreducible: each observer is reached
+    // with probability one.
+    let certain = reached
+        .iter()
+        .enumerate()
+        .all(|(at, &r)| r || at / n == at % n);
+    for (b, j) in targets.enumerate() {
+        for i in (0..n).filter(|&i| i != j) {
+            let law = if reached[i * n + j] {
+                let at = |bucket: usize| (bucket * n + i) * nb + b;
+                let mass = (0..starts.len()).map(|k| acc.mass[at(k)].max(0.0)).collect();
+                let gsum = (0..starts.len()).map(|k| acc.gsum[at(k)].max(0.0)).collect();
+                PassageLaw::from_buckets(
+                    acc.lipschitz,
+                    t,
+                    starts.clone(),
+                    mass,
+                    gsum,
+                    survival[i * nb + b].max(0.0),
+                    decay[b],
+                    certain,
+                )
+            } else {
+                PassageLaw::never(acc.lipschitz, t)
+            };
+            sink(i, j, law);
+        }
+    }
+}
+
 /// Computes the certified interval of every pair of the block at truncation `t`; writes them and
-/// returns true when all are within `rel_tol` (or when `force`, at the step cap).
+/// returns, when all are within `rel_tol` (or when `force`, at the step cap), each target's
+/// `ρ_min` (a lower bound on the survival ratio from `t` on).
 #[allow(clippy::too_many_arguments)]
 fn bounds(
     n: usize,
@@ -566,11 +520,12 @@ fn bounds(
     rel_tol: f64,
     force: bool,
     out: &mut InverseHitting,
-) -> bool {
+) -> Option<Vec<f64>> {
     let nb = targets.len();
     let tf = t as f64;
     let margin = 1.0 + (tf + 100.0) * 4.0 * f64::EPSILON;
     let mut factors = Vec::with_capacity(nb);
+    let mut decay = Vec::with_capacity(nb);
     for (b, j) in targets.clone().enumerate() {
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
         for i in (0..n).filter(|&i| i != j) {
@@ -585,6 +540,7 @@ fn bounds(
             (lo, hi) = (0.0, 0.0); // no surviving mass at all: the tail is 0
         }
         let (rho_min, rho_max) = (lo.clamp(0.0, 1.0), hi.clamp(0.0, 1.0));
+        decay.push(rho_min);
         factors.push((
             tail_factor(rho_min, tf, true),
             tail_factor(rho_max, tf, false),
@@ -604,7 +560,7 @@ fn bounds(
             if gap > rel_tol * upper {
                 ok = false;
                 if !force {
-                    return false;
+                    return None;
                 }
             }
             out.upper[at] = upper.min(1.0);
@@ -623,7 +579,7 @@ fn bounds(
     if !ok {
         out.converged = false;
     }
-    true
+    Some(decay)
 }
 
 #[cfg(test)]
@@ -752,19 +708,35 @@ mod tests {
     }
 
     #[test]
-    fn network_view_uses_the_bound_where_valid_and_falls_back_elsewhere() {
-        let orders = Orders::new(&[2.0, 64.0]).unwrap();
-        let noise = Noise::new(20.0, 1.0).unwrap(); // ε_loc = 0.02 α
-        let v = network_view(&orders, noise, 3, 0.1).unwrap();
-        let (e2, e64) = (0.04, 1.28);
-        let c2 = 1.0 * e2;
-        assert!((v.curve.values()[0] - 3.0 * (1.0 + c2) * e2 * 0.1).abs() < 1e-15);
-        assert_eq!(v.fallback_orders, vec![64.0]); // c = 63 · 1.28 > 1
-        assert!((v.curve.values()[1] - 3.0 * e64).abs() < 1e-12);
-        let none = network_view(&orders, noise, 3, 0.0).unwrap();
-        assert!(!none.reached && none.curve.values().iter().all(|&x| x == 0.0));
-        for bad in [-0.1, 1.5, f64::NAN] {
-            assert!(network_view(&orders, noise, 1, bad).is_err());
+    fn the_pass_gives_the_complete_graphs_law() {
+        for lipschitz in [1.0, 1.04] {
+            let n = 12;
+            let mut laws = Vec::new();
+            let res = passage_all_pairs(&complete(n), &HittingOptions::default(), lipschitz, &mut |i, j, law| {
+                laws.push((i, j, law));
+            })
+            .unwrap();
+            assert_eq!(laws.len(), n * (n - 1));
+            let closed = PassageLaw::complete(n as u64, lipschitz).unwrap();
+            for (i, j, law) in &laws {
+                assert!(res.get(*i, *j).unwrap().reached);
+                let (a, b) = (law.path_share(), closed.path_share());
+                assert!(a >= b * (1.0 - 1e-9) && a <= b * 1.01, "{a} vs {b}");
+            }
         }
+    }
+
+    #[test]
+    fn unreached_observers_get_a_law_with_nothing_before_the_final_model() {
+        let p = vec![vec![(1, 1.0)], vec![(2, 1.0)], vec![(2, 1.0)]];
+        let mut seen = Vec::new();
+        passage_all_pairs(&p, &HittingOptions::default(), 1.0, &mut |i, j, law| {
+            seen.push((i, j, law.reaches(), law.path_share()));
+        })
+        .unwrap();
+        let never = seen.iter().find(|s| s.0 == 2 && s.1 == 0).unwrap();
+        assert_eq!((never.2, never.3), (false, 0.0));
+        let one = seen.iter().find(|s| s.0 == 0 && s.1 == 1).unwrap();
+        assert!(one.2 && (one.3 - 1.0).abs() < 1e-12);
     }
 }

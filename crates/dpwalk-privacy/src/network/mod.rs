@@ -1,0 +1,260 @@
+//! The network view: what user `j` learns about user `i` through the walk.
+//!
+//! # The bound per contribution (`specs/network-dp.md` §2; Cyffers, Bellet & Basu 2023, App. C)
+//! User `j` sees `w` only when the token visits it, and the final model. After a contribution of
+//! `i`, the token first reaches `j` after `M` moves; each move is one noisy step of some user. A
+//! step of user `l` maps `w ↦ w + (2λ/n)·clip(G(w), C) + noise` with `G` 1-Lipschitz, so it is
+//! `L = 1 + 2λ/n` Lipschitz in `w` ([`admm_lipschitz`]), not non-expansive. Shift reduction with
+//! `L`-Lipschitz noisy maps (Feldman et al. 2018, with the shifts weighted by `L^{−t}`) gives, for
+//! a path of `m` noisy hops, `ε_loc(α)·g(m)` with `g(m) = (1 − L⁻²)/(1 − L⁻²ᵐ)` ([`path_factor`]),
+//! exact in the linear-Gaussian case. The walk does not depend on the data, so we condition on
+//! it (the sender and the hop count included: `seq` reveals the count) and the joint convexity of
+//! `(p, q) ↦ p^α q^{1−α}` turns the mixture over paths into, per contribution,
+//! `ε_{i→j}(α) = ln( Σ_m P(M = m) · exp((α−1)·ε_loc(α)·g(m)) )/(α − 1)` ([`network_curve`]).
+//! It holds at every order (no validity condition), is never above `(1 + c)·ε_loc·E[1/M]` where
+//! `L = 1` and that older rule was valid (`c = (α−1)ε_loc ≤ 1`), and is an equality when the
+//! observer learns the hop count. It replaces that rule.
+//!
+//! # The final model
+//! The model published at the end of a `K`-step walk reaches every member: a contribution at step
+//! `k` is seen after `min(M, K − k)` hops ([`Horizon`]). Where `k` is known (a ledger, a finished
+//! simulation) each contribution is charged at its own horizon; before a run (calibration) the
+//! `c`-th last contribution of a user is charged at `h = 1 + (c − 1)·r`, `r` the shortest return
+//! time of the walk, the earliest it can be ([`Charges::worst_placement`]): provably conservative.
+//!
+//! # Spent users
+//! A user whose budget is spent still adds noise when it forwards the token (a data-free step, in
+//! `dpwalk_core::step`), so every hop of every path is a noisy `L`-Lipschitz map and `M` counts
+//! noisy hops, as the bound needs.
+//!
+//! # DP-SGD on the walk
+//! The gradient step `w ↦ prox(w − η·clip(∇f_l(w), C))` is non-expansive for a convex `β`-smooth
+//! loss with `η ≤ 2/β` when the clipped gradient is itself the gradient of a convex function (as
+//! in one dimension); we do not check it on the data and account DP-SGD with `L = 1` under that
+//! assumption, which every DP-SGD figure prints ([`DP_SGD_ASSUMPTION`]).
+//!
+//! # What stays assumed
+//! Composition over a user's contributions, and "only the first visit after a contribution
+//! counts": sound for DP-SGD (later visits are post-processing plus fresh noise), unproved for
+//! ADMM, whose intermediate users' `u` carry part of the contribution to later visits; the
+//! linear-Gaussian reference ([`crate::linear_gaussian`] when present) measures that channel.
+//! [`crate::walk::ASSUMPTIONS`] lists them; they are printed with every network figure.
+//!
+//! # The laws
+//! The complete graph's law is geometric ([`PassageLaw::complete`]); any other graph's laws come
+//! from a certified pass over all pairs ([`passage_all_pairs`], in `hitting`). Laws are bucketed
+//! and their tails bounded so that every step of the evaluation only over-charges
+//! ([`law`]'s docs).
+//!
+//! # Not offered: the pairwise bound of Cyffers, Bellet & Upadhyay (ICML 2024)
+//! We were asked to print, for comparison, the pairwise network-DP bound of *Differentially
+//! Private Decentralized Learning with Random Walks* (ICML 2024, arXiv 2402.07471). We do not.
+//! The reason is that we could not read the theorem's exact statement, so we cannot state it
+//! faithfully or map its sensitivity to ours (checked in stored copies of the sources below):
+//! - The paper itself (arXiv HTML v2, ar5iv, the ICML text) was only readable up to the start of
+//!   its introduction. The theorem, its constants and its assumptions are beyond that.
+//! - The authors' code (`totilas/DPrandomwalk`, `graph.py`: `priv_global`, `logW`, `maxi_priv`)
+//!   computes `α T ln T/(σ² n²) + (α T/(σ² n)) · L_uv` with
+//!   `L = Σ_{λ_k ≠ 1} −ln(1 − λ_k) φ_k φ_kᵀ = Σ_{t ≥ 1} (Wᵗ − 11ᵀ/n)/t`. It runs on a symmetric,
+//!   doubly stochastic gossip matrix `W` with self-loops, has no Lipschitz or clipping constant
+//!   in it (the code normalises it away), and has a second variant for a known sender (max over
+//!   the observer's neighbours).
+//! - Li, Su, Wang, Long & Su, *Mitigating Privacy–Utility Trade-off in Decentralized Federated
+//!   Learning via f-DP* (NeurIPS 2025) cite the paper as ref. 15 and restate its analysis in their
+//!   Remarks 4.1 and 4.4 and Appendix H.2. The observer's first view is a mixture over `t` with
+//!   weights `(Wᵗ)_uv` (not first-hit probabilities), and each step is amplified by iteration.
+//!   The per-visit bound then composes over `⌈(1 + ζ) T/n⌉` visits, which holds with probability
+//!   `1 − δ′` (Remark 5 of the paper, as they cite it, caps a node's contributions to remove `δ′`). Their code
+//!   (`lx10077/PN-f-DP`, `rdp.py`, `OneStepRDP`; `main.py`, `priv_global`, commented "Theorem 3
+//!   of arXiv 2402.07471") computes `ε(α) = α (T/n) Σ_{t ≤ T} (Wᵗ)_uv / (t σ²)`. It takes a
+//!   sensitivity argument but does not use it.
+//!
+//! Neither source fixes the constant in front: whether the sensitivity is `L` or `2L`, and whether
+//! a weak-convexity factor was kept. Our sensitivity is `2C` at noise `σ/2`, so a guessed mapping
+//! could be off by a factor of 4 or more. The sources also do not give the range of `α` where the
+//! bound is valid, or the exact loss assumptions. Amplification by iteration needs a contractive
+//! step, i.e. a smooth convex loss and step size `η ≤ 2/β` for gradient descent. That is the
+//! paper's RW DP-SGD, not our ADMM step.
+//!
+//! The walk models also differ. The paper's `W` keeps the token with probability `W_uu`, and its
+//! number of contributions is random (about `T/n`, with a concentration slack). Our daemon
+//! forwards to another user, and `K_i` is counted exactly.
+//!
+//! One thing can be said without the constant. As restated above, its graph factor
+//! `Σ_{t ≤ T} (Wᵗ)_uv / t` is never smaller than the first-hit series behind our `E[1/M_uv]` up
+//! to `T`. The reason is `(Wᵗ)_uv = Σ_{s ≤ t} h_uv(s) (W^{t−s})_vv ≥ h_uv(t)`: it counts every
+//! visit at time `t`, not only the first.
+//!
+//! To offer the figure, we need the theorem's text: the statement, its assumptions and its
+//! sensitivity convention.
+
+
+mod hitting;
+pub mod law;
+
+pub use hitting::{
+    HittingOptions, InverseHitting, LawSink, PairHitting, complete_graph_inverse_hitting,
+    inverse_hitting_all_pairs, passage_all_pairs,
+};
+pub use law::{Horizon, PassageLaw};
+
+use crate::Noise;
+use crate::error::PrivacyError;
+use crate::local::eps_loc;
+use crate::rdp::{Orders, RdpCurve};
+
+/// What DP-SGD figures on the walk assume (see the module docs).
+pub const DP_SGD_ASSUMPTION: &str = "DP-SGD steps are non-expansive (convex, beta-smooth loss, step size <= 2/beta, clipped gradient a gradient of a convex function): the walk is accounted with L = 1";
+
+/// A walk's transition rows: for each user, `(next user, probability)` pairs summing to 1.
+/// The topology implements this to be accounted on.
+pub trait Transitions {
+    /// Number of users.
+    fn users(&self) -> usize;
+    /// The transition row of user `i` (`i < users()`).
+    fn row(&self, i: usize) -> &[(usize, f64)];
+}
+
+impl Transitions for [Vec<(usize, f64)>] {
+    fn users(&self) -> usize {
+        self.len()
+    }
+    fn row(&self, i: usize) -> &[(usize, f64)] {
+        &self[i]
+    }
+}
+
+impl Transitions for Vec<Vec<(usize, f64)>> {
+    fn users(&self) -> usize {
+        self.len()
+    }
+    fn row(&self, i: usize) -> &[(usize, f64)] {
+        &self[i]
+    }
+}
+
+/// The Lipschitz constant of the ADMM token map `w ↦ w + (2λ/n)·clip(G(w), C) + noise` in `w`:
+/// `L = 1 + 2λ/n` (`G` is half of a reflected-resolvent difference, hence 1-Lipschitz). Attained
+/// (`r = 0`, a user whose data do not touch a coordinate, clip inactive), so not improvable.
+pub fn admm_lipschitz(lambda: f64, users: usize) -> f64 {
+    1.0 + 2.0 * lambda / users as f64
+}
+
+/// `g(m) = (1 − L⁻²)/(1 − L⁻²ᵐ)`: the share of `ε_loc` that leaks through a path of `m ≥ 1` noisy
+/// `L`-Lipschitz hops (shift reduction with `L`-Lipschitz maps; exact for the linear-Gaussian
+/// case, whose mean gap is `d·L^{m−1}` against a variance `τ²·Σ_{t<m} L^{2t}`). `g(1) = 1`,
+/// `g(m) ≥ 1/m`, `g → 1/m` as `L → 1`, and `g` decreases in `m` to `1 − L⁻²`. Written with
+/// `expm1` so that `L` within rounding of 1 gives `1/m`, not `0/0`.
+pub fn path_factor(lipschitz: f64, m: u64) -> f64 {
+    debug_assert!(lipschitz >= 1.0 && m >= 1);
+    let x = -2.0 * lipschitz.ln();
+    if x == 0.0 {
+        return 1.0 / m as f64;
+    }
+    x.exp_m1() / (m as f64 * x).exp_m1()
+}
+
+/// How many contributions of one user are charged at each [`Horizon`]: the input of
+/// [`network_curve`]. Kept sorted by horizon, one entry per horizon.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Charges(Vec<(Horizon, u64)>);
+
+impl Charges {
+    /// `count` contributions seen only through the token's visits (no final model).
+    pub fn open(count: u64) -> Self {
+        Self::from_pairs([(Horizon::Open, count)])
+    }
+
+    /// Contributions at known steps `seqs` (0-based) of a walk of `steps` steps, whose final
+    /// model every member sees.
+    pub fn at_steps(seqs: impl IntoIterator<Item = u64>, steps: u64) -> Self {
+        Self::from_pairs(seqs.into_iter().map(|k| (Horizon::of_step(k, steps), 1)))
+    }
+
+    /// `count` contributions whose horizons are known only for the `recent` ones (the others
+    /// were made more than `window` steps before the end, so each is charged at `window + 1`,
+    /// the largest charge they can have).
+    pub fn recent(count: u64, recent: &[u64], window: u64) -> Self {
+        let older = count.saturating_sub(recent.len() as u64);
+        Self::from_pairs(
+            recent
+                .iter()
+                .map(|&h| (Horizon::Final(h.max(1)), 1))
+                .chain([(Horizon::Final(window + 1), older)]),
+        )
+    }
+
+    /// `count` contributions before a run, with the final model published: the `c`-th last is
+    /// charged at `h = 1 + (c − 1)·min_return`, the earliest it can be for a walk whose shortest
+    /// return to a user takes `min_return ≥ 1` hops. Every placement costs at most this.
+    pub fn worst_placement(count: u64, min_return: u64) -> Self {
+        let r = min_return.max(1);
+        Self::from_pairs((0..count).map(|c| (Horizon::Final(1 + c.saturating_mul(r)), 1)))
+    }
+
+    /// Sorted and merged charges.
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (Horizon, u64)>) -> Self {
+        let mut v: Vec<(Horizon, u64)> = pairs.into_iter().filter(|p| p.1 > 0).collect();
+        v.sort_by_key(|p| p.0);
+        let mut out: Vec<(Horizon, u64)> = Vec::with_capacity(v.len());
+        for (h, c) in v {
+            match out.last_mut() {
+                Some(last) if last.0 == h => last.1 += c,
+                _ => out.push((h, c)),
+            }
+        }
+        Self(out)
+    }
+
+    /// The number of contributions.
+    pub fn count(&self) -> u64 {
+        self.0.iter().map(|p| p.1).sum()
+    }
+
+    /// The entries, sorted by horizon.
+    pub fn entries(&self) -> &[(Horizon, u64)] {
+        &self.0
+    }
+}
+
+/// The network view towards one observer (or an envelope of observers) whose first-passage law
+/// is `law`: each contribution charged by the mixture bound at its horizon, composed additively.
+/// Every value is at most the local view's `ε_loc(α)` per contribution.
+pub fn network_curve(law: &PassageLaw, orders: &Orders, noise: Noise, charges: &Charges) -> RdpCurve {
+    let horizons: Vec<Horizon> = charges.0.iter().map(|p| p.0).collect();
+    let mut logs = vec![0.0; horizons.len()];
+    let values = orders.as_slice().iter().map(|&alpha| {
+        let local = eps_loc(alpha, noise.sigma(), noise.clip());
+        law.log_mgf((alpha - 1.0) * local, &horizons, &mut logs);
+        charges
+            .0
+            .iter()
+            .zip(&logs)
+            .map(|(&(_, count), &log)| count as f64 * (log / (alpha - 1.0)).clamp(0.0, local))
+            .sum::<f64>()
+    });
+    RdpCurve::from_computed(orders.clone(), values)
+}
+
+/// The paper's Theorem 4 closed form `8 α K C² ln n / (σ² n)`, for printing beside the exact
+/// figure (labelled as the paper's: it omits the Lipschitz growth of the ADMM step, the final
+/// model and the `n − 1` details).
+pub fn paper_closed_form(
+    orders: &Orders,
+    noise: Noise,
+    contributions: u64,
+    n: u64,
+) -> Result<RdpCurve, PrivacyError> {
+    if n < 2 {
+        return Err(PrivacyError::Users { min: 2, got: n });
+    }
+    let factor = contributions as f64 * (n as f64).ln() / n as f64;
+    let values = orders
+        .as_slice()
+        .iter()
+        .map(|&a| factor * eps_loc(a, noise.sigma(), noise.clip()));
+    Ok(RdpCurve::from_computed(orders.clone(), values))
+}
+
+#[cfg(test)]
+mod tests;

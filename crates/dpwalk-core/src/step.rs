@@ -218,6 +218,55 @@ pub fn admm_walk_step(
     c
 }
 
+/// The step of a holder whose budget is spent: the same noise as a contribution, no data. For
+/// ADMM `u_i ← u_i + λση` (the step with `Δ = 0`, so `w` stays the average of the `u`); for
+/// DP-SGD `w ← prox_{lr·r}(w − lr·(σ/2)η)` (a step with a zero gradient). It costs no privacy
+/// (nothing depends on the user's data) and keeps every hop of the walk noisy, which the network
+/// view's per-path bound needs (`dpwalk_privacy::network`, "Spent users").
+pub fn noise_only_step(
+    problem: &Problem,
+    algorithm: &mut NoiseOnly<'_>,
+    w: &mut [f64],
+    rng: &mut NodeRng,
+    scratch: &mut StepScratch,
+) {
+    fill_standard_normal(rng, &mut scratch.eta);
+    match algorithm {
+        NoiseOnly::Admm { params, u } => {
+            let scale = params.relaxation() * params.sigma();
+            for ((d, uk), &ek) in scratch.du.iter_mut().zip(u.iter_mut()).zip(&scratch.eta) {
+                *d = scale * ek;
+                *uk += *d;
+            }
+            add_to_average(w, &scratch.du, problem.n_users());
+        }
+        NoiseOnly::Sgd { params } => {
+            let step = params.lr() * 0.5 * params.sigma();
+            for ((vk, &ek), &wk) in scratch.v.iter_mut().zip(&scratch.eta).zip(w.iter()) {
+                *vk = wk - step * ek;
+            }
+            problem.regularizer().prox(params.lr(), &scratch.v, w);
+        }
+    }
+}
+
+/// What a spent holder's [`noise_only_step`] needs.
+#[derive(Debug)]
+pub enum NoiseOnly<'a> {
+    /// ADMM: the holder's `u_i` and the parameters.
+    Admm {
+        /// λ and σ.
+        params: &'a AdmmParams,
+        /// The holder's private `u_i`.
+        u: &'a mut [f64],
+    },
+    /// DP-SGD: the parameters.
+    Sgd {
+        /// lr and σ.
+        params: &'a SgdParams,
+    },
+}
+
 /// One DP-SGD step at `user` on the model `w` (carried by the token): see the module docs.
 pub fn sgd_step(
     problem: &Problem,

@@ -2,14 +2,17 @@
 //!
 //! [`visit`] is the whole of a decentralized step at the holder — the algorithm's update, then
 //! the next hop from the holder's own RNG — so the daemon and the simulator cannot drift apart.
-//! A node that must skip its step (its privacy budget is spent) calls
-//! [`Topology::next_hop`] alone: the iteration stays valid, with one block not updated.
+//! A node that must skip its step (its privacy budget is spent) calls [`visit_spent`]: a step
+//! with the same noise and no data ([`crate::step::noise_only_step`]), then the next hop; the
+//! iteration stays valid, and every hop of the walk adds noise.
 
 use crate::params::AdmmParams;
 use crate::params::SgdParams;
 use crate::problem::{LocalProx, Problem};
 use crate::rng::{NodeRng, Purpose, derive_seed, node_rng};
-use crate::step::{Contribution, StepScratch, admm_walk_step, sgd_step};
+use crate::step::{
+    Contribution, NoiseOnly, StepScratch, admm_walk_step, noise_only_step, sgd_step,
+};
 use crate::topology::Topology;
 use rand::RngExt;
 
@@ -55,4 +58,23 @@ pub fn visit(
         Update::Sgd { params } => sgd_step(problem, params, holder, w, rng, scratch),
     };
     (contribution, topology.next_hop(holder, rng))
+}
+
+/// The step of a holder whose budget is spent: noise without data, then the next holder (same
+/// draws from the holder's stream as [`visit`]: `dim` normals, then the hop).
+pub fn visit_spent(
+    problem: &Problem,
+    topology: &Topology,
+    holder: usize,
+    update: Update<'_, '_>,
+    w: &mut [f64],
+    rng: &mut NodeRng,
+    scratch: &mut StepScratch,
+) -> usize {
+    let mut noise = match update {
+        Update::Admm { params, u, .. } => NoiseOnly::Admm { params, u },
+        Update::Sgd { params } => NoiseOnly::Sgd { params },
+    };
+    noise_only_step(problem, &mut noise, w, rng, scratch);
+    topology.next_hop(holder, rng)
 }

@@ -10,7 +10,9 @@
 //!   published), capped at [`HORIZON_WINDOW`]` + 1`: a contribution made more than the window
 //!   before the end is charged as if it were made exactly then, which can only charge more (the
 //!   charge decreases with the horizon). That makes every early contribution cost the same, so a
-//!   user's early contributions are a count, not a list.
+//!   user's early contributions are a count, not a list. Inside the window, horizons above
+//!   [`EXACT_HORIZONS`] are charged at the nearest point below them on a grid 1 % apart (again
+//!   only more), so that the policy computes a few hundred charges once, not one per step.
 //!
 //! # Why the decision is exact in both drivers
 //! The spent curve is rebuilt the same way in both (early charge times the early count, plus the
@@ -33,6 +35,30 @@ use crate::walk::envelope_curve;
 
 /// Steps before the end beyond which a contribution is charged at the window's edge.
 pub const HORIZON_WINDOW: u64 = 65_536;
+
+/// Horizons charged exactly; above, the grid of charged horizons is 1 % apart.
+pub const EXACT_HORIZONS: u64 = 64;
+
+/// The horizons a late contribution is charged at: every one up to [`EXACT_HORIZONS`], then
+/// `⌈64·1.01ᵏ⌉`, then the window's edge.
+fn horizon_grid(top: u64) -> Vec<u64> {
+    let mut grid: Vec<u64> = (1..=EXACT_HORIZONS.min(top)).collect();
+    let mut x = EXACT_HORIZONS as f64;
+    loop {
+        x *= 1.01;
+        let h = x.ceil() as u64;
+        if h >= top {
+            break;
+        }
+        if grid.last().is_none_or(|&last| h > last) {
+            grid.push(h);
+        }
+    }
+    if grid.last().is_none_or(|&last| top > last) {
+        grid.push(top);
+    }
+    grid
+}
 
 /// The quantile of a user's visit count that calibration plans for.
 pub const PLAN_QUANTILE: f64 = 0.99;
@@ -72,6 +98,9 @@ pub struct Policy {
     charging: Charging,
     early: RdpCurve,
     early_cap: u64,
+    /// The charged horizons inside the window, and their charges.
+    grid: Vec<u64>,
+    late: Vec<RdpCurve>,
 }
 
 impl Policy {
@@ -94,9 +123,19 @@ impl Policy {
             charging,
             early: zero,
             early_cap: 0,
+            grid: Vec::new(),
+            late: Vec::new(),
         };
         policy.early = policy.charge_at(Horizon::Final(HORIZON_WINDOW + 1));
         policy.early_cap = policy.largest_count(&policy.early)?;
+        if matches!(policy.charging, Charging::Network(_)) {
+            policy.grid = horizon_grid(steps.min(HORIZON_WINDOW + 1).max(1));
+            policy.late = policy
+                .grid
+                .iter()
+                .map(|&h| policy.charge_at(Horizon::Final(h)))
+                .collect();
+        }
         Ok(policy)
     }
 
@@ -125,11 +164,17 @@ impl Policy {
 
     /// The charge of a contribution at step `seq` (0-based): what a ledger records for it.
     pub fn charge(&self, seq: u64) -> RdpCurve {
+        self.charge_ref(seq).clone()
+    }
+
+    fn charge_ref(&self, seq: u64) -> &RdpCurve {
         if self.is_early(seq) {
-            self.early.clone()
-        } else {
-            self.charge_at(Horizon::of_step(seq, self.steps))
+            return &self.early;
         }
+        let h = self.steps.saturating_sub(seq).max(1);
+        // The largest grid horizon ≤ h (the grid starts at 1).
+        let at = self.grid.partition_point(|&g| g <= h).saturating_sub(1);
+        self.late.get(at).unwrap_or(&self.early)
     }
 
     /// The largest `k` with `k` charges of `curve` within budget (`u64::MAX` for a zero charge).
@@ -176,7 +221,7 @@ impl Policy {
             return Ok(spent.early < self.early_cap);
         }
         let mut curve = self.spent_curve(spent)?;
-        curve.compose_in_place(&self.charge(seq))?;
+        curve.compose_in_place(self.charge_ref(seq))?;
         self.within(&curve)
     }
 
@@ -186,23 +231,24 @@ impl Policy {
             spent.early += 1;
             return Ok(());
         }
-        let charge = self.charge(seq);
+        let charge = self.charge_ref(seq);
         match &mut spent.late_curve {
-            Some(curve) => curve.compose_in_place(&charge)?,
-            None => spent.late_curve = Some(charge),
+            Some(curve) => curve.compose_in_place(charge)?,
+            None => spent.late_curve = Some(charge.clone()),
         }
         spent.late.push(seq);
         Ok(())
     }
 
-    /// The contributions in `spent` as charges of the policy's view.
+    /// The contributions in `spent` at the horizons the policy charged them.
     pub fn charges(&self, spent: &Spent) -> Charges {
         Charges::from_pairs(
             std::iter::once((Horizon::Final(HORIZON_WINDOW + 1), spent.early)).chain(
-                spent
-                    .late
-                    .iter()
-                    .map(|&seq| (Horizon::of_step(seq, self.steps), 1)),
+                spent.late.iter().map(|&seq| {
+                    let h = self.steps.saturating_sub(seq).max(1);
+                    let at = self.grid.partition_point(|&g| g <= h).saturating_sub(1);
+                    (Horizon::Final(self.grid.get(at).copied().unwrap_or(h)), 1)
+                }),
             ),
         )
     }
@@ -223,6 +269,26 @@ mod tests {
             charging,
         )
         .unwrap()
+    }
+
+    #[test]
+    fn the_horizon_grid_charges_only_more() {
+        let grid = horizon_grid(HORIZON_WINDOW + 1);
+        assert_eq!(&grid[..64], &(1..=64).collect::<Vec<_>>()[..]);
+        assert_eq!(*grid.last().unwrap(), HORIZON_WINDOW + 1);
+        assert!(grid.len() < 800, "{}", grid.len());
+        for w in grid.windows(2).skip(64) {
+            assert!(w[1] > w[0] && (w[1] as f64) <= (w[0] as f64) * 1.011 + 1.0);
+        }
+        assert_eq!(horizon_grid(10), (1..=10).collect::<Vec<_>>());
+        let law = PassageLaw::complete(20, 1.0).unwrap();
+        let p = policy(Charging::Network(vec![law]), 5000, 2.0);
+        for seq in [0, 1000, 4900, 4990, 4999] {
+            let exact = p.charge_at(Horizon::of_step(seq, 5000));
+            for (c, e) in p.charge(seq).values().iter().zip(exact.values()) {
+                assert!(c >= e, "seq {seq}: charged {c} < {e}");
+            }
+        }
     }
 
     #[test]

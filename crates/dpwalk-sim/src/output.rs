@@ -504,7 +504,7 @@ pub fn write_all(
     if results.len() > 1 {
         write_privacy_utility(dir, loaded, &summary)?;
     }
-    write_privacy_details(dir, prepared, results, &summary)?;
+    write_privacy_details(dir, &loaded.scenario, prepared, results, &summary)?;
     Ok(summary)
 }
 
@@ -517,6 +517,7 @@ const MAX_USERS_HEATMAP: usize = 2_000;
 /// first repetition; in `point-<p>/` when sweeping.
 fn write_privacy_details(
     dir: &Path,
+    s: &crate::scenario::Scenario,
     prepared: &Prepared,
     results: &[PointResult],
     summary: &Summary,
@@ -530,12 +531,12 @@ fn write_privacy_details(
             dir.join(format!("point-{p:03}"))
         };
         if n <= MAX_USERS_CSV
-            && let Some(users) = prepared.privacy.users(&pr.point, run)
+            && let Some(users) = prepared.privacy.users(s, &pr.point, run)
         {
             write_atomic(&sub.join("privacy_users.csv"), users_csv(&users).as_bytes())?;
         }
         let Some(pairs) = (n <= MAX_USERS_HEATMAP)
-            .then(|| prepared.privacy.pairs(&pr.point, run))
+            .then(|| prepared.privacy.pairs(s, &pr.point, run))
             .flatten()
         else {
             continue;
@@ -576,8 +577,8 @@ fn users_csv(users: &[UserFigures]) -> String {
             u.contributions,
             field(u.local.epsilon.map(|e| format!("{e:e}"))),
             field(u.local.order),
-            field(u.network.epsilon.map(|e| format!("{e:e}"))),
-            field(u.network.order),
+            field(u.network.and_then(|n| n.epsilon).map(|e| format!("{e:e}"))),
+            field(u.network.and_then(|n| n.order)),
             field(u.worst_observer),
             u.inverse_hitting,
         );

@@ -1,58 +1,46 @@
-//! Privacy in the simulator: calibrating σ to a budget, the per-user contribution caps that
-//! enforce it, and the privacy figures of `summary.json`. Every number comes from
-//! `dpwalk_privacy` (its `walk` and `calibrate` modules); this module only decides which
-//! contributions count.
+//! Privacy in the simulator: calibrating σ to a budget, the budget policy that enforces it,
+//! and the privacy figures of `summary.json`. Every number comes from `dpwalk_privacy` (its
+//! `walk`, `calibrate` and `budget` modules); this module only decides which view applies.
+//!
+//! The network view exists only for DP-SGD walks
+//! ([`dpwalk_privacy::walk::ADMM_NETWORK_WITHDRAWN`] says why not for ADMM): an ADMM point's
+//! budget is local by default, and a network budget for it is refused.
 
 use crate::run::RunResult;
 use crate::scenario::{BudgetView, ConversionName, Mode, Point, Scenario, ScenarioError};
+use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::Topology;
+use dpwalk_privacy::budget::{Charging, HORIZON_WINDOW, PLAN_QUANTILE, Policy};
 use dpwalk_privacy::calibrate::{REL_TOL, View, account, calibrate};
-use dpwalk_privacy::network::HittingOptions;
+use dpwalk_privacy::ledger::Budget as BudgetTarget;
+use dpwalk_privacy::network::{Charges, HittingOptions};
 use dpwalk_privacy::rdp::{Conversion, Orders};
 use dpwalk_privacy::walk::{
-    ASSUMPTIONS, Figure, Hitting, Setup, UserFigures, all_users, expected_contributions,
-    pair_epsilons,
+    ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, Passage, Setup, UserFigures, all_users,
+    pair_epsilons, planned_contributions,
 };
 use dpwalk_privacy::{Noise, PrivacyError};
 use serde::Serialize;
 
-/// What the privacy figures of a scenario share: orders, δ, conversion, and `E[1/M]` per topology.
+/// What the privacy figures of a scenario share: orders, δ, conversion, and the walk's
+/// first-passage laws per topology.
 #[derive(Debug)]
 pub struct PrivacyContext {
     orders: Orders,
     delta: f64,
     conversion: Conversion,
-    /// Per topology: `E[1/M]`, or why it was not computed.
-    hitting: Vec<Result<Hitting, String>>,
+    /// Per topology: the laws, or why they were not computed.
+    passage: Vec<Result<Passage, String>>,
 }
 
-/// How many contributions each user may make before its budget is spent.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cap {
-    /// The same for every user.
-    Uniform(u64),
-    /// One per user.
-    PerUser(Vec<u64>),
-}
-
-impl Cap {
-    /// The cap of user `i`.
-    pub fn of(&self, user: usize) -> u64 {
-        match self {
-            Cap::Uniform(k) => *k,
-            Cap::PerUser(v) => v.get(user).copied().unwrap_or(0),
-        }
-    }
-}
-
-/// A point ready to run: σ calibrated if it had a budget, and the cap that enforces it.
+/// A point ready to run: σ calibrated if it had a budget, and the policy that enforces it.
 #[derive(Debug, Clone)]
 pub struct Resolved {
     /// The point with its final σ.
     pub point: Point,
-    /// Contribution caps, when the budget is enforced.
-    pub cap: Option<Cap>,
-    /// Contributions per user the calibration assumed.
+    /// The budget policy, when the budget is enforced.
+    pub policy: Option<Policy>,
+    /// Contributions per user the calibration planned for.
     pub calibrated_for: Option<u64>,
 }
 
@@ -63,28 +51,33 @@ fn conversion(name: ConversionName) -> Conversion {
     }
 }
 
+/// Whether a point's walk has a network view: DP-SGD only.
+fn has_network_view(point: &Point, scenario: &Scenario) -> bool {
+    scenario.algorithm.mode == Mode::Decentralized && matches!(point.algorithm, Algorithm::Sgd(_))
+}
+
 impl PrivacyContext {
-    /// Orders from `[output]`, δ and conversion from `[privacy]`, `E[1/M]` for each topology
-    /// (the walk only).
+    /// Orders from `[output]`, δ and conversion from `[privacy]`, the walk's laws for each
+    /// topology (the walk only).
     pub fn new(scenario: &Scenario, topologies: &[&Topology]) -> Result<Self, PrivacyError> {
         let mut orders = Orders::default_grid().as_slice().to_vec();
         orders.extend(scenario.output.orders.iter().copied());
         orders.sort_by(f64::total_cmp);
         orders.dedup();
-        let hitting = topologies
+        let passage = topologies
             .iter()
             .map(|t| {
                 if scenario.algorithm.mode != Mode::Decentralized {
                     return Err("not a walk: no network view".to_string());
                 }
-                Hitting::for_topology(t, &HittingOptions::default()).map_err(|e| e.to_string())
+                Passage::for_topology(t, &HittingOptions::default()).map_err(|e| e.to_string())
             })
             .collect();
         Ok(Self {
             orders: Orders::new(&orders)?,
             delta: scenario.privacy.delta,
             conversion: conversion(scenario.privacy.conversion),
-            hitting,
+            passage,
         })
     }
 
@@ -97,42 +90,20 @@ impl PrivacyContext {
         }
     }
 
-    /// The largest `E[1/M]` towards any observer over all users of topology `t`.
-    fn worst_hitting(&self, t: usize) -> Result<f64, String> {
-        let h = self.hitting[t].as_ref().map_err(Clone::clone)?;
-        Ok(h.worst_pair().inverse_hitting)
-    }
-
-    /// The view a budget constrains for a user with `k` contributions, `e` = its `E[1/M]`.
-    fn view(&self, scenario: &Scenario, k: u64, e: f64) -> View {
-        let n = scenario.users as u64;
-        match (scenario.budget_view(), scenario.algorithm.mode) {
-            (BudgetView::Local, _) => View::Local { contributions: k },
-            (BudgetView::Network, _) => View::Network {
-                contributions: k,
-                inverse_hitting: e,
-            },
-            (BudgetView::Central, Mode::Federated) => View::Federated {
-                rounds: scenario.steps,
-                sampling_rate: scenario
-                    .algorithm
-                    .blocks_per_round
-                    .unwrap_or(scenario.users) as f64
-                    / n as f64,
-            },
-            (BudgetView::Central, _) => View::Centralized {
-                rounds: scenario.steps,
-                users: n,
-            },
+    /// The laws of a point's topology when its walk has a network view.
+    fn passage(&self, scenario: &Scenario, point: &Point) -> Option<&Passage> {
+        if !has_network_view(point, scenario) {
+            return None;
         }
+        self.passage.get(point.topology)?.as_ref().ok()
     }
 
-    /// Calibrates σ for a point with a budget and computes its caps.
+    /// Calibrates σ for a point with a budget and builds the policy that enforces it.
     pub fn resolve(&self, scenario: &Scenario, point: &Point) -> Result<Resolved, ScenarioError> {
         let Some(epsilon) = point.budget else {
             return Ok(Resolved {
                 point: *point,
-                cap: None,
+                policy: None,
                 calibrated_for: None,
             });
         };
@@ -142,19 +113,33 @@ impl PrivacyContext {
             .clip()
             .ok_or_else(|| invalid("a budget needs a clip".into()))?;
         let n = scenario.users as u64;
-        let k = match scenario.algorithm.mode {
-            Mode::Decentralized => expected_contributions(scenario.steps, n),
-            _ => scenario.steps,
+        let walk = scenario.algorithm.mode == Mode::Decentralized;
+        let k = if walk {
+            planned_contributions(scenario.steps, 1.0 / n as f64, PLAN_QUANTILE)
+        } else {
+            scenario.steps
         };
-        let worst = match scenario.budget_view() {
-            BudgetView::Network => self.worst_hitting(point.topology).map_err(|e| {
-                invalid(format!(
-                    "cannot calibrate to a network budget on this topology: {e}"
-                ))
-            })?,
-            _ => 0.0,
+        let view_name = scenario.budget_view_for(&point.algorithm);
+        let passage = match view_name {
+            BudgetView::Network => Some(
+                self.passage
+                    .get(point.topology)
+                    .ok_or_else(|| invalid("no such topology".into()))?
+                    .as_ref()
+                    .map_err(|e| {
+                        invalid(format!("cannot calibrate to a network budget on this topology: {e}"))
+                    })?,
+            ),
+            _ => None,
         };
-        let view = self.view(scenario, k, worst);
+        let charges = passage.map(|p| Charges::worst_placement(k, p.min_return()));
+        let view = match (view_name, passage, charges.as_ref()) {
+            (BudgetView::Network, Some(p), Some(charges)) => View::Network {
+                laws: p.worst_laws(),
+                charges,
+            },
+            _ => self.final_view(scenario, k),
+        };
         let cal = calibrate(
             &view,
             &self.orders,
@@ -166,59 +151,71 @@ impl PrivacyContext {
         )
         .map_err(|e| invalid(format!("calibrating sigma to epsilon = {epsilon}: {e}")))?;
         let point = point.with_sigma(cal.sigma)?;
-        let cap = if scenario.privacy.enforce && scenario.algorithm.mode == Mode::Decentralized {
-            let noise = Noise::new(cal.sigma, clip).map_err(|e| invalid(e.to_string()))?;
-            Some(self.caps(scenario, point.topology, noise, epsilon, k))
-        } else {
-            None
+        let charging = match (view_name, passage) {
+            (BudgetView::Network, Some(p)) => Some(Charging::Network(p.worst_laws().to_vec())),
+            (BudgetView::Local, _) => Some(Charging::Local),
+            _ => None, // a central budget is accounted on rounds, not per user
+        };
+        let policy = match charging {
+            Some(charging) if scenario.privacy.enforce => {
+                let noise = Noise::new(cal.sigma, clip).map_err(|e| invalid(e.to_string()))?;
+                let target =
+                    BudgetTarget::new(epsilon, self.delta).map_err(|e| invalid(e.to_string()))?;
+                Some(
+                    Policy::new(
+                        target,
+                        self.conversion,
+                        self.orders.clone(),
+                        noise,
+                        scenario.steps,
+                        charging,
+                    )
+                    .map_err(|e| invalid(format!("budget policy: {e}")))?,
+                )
+            }
+            _ => None,
         };
         Ok(Resolved {
             point,
-            cap,
+            policy,
             calibrated_for: Some(k),
         })
     }
 
-    /// The largest number of contributions within budget, per user (per observer position on
-    /// a graph; one value on the complete graph or for the local view).
-    fn caps(
-        &self,
-        scenario: &Scenario,
-        topology: usize,
-        noise: Noise,
-        epsilon: f64,
-        at_least: u64,
-    ) -> Cap {
-        let largest_within = |e: f64| -> u64 {
-            let fits = |k: u64| {
-                account(&self.view(scenario, k, e), &self.orders, noise)
-                    .and_then(|c| c.to_dp(self.delta, self.conversion))
-                    .is_ok_and(|b| b.epsilon() <= epsilon)
-            };
-            // fits(at_least) holds by calibration; grow, then bisect.
-            let (mut lo, mut hi) = (at_least, at_least.max(1) * 2);
-            while fits(hi) && hi < scenario.steps {
-                lo = hi;
-                hi *= 2;
-            }
-            if fits(hi) {
-                return hi;
-            }
-            while hi - lo > 1 {
-                let mid = lo + (hi - lo) / 2;
-                if fits(mid) { lo = mid } else { hi = mid }
-            }
-            lo
-        };
-        match (scenario.budget_view(), &self.hitting[topology]) {
-            (BudgetView::Network, Ok(h @ Hitting::Pairs(_))) => Cap::PerUser(
-                (0..h.users())
-                    .map(|i| largest_within(h.worst_observer(i).1))
-                    .collect(),
-            ),
-            (BudgetView::Network, Ok(h)) => Cap::Uniform(largest_within(h.worst_observer(0).1)),
-            _ => Cap::Uniform(largest_within(0.0)),
+    /// The local or central view a budget constrains for `k` contributions (rounds).
+    fn final_view(&self, scenario: &Scenario, k: u64) -> View<'static> {
+        let n = scenario.users as u64;
+        match (scenario.privacy.view, scenario.algorithm.mode) {
+            (Some(BudgetView::Central) | None, Mode::Federated) => View::Federated {
+                rounds: scenario.steps,
+                sampling_rate: scenario
+                    .algorithm
+                    .blocks_per_round
+                    .unwrap_or(scenario.users) as f64
+                    / n as f64,
+            },
+            (Some(BudgetView::Central) | None, Mode::Centralized) => View::Centralized {
+                rounds: scenario.steps,
+                users: n,
+            },
+            _ => View::Local { contributions: k },
         }
+    }
+
+    /// Each user's contributions in one run, with the horizons the run knows.
+    fn charges(run: &RunResult) -> Vec<Charges> {
+        let mut recent: Vec<Vec<u64>> = vec![Vec::new(); run.per_user.len()];
+        let steps = run.steps;
+        for &(user, seq) in &run.late {
+            if let Some(r) = recent.get_mut(user) {
+                r.push(steps - seq);
+            }
+        }
+        run.per_user
+            .iter()
+            .zip(&recent)
+            .map(|(&k, r)| Charges::recent(k, r, HORIZON_WINDOW))
+            .collect()
     }
 
     /// The privacy figures of a point's runs: the worst over repetitions and users.
@@ -231,9 +228,10 @@ impl PrivacyContext {
         let point = &resolved.point;
         let budget = point.budget.map(|epsilon| Budget {
             epsilon,
-            view: scenario.budget_view(),
+            view: scenario.budget_view_for(&point.algorithm),
             calibrated_for_contributions: resolved.calibrated_for.unwrap_or(0),
-            enforced: resolved.cap.is_some(),
+            planned_quantile: PLAN_QUANTILE,
+            enforced: resolved.policy.is_some(),
             skipped_contributions: runs.iter().map(|r| r.skipped).sum::<u64>() as f64
                 / runs.len().max(1) as f64,
         });
@@ -265,10 +263,7 @@ impl PrivacyContext {
         let mut out = base;
         match scenario.algorithm.mode {
             Mode::Decentralized => {
-                self.walk_figures(&setup, point.topology, runs, &mut out);
-                out.notes.push(
-                    "central view: not separately bounded for the walk; the final model is a token value (see the network assumptions)".into(),
-                );
+                self.walk_figures(&setup, scenario, point, runs, &mut out);
             }
             Mode::Federated | Mode::Centralized => {
                 let k = scenario.steps;
@@ -279,7 +274,21 @@ impl PrivacyContext {
                     user: None,
                     contributions: k,
                 });
-                let central = account(&self.view(scenario, k, 0.0), &self.orders, noise)
+                let central_view = match scenario.algorithm.mode {
+                    Mode::Federated => View::Federated {
+                        rounds: k,
+                        sampling_rate: scenario
+                            .algorithm
+                            .blocks_per_round
+                            .unwrap_or(scenario.users) as f64
+                            / scenario.users as f64,
+                    },
+                    _ => View::Centralized {
+                        rounds: k,
+                        users: scenario.users as u64,
+                    },
+                };
+                let central = account(&central_view, &self.orders, noise)
                     .and_then(|c| c.to_dp(self.delta, self.conversion));
                 out.central = central.ok().map(Figure::from);
                 out.notes.push("central view: the final model only, with the hidden per-user state assumed not to leak (dpwalk_privacy::central)".into());
@@ -291,31 +300,26 @@ impl PrivacyContext {
     fn walk_figures(
         &self,
         setup: &Setup,
-        topology: usize,
+        scenario: &Scenario,
+        point: &Point,
         runs: &[RunResult],
         out: &mut PointPrivacy,
     ) {
-        let hitting = match &self.hitting[topology] {
-            Ok(h) => Some(h),
-            Err(reason) => {
-                out.notes
-                    .push(format!("network view not computed: {reason}"));
-                None
-            }
-        };
+        let passage = self.passage(scenario, point);
+        if !has_network_view(point, scenario) {
+            out.notes.push(ADMM_NETWORK_WITHDRAWN.into());
+        } else if let Some(Err(reason)) = self.passage.get(point.topology) {
+            out.notes.push(format!("network view not computed: {reason}"));
+        }
         let mut local: Option<Extreme> = None;
         let mut network: Option<NetworkExtreme> = None;
         let mut mean_sum = 0.0;
         let mut mean_count = 0usize;
         for run in runs {
-            let figures = match hitting {
-                Some(h) => all_users(setup, h, &run.per_user),
-                None => Ok(Vec::new()),
-            };
-            let figures = match figures {
+            let figures = match all_users(setup, passage, &Self::charges(run)) {
                 Ok(f) => f,
                 Err(e) => {
-                    out.notes.push(format!("network view failed: {e}"));
+                    out.notes.push(format!("privacy figures failed: {e}"));
                     Vec::new()
                 }
             };
@@ -330,22 +334,22 @@ impl PrivacyContext {
                         contributions: f.contributions,
                     });
                 }
+                let Some(fig) = f.network else { continue };
                 if network
                     .as_ref()
-                    .is_none_or(|nw| f.network.epsilon_or_inf() > nw.figure.epsilon_or_inf())
+                    .is_none_or(|nw| fig.epsilon_or_inf() > nw.figure.epsilon_or_inf())
                 {
                     network = Some(NetworkExtreme {
-                        figure: f.network,
+                        figure: fig,
                         user: f.user,
                         observer: f.worst_observer,
                         contributions: f.contributions,
                         inverse_hitting: f.inverse_hitting,
-                        fallback_orders: f.fallback_orders.clone(),
                         mean_epsilon: 0.0,
                         assumptions: ASSUMPTIONS.to_vec(),
                     });
                 }
-                mean_sum += f.network.epsilon_or_inf();
+                mean_sum += fig.epsilon_or_inf();
                 mean_count += 1;
             }
         }
@@ -356,20 +360,25 @@ impl PrivacyContext {
         out.network = network;
     }
 
-    /// Every user's local and network figures in one run (for `privacy_users.csv`), when the
-    /// topology has `E[1/M]` and σ, C give a guarantee.
-    pub fn users(&self, point: &Point, run: &RunResult) -> Option<Vec<UserFigures>> {
+    /// Every user's local and (DP-SGD) network figures in one run, for `privacy_users.csv`,
+    /// when σ and C give a guarantee.
+    pub fn users(
+        &self,
+        scenario: &Scenario,
+        point: &Point,
+        run: &RunResult,
+    ) -> Option<Vec<UserFigures>> {
         let noise = Noise::new(point.algorithm.sigma(), point.algorithm.clip()?).ok()?;
-        let h = self.hitting[point.topology].as_ref().ok()?;
-        all_users(&self.setup(noise), h, &run.per_user).ok()
+        let passage = self.passage(scenario, point);
+        all_users(&self.setup(noise), passage, &Self::charges(run)).ok()
     }
 
-    /// The pairwise network-ε matrix of one run (for the heatmap), when the topology has
-    /// `E[1/M]` and σ, C give a guarantee.
-    pub fn pairs(&self, point: &Point, run: &RunResult) -> Option<Vec<f64>> {
+    /// The pairwise network-ε matrix of one run (for the heatmap), on a DP-SGD walk whose
+    /// topology has laws, when σ and C give a guarantee.
+    pub fn pairs(&self, scenario: &Scenario, point: &Point, run: &RunResult) -> Option<Vec<f64>> {
         let noise = Noise::new(point.algorithm.sigma(), point.algorithm.clip()?).ok()?;
-        let h = self.hitting[point.topology].as_ref().ok()?;
-        pair_epsilons(&self.setup(noise), h, &run.per_user).ok()
+        let passage = self.passage(scenario, point)?;
+        pair_epsilons(&self.setup(noise), passage, &Self::charges(run)).ok()
     }
 }
 
@@ -380,9 +389,13 @@ pub struct Budget {
     pub epsilon: f64,
     /// The view it constrains.
     pub view: BudgetView,
-    /// Contributions per user the calibration assumed (`ceil(steps / users)` on the walk).
+    /// Contributions per user the calibration planned for (on the walk, the `planned_quantile`
+    /// of a user's visit count).
     pub calibrated_for_contributions: u64,
-    /// Whether users skipped contributions beyond their budget.
+    /// The quantile of the visit count the plan covers.
+    pub planned_quantile: f64,
+    /// Whether the budget policy enforced the budget (users whose next contribution would
+    /// exceed it made noise-only steps instead).
     pub enforced: bool,
     /// Skipped contributions per run (mean over repetitions).
     pub skipped_contributions: f64,
@@ -414,8 +427,6 @@ pub struct NetworkExtreme {
     pub contributions: u64,
     /// `E[1/M]` of the pair.
     pub inverse_hitting: f64,
-    /// Orders where `(α − 1) ε_loc(α) > 1` and the local bound was used.
-    pub fallback_orders: Vec<f64>,
     /// Mean over users (and repetitions) of each user's worst network ε.
     pub mean_epsilon: f64,
     /// What the figure assumes.
@@ -433,7 +444,8 @@ pub struct PointPrivacy {
     pub budget: Option<Budget>,
     /// Worst local ε over users and repetitions.
     pub local: Option<Extreme>,
-    /// Worst network ε over users, observers and repetitions.
+    /// Worst network ε over users, observers and repetitions (DP-SGD walks only: `null` for
+    /// ADMM, see the notes).
     pub network: Option<NetworkExtreme>,
     /// Final-model ε (federated, centralized).
     pub central: Option<Figure>,

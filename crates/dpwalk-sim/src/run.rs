@@ -6,13 +6,14 @@
 //! [`admm_contribution`] for the federated and centralized rounds. Nothing here decides a number.
 
 use crate::metrics::{EvalPoint, Evaluator};
-use crate::privacy::Cap;
 use crate::scenario::Mode;
 use dpwalk_core::problem::{LocalProx, Problem, ProblemError};
 use dpwalk_core::rng::{NodeRng, Purpose, derive_seed, node_rng};
 use dpwalk_core::step::{Algorithm, StepScratch, add_to_average, admm_contribution};
 use dpwalk_core::topology::Topology;
-use dpwalk_core::walk::{Update, start_holder, visit};
+use dpwalk_core::walk::{Update, start_holder, visit, visit_spent};
+use dpwalk_privacy::PrivacyError;
+use dpwalk_privacy::budget::{HORIZON_WINDOW, Policy, Spent};
 use std::time::Instant;
 
 /// Why a run could not proceed.
@@ -24,6 +25,9 @@ pub enum RunError {
     /// DP-SGD is only defined on the walk.
     #[error("dp-sgd is the walk baseline: it runs only in the decentralized mode")]
     SgdNeedsWalk,
+    /// The budget policy could not decide (an accounting error).
+    #[error("budget policy: {0}")]
+    Policy(#[from] PrivacyError),
 }
 
 /// How a run schedules its blocks and how long it runs.
@@ -54,9 +58,15 @@ pub struct RunResult {
     pub contributions: u64,
     /// Contributions whose clip was active.
     pub clipped: u64,
+    /// Steps of the run.
+    pub steps: u64,
     /// Contributions of each user.
     pub per_user: Vec<u64>,
-    /// Visits where the holder skipped its step (budget spent) and only forwarded the token.
+    /// `(user, step)` of every walk contribution made within [`HORIZON_WINDOW`] steps of the
+    /// end, in step order: how long before the final model they were made.
+    pub late: Vec<(usize, u64)>,
+    /// Visits where the holder's budget was spent: it made a noise-only step (walk) or sat the
+    /// round out (federated, centralized).
     pub skipped: u64,
     /// Wall-clock seconds of the whole run.
     pub wall_seconds: f64,
@@ -99,15 +109,16 @@ impl State {
 }
 
 /// Runs `algorithm` on `problem` with `schedule`; `progress(k)` is called as steps complete.
-/// With a `cap`, a user who has made its cap of contributions skips further ones (on the walk it
-/// only forwards the token, as a daemon whose budget is spent does).
+/// With a `policy`, every contribution is first allowed by it (the run's budget, as a daemon
+/// asks its own); a walk holder it refuses makes a noise-only step
+/// ([`visit_spent`]), a federated or centralized block sits the round out.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     problem: &Problem,
     topology: &Topology,
     algorithm: &Algorithm,
     schedule: &Schedule,
-    cap: Option<&Cap>,
+    policy: Option<&Policy>,
     evaluator: &Evaluator<'_>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<RunResult, RunError> {
@@ -130,16 +141,25 @@ pub fn run(
     let mut eval_seconds = 0.0;
     let (mut contributions, mut clipped, mut skipped) = (0u64, 0u64, 0u64);
     let mut per_user = vec![0u64; n];
-    let spent = |per_user: &[u64], i: usize| cap.is_some_and(|c| per_user[i] >= c.of(i));
+    let mut late = Vec::new();
+    let mut spent = vec![Spent::default(); if policy.is_some() { n } else { 0 }];
+    // Asks the policy (if any) whether user `i` may contribute at step `seq`, and records it.
+    let admit = |spent: &mut [Spent], i: usize, seq: u64| -> Result<bool, RunError> {
+        let Some(policy) = policy else {
+            return Ok(true);
+        };
+        if !policy.allows(&spent[i], seq)? {
+            return Ok(false);
+        }
+        policy.record(&mut spent[i], seq)?;
+        Ok(true)
+    };
     let mut done = 0u64;
     while done < schedule.steps {
         let chunk = schedule.eval_every.min(schedule.steps - done);
-        for _ in 0..chunk {
+        for t in 0..chunk {
+            let seq = done + t;
             match schedule.mode {
-                Mode::Decentralized if spent(&per_user, holder) => {
-                    skipped += 1;
-                    holder = topology.next_hop(holder, &mut state.rngs[holder]);
-                }
                 Mode::Decentralized => {
                     let update = match (algorithm, prox.as_ref()) {
                         (Algorithm::Admm(params), Some(prox)) => {
@@ -149,6 +169,19 @@ pub fn run(
                         (Algorithm::Sgd(params), _) => Update::Sgd { params },
                         (Algorithm::Admm(_), None) => unreachable!("prox is built above for ADMM"),
                     };
+                    if !admit(&mut spent, holder, seq)? {
+                        skipped += 1;
+                        holder = visit_spent(
+                            problem,
+                            topology,
+                            holder,
+                            update,
+                            &mut state.w,
+                            &mut state.rngs[holder],
+                            &mut scratch,
+                        );
+                        continue;
+                    }
                     let (c, next) = visit(
                         problem,
                         topology,
@@ -161,6 +194,9 @@ pub fn run(
                     clipped += u64::from(c.clipped);
                     contributions += 1;
                     per_user[holder] += 1;
+                    if schedule.steps - seq <= HORIZON_WINDOW {
+                        late.push((holder, seq));
+                    }
                     holder = next;
                 }
                 Mode::Federated | Mode::Centralized => {
@@ -178,7 +214,7 @@ pub fn run(
                     algorithm.model(problem.regularizer(), &state.w, &mut z);
                     round_du.iter_mut().for_each(|d| *d = 0.0);
                     for &i in &blocks {
-                        if spent(&per_user, i) {
+                        if !admit(&mut spent, i, seq)? {
                             skipped += 1;
                             continue;
                         }
@@ -210,7 +246,9 @@ pub fn run(
         w: state.w,
         contributions,
         clipped,
+        steps: schedule.steps,
         per_user,
+        late,
         skipped,
         wall_seconds: start.elapsed().as_secs_f64(),
         eval_seconds,

@@ -180,13 +180,13 @@ pub fn simulate(
             };
             let progress = |k: u64| bar.inc(k);
             let topology = &prepared.topologies[points[p].topology].topology;
-            let cap = resolved[p].cap.as_ref();
+            let policy = resolved[p].policy.as_ref();
             run(
                 &prepared.problem,
                 topology,
                 &points[p].algorithm,
                 &schedule,
-                cap,
+                policy,
                 &evaluator,
                 &progress,
             )

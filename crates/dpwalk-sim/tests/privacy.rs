@@ -1,5 +1,5 @@
-//! Budgets in the simulator: σ is calibrated, caps keep every user within its budget, and the
-//! reported figures say who leaks most to whom.
+//! Budgets in the simulator: σ is calibrated, the budget policy keeps every user within its
+//! budget on the view it names, and the reported figures say who leaks most to whom.
 
 // Test helpers abort the test on a failed set-up, as the tests themselves do.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -46,54 +46,56 @@ fn summary(text: &str, sets: &[&str]) -> serde_json::Value {
     serde_json::to_value(summarize(&loaded, &prepared, &results)).expect("json")
 }
 
-#[test]
-fn enforced_budget_holds_for_every_user() {
-    let s = summary(BUDGET, &[]);
-    let p = &s["points"][0];
-    let sigma = p["sigma"].as_f64().expect("sigma");
-    assert!(sigma > 0.0, "sigma is calibrated");
-    let privacy = &p["privacy"];
-    assert_eq!(privacy["budget"]["calibrated_for_contributions"], 100);
-    let worst = privacy["network"]["epsilon"]
-        .as_f64()
-        .expect("network epsilon");
-    assert!(
-        worst <= 4.0 * (1.0 + 1e-9),
-        "worst network epsilon {worst} exceeds the budget"
-    );
-    assert!(
-        worst > 3.0,
-        "the cap should not be far below the budget: {worst}"
-    );
-    assert!(
-        privacy["budget"]["skipped_contributions"]
-            .as_f64()
-            .expect("skipped")
-            > 0.0
-    );
-    let local = privacy["local"]["epsilon"].as_f64().expect("local epsilon");
-    assert!(local > worst, "local {local} must exceed network {worst}");
+/// The figure a budget constrains: network for a DP-SGD walk, local for an ADMM walk.
+fn worst(privacy: &serde_json::Value, view: &str) -> f64 {
+    privacy[view]["epsilon"].as_f64().unwrap_or_else(|| panic!("{view} epsilon in {privacy}"))
 }
 
 #[test]
-fn without_enforcement_some_user_overspends() {
-    let s = summary(BUDGET, &["privacy.enforce=false"]);
-    let worst = s["points"][0]["privacy"]["network"]["epsilon"]
-        .as_f64()
-        .expect("network epsilon");
-    assert!(
-        worst > 4.0,
-        "with ~Poisson visit counts some user exceeds ceil(T/n): {worst}"
-    );
-    assert_eq!(
-        s["points"][0]["privacy"]["budget"]["skipped_contributions"],
-        0.0
-    );
+fn an_admm_walk_has_no_network_figure_and_its_local_budget_holds() {
+    // On a star the centre holds the token every other step: far more visits than planned.
+    let s = summary(BUDGET, &["topology.kind=star"]);
+    let privacy = &s["points"][0]["privacy"];
+    assert!(privacy["network"].is_null(), "{privacy}");
+    let notes = privacy["notes"].to_string();
+    assert!(notes.contains("no network bound is proved for the ADMM walk"), "{notes}");
+    assert_eq!(privacy["budget"]["view"], "local");
+    // The 0.99 quantile of Binomial(4000, 1/40): 124 contributions planned.
+    assert_eq!(privacy["budget"]["calibrated_for_contributions"], 124);
+    let local = worst(privacy, "local");
+    assert!(local <= 4.0 * (1.0 + 1e-12), "local {local} exceeds the budget");
+    assert!(local > 3.9, "the policy stops close to the budget: {local}");
+    assert!(privacy["budget"]["skipped_contributions"].as_f64().expect("skipped") > 1000.0);
+}
+
+#[test]
+fn a_dp_sgd_walk_keeps_every_user_within_its_network_budget() {
+    for topology in ["complete", "ring", "star"] {
+        let s = summary(
+            BUDGET,
+            &["algorithm.kind=dp-sgd", &format!("topology.kind={topology}")],
+        );
+        let privacy = &s["points"][0]["privacy"];
+        assert_eq!(privacy["budget"]["view"], "network");
+        let network = worst(privacy, "network");
+        assert!(network <= 4.0 * (1.0 + 1e-12), "{topology}: network {network} over budget");
+        let local = worst(privacy, "local");
+        assert!(local > network, "{topology}: local {local} must exceed network {network}");
+    }
+}
+
+#[test]
+fn without_enforcement_the_busiest_user_overspends() {
+    let sets = ["topology.kind=star", "privacy.enforce=false"];
+    let s = summary(BUDGET, &sets);
+    let privacy = &s["points"][0]["privacy"];
+    assert!(worst(privacy, "local") > 4.0, "the star's centre exceeds the plan: {privacy}");
+    assert_eq!(privacy["budget"]["skipped_contributions"], 0.0);
 }
 
 #[test]
 fn on_a_ring_the_worst_observer_is_a_neighbour() {
-    let s = summary(BUDGET, &["topology.kind=ring"]);
+    let s = summary(BUDGET, &["topology.kind=ring", "algorithm.kind=dp-sgd"]);
     let nw = &s["points"][0]["privacy"]["network"];
     let user = nw["user"].as_u64().expect("user") as i64;
     let observer = nw["observer"].as_u64().expect("observer") as i64;
@@ -122,4 +124,7 @@ fn unattainable_or_inconsistent_budgets_are_refused() {
         loaded(&["privacy.view=central"]).check().is_err(),
         "central view on a walk"
     );
+    let admm_network = loaded(&["privacy.view=network"]).check().unwrap_err().to_string();
+    assert!(admm_network.contains("refused for kind = \"admm\""), "{admm_network}");
+    assert!(loaded(&["privacy.view=network", "algorithm.kind=dp-sgd"]).check().is_ok());
 }

@@ -51,6 +51,14 @@
 //! singular value (relative to the largest) so that a caller can check the rank decision, and the
 //! relative residual of `G` outside the range (`∞` share when above `1e-9`).
 //!
+//! # What it shows (`tests/linear_gaussian.rs`)
+//! The chain of data-free users (`a_l = 0`, `r = 0`, distinct users) attains `g(m)` exactly. With
+//! revisits it does not hold: at user `l`'s next visit the token gives back `−(2λ/n)κ_l·u_l`, and
+//! `u_l` holds part of the noise `l` added before, so noise added on the path is partly retracted
+//! (entirely at `λ = 1/2`, `a_l = 0`) while `i`'s shift need not be. The per-path bound's
+//! "noisy hops" are therefore not independent fresh noise for ADMM, even before `j`'s first
+//! visit (`i → l → m → l → j` is above `g(4)` at every `λ ≤ 1/2`).
+//!
 //! # Cost
 //! [`Responses::new`] is `O(K²)` time and memory (`K + 1` rows of `K` responses); each query is
 //! one SVD of at most `(visits + 1) × K`, plus `2^(c−1)·c` for `c` contributions.

@@ -6,7 +6,7 @@
 //! - [`local`]: the local view of one contribution (an eavesdropper who sees every token).
 //! - [`network`]: the network view (user `j` observing user `i` through the walk), with exact
 //!   `E[1/M]` on the complete graph and certified bounds on any sparse graph.
-//! - [`linear_gaussian`]: the exact network view of the linear-Gaussian ADMM walk (a test reference).
+//! - [`linear_gaussian`]: the exact network view of the linear-Gaussian ADMM and DP-SGD walks (a test reference).
 //! - [`central`]: the final-model view of the centralized and federated modes.
 //! - [`calibrate`]: the smallest σ meeting a target (ε, δ) for a view.
 //! - [`ledger`]: the per-user, append-only, checksummed record of contributions and budget checks.

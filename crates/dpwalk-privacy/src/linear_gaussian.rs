@@ -1,6 +1,8 @@
-//! An exact reference for the network view in the linear-Gaussian case (ground truth for tests).
+//! An exact reference for the network view in the linear-Gaussian case (ground truth for tests):
+//! the ADMM walk ([`LinearModel`], [`Responses::new`]) and the DP-SGD walk ([`SgdModel`],
+//! [`Responses::sgd`]).
 //!
-//! # The model (`../shared/specs/network-dp.md`, §3)
+//! # The ADMM model (`../shared/specs/network-dp.md`, §3)
 //! Scalar parameter (`p = 1`), `n` users with quadratic losses `f_l(x) = (a_l/2)(x − b_l)²`
 //! (`a_l ≥ 0`; `a_l = 0` means user `l`'s data do not touch the coordinate, the worst case for the
 //! growth of a shift), regularizer `r = 0` (`μ = 0`) or `r = (μ/2)x²`, clip inactive. The step at
@@ -51,16 +53,39 @@
 //! singular value (relative to the largest) so that a caller can check the rank decision, and the
 //! relative residual of `G` outside the range (`∞` share when above `1e-9`).
 //!
+//! # DP-SGD on the walk ([`SgdModel`], [`Responses::sgd`])
+//! The baseline step (`dpwalk_core::step`, "DP-SGD on the walk") at user `l` is
+//! `g = clip(∇f_l(w), C) + η/2`, `w ← prox_{lr·r}(w − lr·g)`, and the token's `w` is the model
+//! (no per-user state). With the same quadratic losses and the clip inactive it is affine,
+//! `w ← A_l·w + const − s_r·lr·(d + η/2)` with `s_r = 1/(1 + lr·μ)` and `A_l = s_r(1 − lr·a_l)`,
+//! and user `i`'s gradient shift `d` (`|d| ≤ 2C`) enters where its noise `η/2` does, as for ADMM:
+//! the same observer, the same views and the same computation apply to the responses
+//! `R[t][s] = −s_r·lr·Π_{s<τ<t} A_{path[τ]}`, and `ε_loc = 8αC²/σ²` is the same.
+//!
 //! # What it shows (`tests/linear_gaussian.rs`)
-//! The chain of data-free users (`a_l = 0`, `r = 0`, distinct users) attains `g(m)` exactly. With
-//! revisits it does not hold: at user `l`'s next visit the token gives back `−(2λ/n)κ_l·u_l`, and
-//! `u_l` holds part of the noise `l` added before, so noise added on the path is partly retracted
-//! (entirely at `λ = 1/2`, `a_l = 0`) while `i`'s shift need not be. The per-path bound's
-//! "noisy hops" are therefore not independent fresh noise for ADMM, even before `j`'s first
-//! visit (`i → l → m → l → j` is above `g(4)` at every `λ ≤ 1/2`).
+//! ADMM. A single contribution never leaks more than `ε_loc` (the leverage-score remark above),
+//! and all of `i`'s contributions never more than `K_i·ε_loc` (the local view, of which the
+//! observer's is a post-processing): the sweeps check both. The per-path network bound
+//! `ε_loc·g(min(M, K − k))` does not hold. The chain of data-free users (`a_l = 0`, `r = 0`,
+//! distinct users) attains `g(m)` exactly, but with revisits the bound fails: at user `l`'s
+//! next visit the token gives back `−(2λ/n)κ_l·u_l`, and `u_l` holds part of the noise `l` added
+//! before, so noise added on the path is partly retracted (entirely at `λ = 1/2`, `a_l = 0`)
+//! while `i`'s shift need not be. The per-path bound's "noisy hops" are therefore not
+//! independent fresh noise for ADMM, even before `j`'s first visit (`i → l → m → l → j` is above
+//! `g(4)` at every `λ ≤ 1/2`). Hence no network view is claimed for ADMM.
+//!
+//! DP-SGD (`lr·a_l ≤ 2`). A single contribution first seen after `m = min(M, K − k)` hops leaks at
+//! most `ε_loc/m` (`|A| ≤ 1`: the shift's response is the smallest of the `m` noise responses
+//! that reach the observation), and the later visits add nothing (the token is the whole state,
+//! so they are a Markov post-processing of the first arrival). Several contributions of `i` first
+//! seen at the same observation do not compose additively: they share the noise of the hops
+//! after the last of them (`i → l → i → l → j`: exact `1` against `1/4 + 1/2`). Composing over
+//! `j`'s observations instead (each is, given the previous one, a Gaussian whose mean moves only
+//! with the contributions in between) gives `Σ_groups (Σ_{c ∈ group} 1/√m_c)²`, which the tests
+//! check and which is at most `|group|·Σ_{c ∈ group} 1/m_c`.
 //!
 //! # Cost
-//! [`Responses::new`] is `O(K²)` time and memory (`K + 1` rows of `K` responses); each query is
+//! [`Responses::new`] and [`Responses::sgd`] are `O(K²)` time and memory (`K + 1` rows of `K` responses); each query is
 //! one SVD of at most `(visits + 1) × K`, plus `2^(c−1)·c` for `c` contributions.
 
 use nalgebra::DMatrix;
@@ -157,6 +182,95 @@ impl LinearModel {
     }
 }
 
+/// The linear-Gaussian DP-SGD walk (`dpwalk_core::step::sgd_step`, clip inactive): step `lr`,
+/// curvatures `a_l` of the users' quadratic losses, and the weight `μ` of `r = (μ/2)x²` (`0` for
+/// `r = 0`). The step at user `l` is `w ← s_r·(w − lr·a_l·(w − b_l)) − s_r·lr·(d + η/2)` with
+/// `s_r = 1/(1 + lr·μ)`, i.e. `w ← A_l·w + const − s_r·lr·(d + η/2)`, `A_l = s_r(1 − lr·a_l)`.
+/// `lr·a_l ≤ 2` makes every step non-expansive (`|A_l| ≤ 1`; negative for `lr·a_l > 1`, `0` at
+/// `lr·a_l = 1`); the model does not require it (the reference is exact either way).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SgdModel {
+    lr: f64,
+    curvatures: Vec<f64>,
+    mu: f64,
+}
+
+impl SgdModel {
+    /// Checks `lr > 0`, every `a_l ≥ 0` and `μ ≥ 0` (all finite), and at least 2 users.
+    pub fn new(lr: f64, curvatures: Vec<f64>, mu: f64) -> Result<Self, PrivacyError> {
+        if !(lr > 0.0 && lr.is_finite()) {
+            return Err(PrivacyError::Option {
+                name: "lr",
+                value: lr,
+            });
+        }
+        if !(mu >= 0.0 && mu.is_finite()) {
+            return Err(PrivacyError::Option {
+                name: "mu",
+                value: mu,
+            });
+        }
+        if let Some(&a) = curvatures.iter().find(|a| !(**a >= 0.0 && a.is_finite())) {
+            return Err(PrivacyError::Option {
+                name: "curvature",
+                value: a,
+            });
+        }
+        if curvatures.len() < 2 {
+            return Err(PrivacyError::Users {
+                min: 2,
+                got: curvatures.len() as u64,
+            });
+        }
+        Ok(Self { lr, curvatures, mu })
+    }
+
+    /// Number of users.
+    pub fn users(&self) -> usize {
+        self.curvatures.len()
+    }
+
+    /// The slope `A_l = s_r(1 − lr·a_l)` of a step at user `l`.
+    pub fn slope(&self, l: usize) -> f64 {
+        self.prox_slope() * (1.0 - self.lr * self.curvatures[l])
+    }
+
+    /// `s_r = 1/(1 + lr·μ)`.
+    fn prox_slope(&self) -> f64 {
+        1.0 / (1.0 + self.lr * self.mu)
+    }
+
+    /// `∂w'/∂g = −s_r·lr`.
+    fn gain(&self) -> f64 {
+        -self.prox_slope() * self.lr
+    }
+}
+
+/// Users `< n`, a nonempty path, no user twice in a row.
+fn check_path(n: usize, path: &[usize]) -> Result<(), PrivacyError> {
+    if path.is_empty() {
+        return Err(PrivacyError::Path {
+            step: 0,
+            reason: "the path is empty".into(),
+        });
+    }
+    for (t, &l) in path.iter().enumerate() {
+        if l >= n {
+            return Err(PrivacyError::Path {
+                step: t,
+                reason: format!("user {l} out of range (n = {n})"),
+            });
+        }
+        if t > 0 && path[t - 1] == l {
+            return Err(PrivacyError::Path {
+                step: t,
+                reason: format!("user {l} holds the token twice in a row"),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Which of the observer's visits are in its view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Window {
@@ -203,8 +317,8 @@ pub struct Exact {
     pub range_residual: f64,
 }
 
-/// The responses `R[t][s]` of `w_t` (`t = 0..=K`) to a unit change of `Δ` at step `s < K`, for
-/// one model and one path.
+/// The responses `R[t][s]` of `w_t` (`t = 0..=K`) to a unit change of the noisy input at step
+/// `s < K` (`Δ` for ADMM, the gradient `g` for DP-SGD), for one model and one path.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Responses {
     path: Vec<usize>,
@@ -213,31 +327,12 @@ pub struct Responses {
 }
 
 impl Responses {
-    /// Propagates the state along `path` (users `< n`, no user twice in a row: the walk has no
-    /// self-loops). `O(K²)`.
+    /// Propagates the ADMM state along `path` (users `< n`, no user twice in a row: the walk has
+    /// no self-loops). `O(K²)`.
     pub fn new(model: &LinearModel, path: &[usize]) -> Result<Self, PrivacyError> {
         let n = model.users();
         let k_len = path.len();
-        if k_len == 0 {
-            return Err(PrivacyError::Path {
-                step: 0,
-                reason: "the path is empty".into(),
-            });
-        }
-        for (t, &l) in path.iter().enumerate() {
-            if l >= n {
-                return Err(PrivacyError::Path {
-                    step: t,
-                    reason: format!("user {l} out of range (n = {n})"),
-                });
-            }
-            if t > 0 && path[t - 1] == l {
-                return Err(PrivacyError::Path {
-                    step: t,
-                    reason: format!("user {l} holds the token twice in a row"),
-                });
-            }
-        }
+        check_path(n, path)?;
         let mut w_row = vec![0.0; k_len];
         let mut u_rows = vec![vec![0.0; k_len]; n];
         let mut w = Vec::with_capacity((k_len + 1) * k_len);
@@ -255,6 +350,30 @@ impl Responses {
             }
             u_row[t] = two_lambda;
             w_row[t] = two_lambda / nf;
+            w.extend_from_slice(&w_row);
+        }
+        Ok(Self {
+            path: path.to_vec(),
+            w,
+        })
+    }
+
+    /// The responses of the DP-SGD walk (see [`SgdModel`]) along `path` (same rules as
+    /// [`Responses::new`]): `R[t][s]` is the response of `w_t` to a unit change of the noisy
+    /// gradient `g` at step `s`, `−s_r·lr·Π_{s<τ<t} A_{path[τ]}`. `O(K²)`.
+    pub fn sgd(model: &SgdModel, path: &[usize]) -> Result<Self, PrivacyError> {
+        check_path(model.users(), path)?;
+        let k_len = path.len();
+        let gain = model.gain();
+        let mut w_row = vec![0.0; k_len];
+        let mut w = Vec::with_capacity((k_len + 1) * k_len);
+        w.extend_from_slice(&w_row);
+        for (t, &l) in path.iter().enumerate() {
+            let slope = model.slope(l);
+            for wv in &mut w_row[..t] {
+                *wv *= slope;
+            }
+            w_row[t] = gain;
             w.extend_from_slice(&w_row);
         }
         Ok(Self {
@@ -602,5 +721,27 @@ mod tests {
             r.all(0, 1, Prior::Visits, noise),
             Err(PrivacyError::TooManyContributions { .. })
         ));
+        assert!(SgdModel::new(0.0, vec![0.0, 1.0], 0.0).is_err());
+        assert!(SgdModel::new(1.0, vec![0.0], 0.0).is_err());
+        assert!(SgdModel::new(1.0, vec![0.0, f64::INFINITY], 0.0).is_err());
+        assert!(SgdModel::new(1.0, vec![0.0, 1.0], -1.0).is_err());
+        let sgd = SgdModel::new(1.0, vec![0.0; 3], 0.0).unwrap();
+        assert!(Responses::sgd(&sgd, &[1, 1]).is_err());
+        assert!(Responses::sgd(&sgd, &[]).is_err());
+    }
+
+    #[test]
+    fn sgd_chain_attains_one_over_m() {
+        // a = 0, r = 0: every response is −lr, so m hops give exactly 1/m.
+        let model = SgdModel::new(0.3, vec![0.0; 6], 0.0).unwrap();
+        let noise = Noise::new(2.0, 0.5).unwrap();
+        for m in 1..6usize {
+            let path: Vec<usize> = (0..=m).collect();
+            let r = Responses::sgd(&model, &path).unwrap();
+            for window in [Window::FirstArrival, Window::Whole] {
+                let e = r.single(0, m, window, Prior::Visits, noise).unwrap();
+                assert!((e.share * m as f64 - 1.0).abs() < 1e-12, "{m}: {e:?}");
+            }
+        }
     }
 }

@@ -43,10 +43,15 @@
 //!
 //! # Numerics
 //! `R_o` (observations × noise columns, at most a few hundred columns) is factored by an SVD
-//! (`R_o = UΣVᵀ`, nalgebra's Golub–Kahan bidiagonalization and implicit QR); then `(R_oR_oᵀ)⁺ = UΣ⁻²Uᵀ` on the
-//! singular values above `tol = s_max·max(rows, cols)·ε_mach·16`, and
-//! `Q = (Σ⁻¹UᵀG)ᵀ(Σ⁻¹UᵀG)`, which never forms `R_oR_oᵀ` (whose condition number is the square of
-//! `R_o`'s). Two rank deficiencies are structural and removed before the SVD: an observation row
+//! (nalgebra's Golub–Kahan bidiagonalization and implicit QR, run on the tall `R_oᵀ = WΣUᵀ`) for
+//! the rank decision: singular values above `tol = s_max·max(rows, cols)·ε_mach·16` are kept.
+//! When `R_o` has full row rank (every sweep case), `Q = ZᵀZ` with `Z = R⁻ᵀG` and the thin
+//! Householder QR `R_oᵀ = Q_rR` (`R_oR_oᵀ = RᵀR`), which is backward stable. Only a rank-deficient
+//! `R_o` uses the singular vectors, `(R_oR_oᵀ)⁺ = UΣ⁻²Uᵀ` on the kept values and
+//! `Z = Σ⁻¹UᵀG`: nalgebra's singular vectors were found off by up to 2e-4 in a leverage score
+//! (nearly equal singular values on a strongly contracting DP-SGD path, where the QR agrees with a
+//! dense solve to 1e-16). Neither form builds `R_oR_oᵀ`, whose condition number is the square of
+//! //! `R_o`'s). Two rank deficiencies are structural and removed before the SVD: an observation row
 //! that is exactly zero on the kept columns (`w_0`, or a visit before any unknown noise), and the
 //! final `w_K` when `j` itself made the last step (it is then a linear function of `j`'s earlier
 //! observations and its own noise). [`Exact`] reports the smallest kept and the largest dropped
@@ -528,10 +533,16 @@ impl Responses {
         let (q, c) = (times.len(), shifted.len());
         let r_o = DMatrix::from_fn(q, cols.len(), |a, b| self.response(times[a], cols[b]));
         let g = DMatrix::from_fn(q, c, |a, b| self.response(times[a], shifted[b]));
+        // SVD of the tall R_oᵀ = WΣVᵀ, so that R_o = VΣWᵀ and U = V (see "Numerics").
         let svd = r_o
-            .try_svd_unordered(true, false, f64::EPSILON, 100_000)
+            .transpose()
+            .try_svd_unordered(false, true, f64::EPSILON, 100_000)
             .ok_or(PrivacyError::NotFactored)?;
-        let u = svd.u.as_ref().ok_or(PrivacyError::NotFactored)?;
+        let u = svd
+            .v_t
+            .as_ref()
+            .ok_or(PrivacyError::NotFactored)?
+            .transpose();
         let sv = &svd.singular_values;
         let s_max = sv.iter().copied().fold(0.0, f64::max);
         let tol = s_max * q.max(cols.len()) as f64 * f64::EPSILON * RANK_TOLERANCE_FACTOR;
@@ -545,28 +556,38 @@ impl Responses {
                 .fold(0.0, f64::max)
                 / s_max;
         }
-        // Z = Σ⁻¹UᵀG on the kept directions; the residual of G outside span(U_kept).
-        let mut z = DMatrix::zeros(kept.len(), c);
-        let mut projected = DMatrix::zeros(q, c);
-        for (row, &r) in kept.iter().enumerate() {
-            let u_r = u.column(r);
-            for b in 0..c {
-                let coef = u_r.dot(&g.column(b));
-                z[(row, b)] = coef / sv[r];
-                projected.column_mut(b).axpy(coef, &u_r, 1.0);
-            }
-        }
-        let g_norm = g.norm();
-        out.range_residual = if g_norm > 0.0 {
-            (&g - &projected).norm() / g_norm
+        let z = if kept.len() == q {
+            // Full row rank (the usual case): G is in the range, and with the thin QR
+            // R_oᵀ = Q_rR, R_oR_oᵀ = RᵀR, so Z = R⁻ᵀG (see "Numerics").
+            let r = r_o.transpose().qr().r();
+            r.transpose()
+                .solve_lower_triangular(&g)
+                .ok_or(PrivacyError::NotFactored)?
         } else {
-            0.0
+            // Z = Σ⁻¹UᵀG on the kept directions; the residual of G outside span(U_kept).
+            let mut z = DMatrix::zeros(kept.len(), c);
+            let mut projected = DMatrix::zeros(q, c);
+            for (row, &r) in kept.iter().enumerate() {
+                let u_r = u.column(r);
+                for b in 0..c {
+                    let coef = u_r.dot(&g.column(b));
+                    z[(row, b)] = coef / sv[r];
+                    projected.column_mut(b).axpy(coef, &u_r, 1.0);
+                }
+            }
+            let g_norm = g.norm();
+            out.range_residual = if g_norm > 0.0 {
+                (&g - &projected).norm() / g_norm
+            } else {
+                0.0
+            };
+            if out.range_residual > RANGE_TOLERANCE {
+                out.share = f64::INFINITY;
+                out.divergence = f64::INFINITY;
+                return Ok(out);
+            }
+            z
         };
-        if out.range_residual > RANGE_TOLERANCE {
-            out.share = f64::INFINITY;
-            out.divergence = f64::INFINITY;
-            return Ok(out);
-        }
         let quad = z.transpose() * &z;
         let (share, signs) = max_over_signs(&quad);
         out.share = share;

@@ -116,4 +116,23 @@ pub enum PrivacyError {
     /// The target holds for every σ (the observer never sees anything that depends on the user).
     #[error("the target holds without noise: the observer never sees the user's contributions")]
     NoiseNotNeeded,
+    /// A walk's path is not valid for the model (linear-Gaussian reference).
+    #[error("path step {step}: {reason}")]
+    Path {
+        /// The step.
+        step: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Too many contributions to enumerate their worst sign pattern exactly.
+    #[error("{got} contributions, at most {max} can be enumerated exactly")]
+    TooManyContributions {
+        /// Contributions on the path.
+        got: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A matrix factorization did not converge (reported instead of a wrong number).
+    #[error("the SVD of the observation matrix did not converge")]
+    NotFactored,
 }

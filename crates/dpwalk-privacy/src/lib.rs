@@ -4,9 +4,11 @@
 //! - [`rdp`]: order grids, RDP curves, composition, conversion to (ε, δ).
 //! - [`mechanism`]: the Gaussian and the Poisson-subsampled Gaussian mechanisms.
 //! - [`local`]: the local view of one contribution (an eavesdropper who sees every token).
-//! - [`network`]: the network view (user `j` observing user `i` through a DP-SGD walk): the
-//!   mixture bound over first-passage laws, exact on the complete graph and certified on any
-//!   sparse graph, with the final model charged.
+//! - [`network`]: the network view (user `j` observing user `i` through a DP-SGD walk) of one
+//!   contribution: the mixture bound over first-passage laws, exact on the complete graph and
+//!   certified on any sparse graph, with the final model charged.
+//! - [`linear_gaussian`]: the exact view of an observer of the linear-Gaussian ADMM and DP-SGD
+//!   walks, the reference that decides which network claims hold.
 //! - [`central`]: the final-model view of the centralized and federated modes.
 //! - [`budget`]: the one budget policy (may this user contribute now?) of the simulator and the
 //!   daemon.
@@ -33,6 +35,7 @@ pub mod calibrate;
 pub mod central;
 pub mod error;
 pub mod ledger;
+pub mod linear_gaussian;
 pub mod local;
 pub mod mechanism;
 pub mod network;

@@ -160,8 +160,7 @@ fn learners_reproduce_the_simulator_bit_for_bit() {
                 &proxes[i],
                 params,
                 &dir.join(format!("node-{i}")),
-                None,
-                None,
+                &[],
             )
             .unwrap()
         })

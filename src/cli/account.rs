@@ -4,7 +4,9 @@
 //! - `account gaussian`: the RDP curve and (ε, δ) of K runs of the (Poisson-subsampled) Gaussian
 //!   mechanism, the building block every other figure reduces to.
 //! - `account walk`: per-user figures of the private walk on a topology ([`dpwalk_privacy::walk`]):
-//!   local ε, worst network ε and its observer, `E[1/M]`, validity, the assumptions.
+//!   local ε for every step; for a DP-SGD walk with one contribution per user, the network ε
+//!   against the worst observer, its observer, `E[1/M]` and the assumptions. No network figure
+//!   is printed where none is proved (ADMM; several contributions), and the output says why.
 //!
 //! This module only parses, loads and prints; every number comes from `dpwalk_privacy`. The
 //! scenario flags (graph, clip, contributions) are shared with `dpwalk calibrate`.
@@ -15,19 +17,17 @@ use dpwalk_core::rng::{Purpose, derive_seed};
 use dpwalk_core::topology::Topology;
 use dpwalk_privacy::Noise;
 use dpwalk_privacy::mechanism::subsampled_gaussian;
-use dpwalk_privacy::network::{HittingOptions, InverseHitting, paper_closed_form};
+use dpwalk_privacy::budget::PLAN_QUANTILE;
+use dpwalk_privacy::network::{Charges, HittingOptions, Horizon, InverseHitting, paper_closed_form};
 use dpwalk_privacy::rdp::{Conversion, Orders};
 use dpwalk_privacy::walk::{
-    ASSUMPTIONS, Figure, Hitting, MAX_PAIRWISE_USERS, Setup, UserFigures, all_users,
-    expected_contributions, pair_epsilons, user_figures,
+    ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, MAX_PAIRWISE_USERS, NETWORK_ONE_CONTRIBUTION,
+    Passage, Setup, UserFigures, all_users, pair_epsilons, planned_contributions, user_figures,
 };
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
-
-/// What is printed beside every network figure about its validity condition.
-pub const VALIDITY: &str = "the network bound (1 + c) * eps_loc(alpha) * E[1/M] holds only at orders where c = (alpha - 1) * 8 alpha C^2 / sigma^2 <= 1; at the other orders (fallback_orders) the local bound is used";
 
 /// What observers the walk never brings the token to learn.
 pub const UNREACHED: &str = "an observer the walk never reaches from a user sees nothing that depends on that user: 0 leakage (not an error)";
@@ -144,7 +144,7 @@ pub struct StepsArgs {
     /// Contributions (steps) of each user.
     #[arg(long, value_name = "K")]
     steps_per_user: Option<u64>,
-    /// Steps of the whole walk: each user is charged K = ceil(T / n).
+    /// Steps of the whole walk: each user is charged the 0.99 quantile of its visit count.
     #[arg(long, value_name = "T")]
     total_steps: Option<u64>,
 }
@@ -202,7 +202,10 @@ impl ScenarioArgs {
         let (contributions, total_steps) = match (self.steps.steps_per_user, self.steps.total_steps)
         {
             (Some(k), _) => (k, None),
-            (None, Some(t)) => (expected_contributions(t, n), Some(t)),
+            (None, Some(t)) => (
+                planned_contributions(t, 1.0 / n as f64, PLAN_QUANTILE),
+                Some(t),
+            ),
             (None, None) => bail!("give --steps-per-user K or --total-steps T"),
         };
         Ok(Scenario {
@@ -224,9 +227,9 @@ impl Scenario {
     pub fn contributions_note(&self) -> Option<String> {
         self.total_steps.map(|t| {
             format!(
-                "--total-steps {t} over {} users: each user contributes T/n times in expectation; \
-                 K = ceil(T/n) = {} is charged to every user (conservative for the average user, \
-                 not a bound for a user the walk happens to visit more often)",
+                "--total-steps {t} over {} users: K = {} is the {PLAN_QUANTILE} quantile of a \
+                 user's visit count (Binomial(T, 1/n)), charged to every user; a run's budget \
+                 policy stops a user visited more often at its budget",
                 self.topology.n(),
                 self.contributions
             )
@@ -255,34 +258,41 @@ impl Scenario {
         format!("{graph}, K = {} contributions per user", self.contributions)
     }
 
-    /// `E[1/M]` for the walk (exact on the complete graph, certified bounds elsewhere).
-    pub fn hitting(&self) -> anyhow::Result<Hitting> {
-        Hitting::for_topology(&self.topology, &HittingOptions::default())
-            .context("computing E[1/M] (first-hitting times) for the network view")
+    /// The walk's first-passage laws (exact on the complete graph, certified elsewhere).
+    pub fn passage(&self) -> anyhow::Result<Passage> {
+        Passage::for_topology(&self.topology, &HittingOptions::default())
+            .context("computing the walk's first-passage laws for the network view")
     }
 }
 
-/// How `E[1/M]` was obtained, as JSON and in words.
-pub fn hitting_json(h: &Hitting) -> (Value, String) {
-    match h {
-        Hitting::Complete { value, .. } => (
-            json!({"method": "exact", "formula": "ln(n-1)/(n-2)", "value": value}),
-            format!("exact on the complete graph, ln(n-1)/(n-2) = {value:.6e}"),
-        ),
-        Hitting::Pairs(p) => (
-            json!({
-                "method": "certified upper bound",
-                "steps": p.steps,
-                "converged": p.converged,
-                "max_rel_gap": p.max_rel_gap,
-                "max_gap_over_worst": p.max_gap_over_worst,
-            }),
+/// How the laws were obtained, as JSON and in words.
+pub fn passage_json(p: &Passage) -> (Value, String) {
+    match p {
+        Passage::Complete {
+            inverse_hitting, ..
+        } => (
+            json!({"method": "exact", "law": "geometric, q = 1/(n-1)", "inverse_hitting": inverse_hitting}),
             format!(
-                "certified upper bounds for every pair (truncation T = {}, converged: {}, \
-                 worst-observer figures within {:.2e} relative)",
-                p.steps, p.converged, p.max_gap_over_worst
+                "exact geometric law on the complete graph, E[1/M] = ln(n-1)/(n-2) = {inverse_hitting:.6e}"
             ),
         ),
+        Passage::Pairs(p) => {
+            let h = &p.hitting;
+            (
+                json!({
+                    "method": "certified upper bound",
+                    "steps": h.steps,
+                    "converged": h.converged,
+                    "max_rel_gap": h.max_rel_gap,
+                    "max_gap_over_worst": h.max_gap_over_worst,
+                }),
+                format!(
+                    "certified laws for every pair (truncation T = {}, E[1/M] converged: {}, \
+                     worst-observer E[1/M] within {:.2e} relative)",
+                    h.steps, h.converged, h.max_gap_over_worst
+                ),
+            )
+        }
     }
 }
 
@@ -379,6 +389,15 @@ pub enum WalkView {
     Both,
 }
 
+/// The step the walk runs: decides which network figure, if any, is proved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StepArg {
+    /// The private ADMM step (the daemon's): local figures only.
+    Admm,
+    /// DP-SGD on the walk: a network figure for one contribution per user.
+    DpSgd,
+}
+
 #[derive(Debug, Args)]
 pub struct WalkArgs {
     #[command(flatten)]
@@ -394,6 +413,14 @@ pub struct WalkArgs {
         allow_negative_numbers = true
     )]
     delta: f64,
+    /// The step the walk runs.
+    #[arg(long, value_enum, default_value_t = StepArg::Admm)]
+    step: StepArg,
+    /// DP-SGD, one contribution: the final model reaches every user H hops after the
+    /// contribution (1 = the contribution was the walk's last step). Omitted: the observer's
+    /// visits only, no final model.
+    #[arg(long, value_name = "H")]
+    horizon: Option<u64>,
     /// Which views to report.
     #[arg(long, value_enum, default_value_t = WalkView::Both)]
     view: WalkView,
@@ -407,11 +434,11 @@ pub struct WalkArgs {
     json: bool,
 }
 
-/// One row of the per-user report. On the complete graph (or for the local view alone) every
+/// One row of the per-user report. On the complete graph (or without a network view) every
 /// user is alike and the report has one row with `user = null`, `all = true`.
 fn user_json(f: &UserFigures, all: bool, unreached: usize, view: WalkView) -> Value {
     let local = view != WalkView::Network;
-    let network = view != WalkView::Local;
+    let network = view != WalkView::Local && f.network.is_some();
     json!({
         "user": if all { Value::Null } else { json!(f.user) },
         "all": all,
@@ -420,8 +447,6 @@ fn user_json(f: &UserFigures, all: bool, unreached: usize, view: WalkView) -> Va
         "network": if network { json!(f.network) } else { Value::Null },
         "worst_observer": if network { json!(f.worst_observer) } else { Value::Null },
         "inverse_hitting": if network { json!(f.inverse_hitting) } else { Value::Null },
-        "fallback_orders": if network { json!(f.fallback_orders) } else { Value::Null },
-        "order_is_fallback": network && f.network.order.is_some_and(|a| f.fallback_orders.contains(&a)),
         "unreached_observers": if network { json!(unreached) } else { Value::Null },
     })
 }
@@ -435,6 +460,15 @@ fn unreached_counts(p: &InverseHitting) -> Vec<usize> {
                 .count()
         })
         .collect()
+}
+
+/// Why no network figure is printed, when none is.
+fn no_network_reason(step: StepArg, contributions: u64) -> Option<&'static str> {
+    match step {
+        StepArg::Admm => Some(ADMM_NETWORK_WITHDRAWN),
+        StepArg::DpSgd if contributions > 1 => Some(NETWORK_ONE_CONTRIBUTION),
+        StepArg::DpSgd => None,
+    }
 }
 
 fn walk(args: WalkArgs) -> anyhow::Result<()> {
@@ -453,85 +487,85 @@ fn walk(args: WalkArgs) -> anyhow::Result<()> {
         .context("invalid --delta")?;
     let n = scenario.topology.n();
     let k = scenario.contributions;
+    let withheld = no_network_reason(args.step, k);
     if args.pairs && args.view == WalkView::Local {
         bail!("--pairs lists network figures: use it with --view network or both");
+    }
+    if let (true, Some(reason)) = (args.pairs, withheld) {
+        bail!("--pairs lists network figures, and there are none here: {reason}");
     }
     if args.pairs && n > MAX_PAIRWISE_USERS {
         bail!("--pairs prints an n x n matrix: limited to {MAX_PAIRWISE_USERS} users, got {n}");
     }
-    let hitting = if args.view == WalkView::Local {
+    if args.horizon == Some(0) {
+        bail!("--horizon 0: the final model comes at least one hop after a contribution");
+    }
+    if args.horizon.is_some() && withheld.is_some() {
+        bail!("--horizon is for the network view of one DP-SGD contribution (--step dp-sgd --steps-per-user 1)");
+    }
+    let passage = if args.view == WalkView::Local || withheld.is_some() {
         None
     } else {
-        Some(scenario.hitting()?)
+        Some(scenario.passage()?)
     };
-
-    let (users, unreached): (Vec<UserFigures>, Vec<usize>) = match &hitting {
-        // All users alike for the local view, and on the complete graph for both views.
-        None => {
-            let local = dpwalk_privacy::local::local_view(&setup.orders, noise, k)
-                .to_dp(setup.delta, setup.conversion)?;
-            let f = UserFigures {
-                user: 0,
-                contributions: k,
-                local: local.into(),
-                network: Figure {
-                    epsilon: None,
-                    order: None,
-                },
-                worst_observer: None,
-                inverse_hitting: 0.0,
-                fallback_orders: Vec::new(),
-            };
-            (vec![f], vec![0])
-        }
-        Some(h @ Hitting::Complete { .. }) => (vec![user_figures(&setup, h, 0, k)?], vec![0]),
-        Some(h @ Hitting::Pairs(p)) => (all_users(&setup, h, &vec![k; n])?, unreached_counts(p)),
+    let charges = match args.horizon {
+        Some(h) => Charges::from_pairs([(Horizon::Final(h), k)]),
+        None => Charges::from_pairs([(Horizon::Open, k)]),
     };
-    let all = !matches!(hitting, Some(Hitting::Pairs(_)));
+    let (users, unreached): (Vec<UserFigures>, Vec<usize>) = match &passage {
+        Some(p @ Passage::Pairs(pairs)) => (
+            all_users(&setup, Some(p), &vec![charges.clone(); n])?,
+            unreached_counts(&pairs.hitting),
+        ),
+        // All users alike: no network view, or the complete graph.
+        other => (vec![user_figures(&setup, other.as_ref(), 0, &charges)?], vec![0]),
+    };
+    let all = !matches!(passage, Some(Passage::Pairs(_)));
+    let network = passage.is_some();
     // The first user among equals (`max_by` keeps the last, so scan backwards).
     let worst = users.iter().rev().max_by(|a, b| {
-        a.network
-            .epsilon_or_inf()
-            .total_cmp(&b.network.epsilon_or_inf())
+        let e = |f: &UserFigures| f.network.map_or(f64::NEG_INFINITY, |x| x.epsilon_or_inf());
+        e(a).total_cmp(&e(b))
     });
-    let closed_form = match (&hitting, &scenario.topology) {
+    let closed_form = match (&passage, &scenario.topology) {
         (Some(_), Topology::Complete { n }) => {
             let curve = paper_closed_form(&setup.orders, noise, k, *n as u64)?;
             Some(Figure::from(curve.to_dp(setup.delta, setup.conversion)?))
         }
         _ => None,
     };
-    let pairs = if args.pairs {
-        match &hitting {
-            Some(h) => Some(pair_epsilons(&setup, h, &vec![k; n])?),
-            None => None,
-        }
-    } else {
-        None
+    let pairs = match (&passage, args.pairs) {
+        (Some(p), true) => Some(pair_epsilons(&setup, p, &vec![charges.clone(); n])?),
+        _ => None,
     };
-
-    let network = hitting.is_some();
     let unreached_pairs: usize = unreached.iter().sum();
+    let horizon_note = match args.horizon {
+        Some(h) => format!("the final model reaches every user {h} hops after the contribution"),
+        None => "the observer's visits only (no final model; give --horizon H to charge it)".into(),
+    };
     if args.json {
-        let hitting_info = hitting.as_ref().map(|h| hitting_json(h).0);
+        let passage_info = passage.as_ref().map(|p| passage_json(p).0);
         let worst_json = match (network, worst) {
             (true, Some(w)) => json!({
                 "user": if all { Value::Null } else { json!(w.user) },
                 "observer": w.worst_observer,
-                "epsilon": w.network.epsilon,
-                "order": w.network.order,
+                "epsilon": w.network.and_then(|f| f.epsilon),
+                "order": w.network.and_then(|f| f.order),
                 "inverse_hitting": w.inverse_hitting,
             }),
             _ => Value::Null,
         };
         let v = json!({
             "scenario": scenario.to_json(),
+            "step": if args.step == StepArg::Admm { "admm" } else { "dp-sgd" },
             "sigma": noise.sigma(),
             "clip": noise.clip(),
             "delta": setup.delta,
             "conversion": args.conv.conversion.name(),
             "view": format!("{:?}", args.view).to_lowercase(),
-            "inverse_hitting": hitting_info,
+            "network_withheld": withheld,
+            "horizon": if network { json!(horizon_note) } else { Value::Null },
+            "passage": passage_info,
             "users": users
                 .iter()
                 .zip(&unreached)
@@ -539,11 +573,10 @@ fn walk(args: WalkArgs) -> anyhow::Result<()> {
                 .collect::<Vec<_>>(),
             "worst": worst_json,
             "paper_closed_form": closed_form.map(|f| json!({
-                "label": "paper (Cyffers, Bellet & Basu 2023, Theorem 4): 8 alpha K C^2 ln n / (sigma^2 n), without the (1 + c) factor; for comparison only, not used",
+                "label": "paper (Cyffers, Bellet & Basu 2023, Theorem 4): 8 alpha K C^2 ln n / (sigma^2 n); for comparison only, not a bound used here",
                 "epsilon": f.epsilon,
                 "order": f.order,
             })),
-            "validity": if network { json!(VALIDITY) } else { Value::Null },
             "unreached": if network { json!({"pairs": unreached_pairs, "note": UNREACHED}) } else { Value::Null },
             "assumptions": if network { json!(ASSUMPTIONS) } else { json!([]) },
             "pairs": pairs.as_ref().map(|p| p.chunks(n.max(1)).collect::<Vec<_>>()),
@@ -565,67 +598,49 @@ fn walk(args: WalkArgs) -> anyhow::Result<()> {
         args.conv.conversion.name(),
         setup.orders.len()
     )?;
-    if let Some(h) = &hitting {
-        writeln!(out, "E[1/M]: {}", hitting_json(h).1)?;
+    if let Some(p) = &passage {
+        writeln!(out, "First passage: {}", passage_json(p).1)?;
+        writeln!(out, "Charged: {horizon_note}")?;
     }
     let show_local = args.view != WalkView::Network;
+    let cell = |f: Option<Figure>| match f.map(|f| (f.epsilon, f.order)) {
+        Some((Some(e), Some(a))) => format!("{e:.6} ({a})"),
+        Some(_) => "no finite guarantee".to_string(),
+        None => "-".to_string(),
+    };
     if all {
         writeln!(out, "All {n} users are alike (one figure for every user):")?;
         let f = &users[0];
         if show_local {
             writeln!(
                 out,
-                "  local   (eavesdropper on every token): {}",
+                "  local   (eavesdropper on every token, bounds every observer): {}",
                 fmt_eps(f.local.epsilon, f.local.order)
             )?;
         }
-        if network {
+        if let Some(nw) = f.network {
             writeln!(
                 out,
-                "  network (any other user):              {}, E[1/M] = {:.6e}",
-                fmt_eps(f.network.epsilon, f.network.order),
+                "  network (any other user, DP-SGD, one contribution):          {}, E[1/M] = {:.6e}",
+                fmt_eps(nw.epsilon, nw.order),
                 f.inverse_hitting
             )?;
-            if !f.fallback_orders.is_empty() {
-                writeln!(
-                    out,
-                    "  local bound used at {} orders ({} ... {}) where c > 1",
-                    f.fallback_orders.len(),
-                    f.fallback_orders[0],
-                    f.fallback_orders[f.fallback_orders.len() - 1]
-                )?;
-            }
         }
     } else {
         writeln!(
             out,
-            "{:>6} {:>30} {:>30} {:>9} {:>12} {:>9} {:>9}",
-            "user",
-            "local eps (order)",
-            "network eps (order)",
-            "observer",
-            "E[1/M]",
-            "fallback",
-            "unreached"
+            "{:>6} {:>30} {:>30} {:>9} {:>12} {:>9}",
+            "user", "local eps (order)", "network eps (order)", "observer", "E[1/M]", "unreached"
         )?;
-        let cell = |f: &Figure| match (f.epsilon, f.order) {
-            (Some(e), Some(a)) => format!("{e:.6} ({a})"),
-            _ => "no finite guarantee".to_string(),
-        };
         for (f, u) in users.iter().zip(&unreached) {
             writeln!(
                 out,
-                "{:>6} {:>30} {:>30} {:>9} {:>12.6e} {:>9} {:>9}",
+                "{:>6} {:>30} {:>30} {:>9} {:>12.6e} {:>9}",
                 f.user,
-                if show_local {
-                    cell(&f.local)
-                } else {
-                    "-".to_string()
-                },
-                cell(&f.network),
+                if show_local { cell(Some(f.local)) } else { "-".to_string() },
+                cell(f.network),
                 f.worst_observer.map_or("-".to_string(), |j| j.to_string()),
                 f.inverse_hitting,
-                f.fallback_orders.len(),
                 u
             )?;
         }
@@ -633,9 +648,12 @@ fn walk(args: WalkArgs) -> anyhow::Result<()> {
     if let Some(f) = closed_form {
         writeln!(
             out,
-            "  paper's Theorem 4 closed form 8*alpha*K*C^2*ln(n)/(sigma^2*n), without (1 + c), for comparison only: {}",
+            "  paper's Theorem 4 closed form 8*alpha*K*C^2*ln(n)/(sigma^2*n), for comparison only: {}",
             fmt_eps(f.epsilon, f.order)
         )?;
+    }
+    if let (Some(reason), true) = (withheld, args.view != WalkView::Local) {
+        writeln!(out, "No network figure: {reason}.")?;
     }
     if network {
         if let Some(w) = worst.filter(|_| !all) {
@@ -644,10 +662,9 @@ fn walk(args: WalkArgs) -> anyhow::Result<()> {
                 "Worst case: user {} against observer {}: {}",
                 w.user,
                 w.worst_observer.map_or("-".to_string(), |j| j.to_string()),
-                fmt_eps(w.network.epsilon, w.network.order)
+                cell(w.network)
             )?;
         }
-        writeln!(out, "Validity: {VALIDITY}.")?;
         if unreached_pairs == 0 {
             writeln!(
                 out,

@@ -2,18 +2,18 @@
 //! bisection on the accountant itself ([`dpwalk_privacy::calibrate::calibrate`]).
 //!
 //! The scenario flags are those of `dpwalk account walk`. How each view reads them:
-//! - local: K contributions per user;
-//! - network: K contributions towards the worst observer: on a graph, the largest `E[1/M]` over
-//!   all (user, observer) pairs, so the σ found protects every user against every observer;
+//! - local: K contributions per user (it bounds what every other user learns too);
+//! - network: refused, with the reason (no network bound holds for the ADMM walk, and for DP-SGD
+//!   one holds only for a single contribution: `dpwalk account walk --step dp-sgd` prints it);
 //! - centralized: K rounds of all n users (each user contributes once per round);
 //! - federated: `R = ceil(K / q)` rounds with Poisson sampling at rate q, so that each user
 //!   contributes K times in expectation.
 
-use crate::cli::account::{ConversionArgs, ScenarioArgs, emit, fmt_eps, hitting_json};
+use crate::cli::account::{ConversionArgs, ScenarioArgs, emit, fmt_eps};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use dpwalk_privacy::calibrate::{REL_TOL, View, calibrate};
-use dpwalk_privacy::walk::{ASSUMPTIONS, WorstPair};
+use dpwalk_privacy::walk::{ADMM_NETWORK_WITHDRAWN, NETWORK_ONE_CONTRIBUTION};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 
@@ -30,7 +30,7 @@ const FEDERATED_ASSUMPTION: &str = "users take part in each round independently 
 pub enum CalibrateView {
     /// An eavesdropper who sees every token (needs no assumption).
     Local,
-    /// The worst other user on the walk.
+    /// Refused: no network bound to calibrate against (the error says why).
     Network,
     /// The final model of the centralized mode (all users every round).
     Centralized,
@@ -86,32 +86,9 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
     let mut extra = serde_json::Map::new();
     let view = match args.view {
         CalibrateView::Local => View::Local { contributions: k },
-        CalibrateView::Network => {
-            let hitting = scenario.hitting()?;
-            let WorstPair {
-                user,
-                observer,
-                inverse_hitting: value,
-            } = hitting.worst_pair();
-            let (info, words) = hitting_json(&hitting);
-            extra.insert("inverse_hitting".into(), info);
-            extra.insert(
-                "worst_pair".into(),
-                json!({"user": user, "observer": observer, "inverse_hitting": value}),
-            );
-            notes.push(match (user, observer) {
-                (Some(i), Some(j)) => format!(
-                    "calibrated against the worst pair: user {i} observed by {j}, E[1/M] = {value:.6e} \
-                     (the largest over all users of the worst observer; E[1/M]: {words})"
-                ),
-                _ => format!("all pairs alike on the complete graph; E[1/M]: {words}"),
-            });
-            assumptions.extend(ASSUMPTIONS);
-            View::Network {
-                contributions: k,
-                inverse_hitting: value,
-            }
-        }
+        CalibrateView::Network => bail!(
+            "--view network is no longer offered: {ADMM_NETWORK_WITHDRAWN}; and for DP-SGD, {NETWORK_ONE_CONTRIBUTION}. Calibrate with --view local, which bounds every observer"
+        ),
         CalibrateView::Centralized => {
             notes.push(format!(
                 "{k} rounds of all {n} users (one contribution per user per round)"

@@ -48,9 +48,8 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
         if s.holding { ", holding the token" } else { "" }
     );
     println!(
-        "privacy    local eps {}, network eps {} at delta {:e}{}",
+        "privacy    local eps {} at delta {:e}{}",
         eps(s.epsilon_local),
-        eps(s.epsilon_network),
         s.delta,
         s.budget_epsilon
             .map_or_else(String::new, |b| format!(" (budget {b})"))

@@ -16,7 +16,9 @@ use clap::Args;
 use dpwalk_core::problem::{Loss, Regularizer};
 use dpwalk_core::topology::TopologyKind;
 use dpwalk_net::node::FINAL_MODEL_FILE;
-use dpwalk_net::run::{AlgorithmSpec, LossName, MemberSpec, ProblemSpec, Run, RunFile};
+use dpwalk_net::run::{
+    AlgorithmSpec, BudgetSpec, LossName, MemberSpec, ProblemSpec, Run, RunFile,
+};
 use dpwalk_sim::metrics::Evaluator;
 use dpwalk_sim::output;
 use dpwalk_sim::run::RunResult;
@@ -253,11 +255,15 @@ fn plan(
         );
     }
     let resolved = prepared.privacy.resolve(s, point)?;
-    if resolved.cap.is_some() {
-        tracing::warn!(
-            "the scenario enforces its budget by per-user caps; swarm nodes do not (give each node.toml a [budget] instead)"
-        );
-    }
+    // An enforced budget goes into the run file: every node calibrates the same σ from it and
+    // enforces it with the simulator's policy. Without enforcement the calibrated σ is given.
+    let budget = match (resolved.policy, point.budget) {
+        (Some(_), Some(epsilon)) => Some(BudgetSpec {
+            epsilon,
+            delta: s.privacy.delta,
+        }),
+        _ => None,
+    };
     let algorithm = resolved.point.algorithm;
     let clip = algorithm.clip().context(
         "a daemon run needs a clip (algorithm.clip): it is what bounds the privacy loss",
@@ -304,9 +310,9 @@ fn plan(
             gamma: resolved.point.gamma,
             lambda: resolved.point.lambda,
             clip,
-            sigma: Some(algorithm.sigma()),
+            sigma: budget.is_none().then(|| algorithm.sigma()),
         },
-        budget: None,
+        budget,
         topology: spec.clone(),
         members: Vec::new(),
     };
@@ -586,7 +592,9 @@ fn collect(
         w: Vec::new(),
         contributions,
         clipped: finals.iter().filter_map(|f| f.privacy.clipped).sum(),
+        steps: s.steps,
         per_user,
+        late: Vec::new(),
         skipped: finals.iter().map(|f| f.privacy.skipped).sum(),
         wall_seconds: wall_seconds + eval_seconds,
         eval_seconds,

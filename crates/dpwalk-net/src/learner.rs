@@ -9,7 +9,7 @@
 //! # Durability
 //! For one received token the order is
 //! ```text
-//! budget check → visit (step + next hop)
+//! budget policy → visit (step + next hop), or a noise-only step when the budget is spent
 //!   → StateDir::commit(u_i, RNG position, seq, outgoing token, and this contribution's seq among
 //!     the unflushed charges)                                        (one fdatasync)
 //!   → ledger append, without a flush                                (a write to the page cache)
@@ -51,11 +51,11 @@ use dpwalk_core::params::AdmmParams;
 use dpwalk_core::problem::{LocalProx, Loss, Problem, ProblemError};
 use dpwalk_core::rng::{NodeRng, node_rng};
 use dpwalk_core::step::{Algorithm, StepScratch};
-use dpwalk_core::walk::{Update, start_holder, visit};
+use dpwalk_core::walk::{Update, start_holder, visit, visit_spent};
+use dpwalk_privacy::budget::Policy;
 use dpwalk_privacy::ledger::{Budget, Ledger, LedgerError};
 use dpwalk_privacy::local::local_view;
 use dpwalk_privacy::rdp::{Conversion, Orders, RdpCurve};
-use dpwalk_privacy::walk::{Hitting, Setup, UserFigures, user_figures};
 use dpwalk_privacy::{Noise, PrivacyError};
 use libp2p_identity::PeerId;
 use thiserror::Error;
@@ -147,11 +147,10 @@ pub struct Learner<'p> {
     state: NodeState,
     states: StateDir,
     ledger: Ledger,
-    orders: Orders,
-    noise: Noise,
     step_charge: RdpCurve,
-    budget: Option<Budget>,
-    hitting: Option<Hitting>,
+    /// The strictest of the budgets the node was given (the run's and its own), as the one
+    /// policy of `dpwalk_privacy::budget` that the simulator applies too.
+    policy: Option<Policy>,
     delta: f64,
 }
 
@@ -167,8 +166,8 @@ impl std::fmt::Debug for Learner<'_> {
 
 impl<'p> Learner<'p> {
     /// Opens the node's state in `state_dir` (fresh, or as a crash left it), recovers and repairs
-    /// its ledger, and positions its RNG. `hitting` gives the network figures (optional: costly on
-    /// big sparse graphs).
+    /// its ledger, and positions its RNG. `budgets` are the run's and the node's own (local view);
+    /// the node contributes only while every one allows it.
     #[allow(clippy::too_many_arguments)]
     pub fn open(
         run: &'p Run,
@@ -177,8 +176,7 @@ impl<'p> Learner<'p> {
         prox: &'p LocalProx<'p>,
         params: AdmmParams,
         state_dir: &Path,
-        budget: Option<Budget>,
-        hitting: Option<Hitting>,
+        budgets: &[Budget],
     ) -> Result<Self, LearnerError> {
         let states = StateDir::open(state_dir)?;
         let state = states
@@ -186,10 +184,8 @@ impl<'p> Learner<'p> {
             .unwrap_or_else(|| NodeState::fresh(run.hash(), run.dimension()));
         let mut rng = node_rng(run.seed(), index as u64);
         rng.set_word_pos(state.rng_word_pos);
-        let orders = Orders::default_grid();
         let clip = params.clip().unwrap_or(f64::INFINITY);
         let noise = Noise::new(params.sigma(), clip)?;
-        let step_charge = local_view(&orders, noise, 1);
         let ledger_path = state_dir.join(LEDGER_FILE);
         let mut ledger = if ledger_path.exists() {
             let (ledger, recovery) = Ledger::recover(&ledger_path)?;
@@ -203,8 +199,12 @@ impl<'p> Learner<'p> {
             }
             ledger
         } else {
-            Ledger::create(&ledger_path, &orders)?
+            Ledger::create(&ledger_path, &Orders::default_grid())?
         };
+        // Charged on the ledger's own orders, so that a ledger written with an earlier grid
+        // keeps being appended to consistently.
+        let orders = ledger.orders().clone();
+        let step_charge = local_view(&orders, noise, 1);
         let inconsistent = |message: String| LearnerError::Inconsistent {
             ledger: ledger_path.clone(),
             message,
@@ -233,7 +233,14 @@ impl<'p> Learner<'p> {
             )));
         }
         let scratch = StepScratch::new(run.dimension(), prox.scratch());
-        let delta = budget.map_or(DEFAULT_DELTA, |b| b.delta());
+        let mut policy: Option<Policy> = None;
+        for &budget in budgets {
+            let p = Policy::new(budget, Conversion::Tight, &orders, noise, run.steps())?;
+            if policy.is_none_or(|q| p.cap() < q.cap()) {
+                policy = Some(p);
+            }
+        }
+        let delta = policy.map_or(DEFAULT_DELTA, |p| p.budget().delta());
         Ok(Learner {
             run,
             index,
@@ -245,11 +252,8 @@ impl<'p> Learner<'p> {
             state,
             states,
             ledger,
-            orders,
-            noise,
             step_charge,
-            budget,
-            hitting,
+            policy,
             delta,
         })
     }
@@ -283,33 +287,34 @@ impl<'p> Learner<'p> {
     /// Handles a validated token from `from` (`None` for the initial token): steps (or, with the
     /// budget spent, only forwards), commits, charges the ledger. See the module docs for the order.
     pub fn receive(&mut self, token: Token, from: Option<PeerId>) -> Result<Outcome, LearnerError> {
-        let spent = match self.budget {
-            Some(b) => {
-                let check = self
-                    .ledger
-                    .check_next(b, &self.step_charge, Conversion::Tight)?;
-                if check.exceeds {
-                    tracing::warn!(
-                        seq = token.seq,
-                        epsilon_now = ?check.now,
-                        budget = b.epsilon(),
-                        "budget spent: forwarding the token without stepping"
-                    );
-                }
-                check.exceeds
-            }
-            None => false,
-        };
+        let spent = self
+            .policy
+            .is_some_and(|p| !p.allows(self.state.contributions));
+        if spent {
+            tracing::debug!(
+                seq = token.seq,
+                contributions = self.state.contributions,
+                "budget spent: a noise-only step"
+            );
+        }
         let mut w = token.w;
         let mut clipped = false;
+        let update = Update::Admm {
+            prox: self.prox,
+            params: &self.params,
+            u: &mut self.state.u,
+        };
         let next = if spent {
-            self.run.topology().next_hop(self.index, &mut self.rng)
+            visit_spent(
+                self.problem,
+                self.run.topology(),
+                self.index,
+                update,
+                &mut w,
+                &mut self.rng,
+                &mut self.scratch,
+            )
         } else {
-            let update = Update::Admm {
-                prox: self.prox,
-                params: &self.params,
-                u: &mut self.state.u,
-            };
             let (contribution, next) = visit(
                 self.problem,
                 self.run.topology(),
@@ -459,26 +464,6 @@ impl<'p> Learner<'p> {
         Ok(())
     }
 
-    /// This node's privacy figures now: local (from the ledger's count) and network (when the
-    /// hitting distribution is known), at the node's δ.
-    pub fn figures(&self) -> Result<Option<UserFigures>, LearnerError> {
-        let Some(hitting) = &self.hitting else {
-            return Ok(None);
-        };
-        let setup = Setup {
-            orders: self.orders.clone(),
-            noise: self.noise,
-            delta: self.delta,
-            conversion: Conversion::Tight,
-        };
-        Ok(Some(user_figures(
-            &setup,
-            hitting,
-            self.index,
-            self.ledger.records(),
-        )?))
-    }
-
     /// Local ε spent so far (from the ledger), at the node's δ; `None` when unbounded.
     pub fn local_epsilon(&self) -> Result<Option<f64>, LearnerError> {
         let bound = self.ledger.total().to_dp(self.delta, Conversion::Tight)?;
@@ -488,6 +473,11 @@ impl<'p> Learner<'p> {
     /// δ of the reported figures.
     pub fn delta(&self) -> f64 {
         self.delta
+    }
+
+    /// The ε of the strictest budget the node enforces, if any.
+    pub fn budget_epsilon(&self) -> Option<f64> {
+        self.policy.map(|p| p.budget().epsilon())
     }
 
     /// Contributions recorded in the ledger.

@@ -30,8 +30,6 @@ use std::time::{Duration, Instant};
 use dpwalk_core::params::AdmmParams;
 use dpwalk_core::problem::ProblemError;
 use dpwalk_privacy::ledger::Budget;
-use dpwalk_privacy::network::HittingOptions;
-use dpwalk_privacy::walk::Hitting;
 use futures::StreamExt;
 use libp2p::request_response::{self, OutboundRequestId, ResponseChannel};
 use libp2p::swarm::SwarmEvent;
@@ -182,12 +180,11 @@ pub struct FinalPrivacy {
     pub skipped: u64,
     /// δ of the figures.
     pub delta: f64,
-    /// Local ε (`null`: unbounded).
+    /// Local ε (`null`: unbounded): against an eavesdropper on every token, which bounds what
+    /// any member learns (no tighter network bound holds for the ADMM walk).
     pub epsilon_local: Option<f64>,
-    /// Network ε against the worst other member (`null`: unbounded or not computed).
-    pub epsilon_network: Option<f64>,
-    /// That member's index (`null` on the complete graph, where all are alike).
-    pub worst_observer: Option<usize>,
+    /// The ε of the budget the node enforced (the run's or its own, the stricter), if any.
+    pub budget_epsilon: Option<f64>,
     /// The conversion from RDP.
     pub conversion: &'static str,
 }
@@ -199,9 +196,8 @@ struct Loaded {
     index: usize,
     data: dpwalk_core::data::Dataset,
     params: AdmmParams,
-    /// `E[1/M]` of the run's topology, for the network figures (none above
-    /// [`dpwalk_privacy::walk::MAX_PAIRWISE_USERS`] members on a sparse graph).
-    hitting: Option<Hitting>,
+    /// The run's `[budget]`, enforced by every member (with the node's own, if stricter).
+    run_budget: Option<Budget>,
 }
 
 fn load(config: &NodeConfig) -> Result<Loaded, NodeError> {
@@ -212,38 +208,29 @@ fn load(config: &NodeConfig) -> Result<Loaded, NodeError> {
         peer,
         run_id: run.run_id().to_string(),
     })?;
-    let hitting = Hitting::for_topology(run.topology(), &HittingOptions::default());
-    let sigma = match (run.noise(), &hitting) {
-        (Noise::Sigma(sigma), _) => sigma,
-        (Noise::Budget { epsilon, delta }, Err(e)) => {
-            return Err(NodeError::Budget {
-                epsilon,
-                delta,
-                reason: format!("the network view of the topology cannot be computed ({e})"),
-            });
-        }
-        (Noise::Budget { epsilon, delta }, Ok(h)) => {
+    let (sigma, run_budget) = match run.noise() {
+        Noise::Sigma(sigma) => (sigma, None),
+        Noise::Budget { epsilon, delta } => {
             let budget_error = |reason: String| NodeError::Budget {
                 epsilon,
                 delta,
                 reason,
             };
             let cal = run
-                .calibrate(h)
+                .calibrate()
                 .map_err(|e| budget_error(e.to_string()))?
                 .ok_or_else(|| budget_error("nothing to calibrate".into()))?;
             tracing::info!(
                 sigma = cal.sigma,
                 epsilon = cal.achieved.epsilon,
                 order = cal.achieved.order,
-                "sigma calibrated to the run's [budget] (network view, worst pair)"
+                planned_contributions = run.planned_contributions(),
+                "sigma calibrated to the run's [budget] (local view)"
             );
-            cal.sigma
+            let budget = Budget::new(epsilon, delta).map_err(|e| budget_error(e.to_string()))?;
+            (cal.sigma, Some(budget))
         }
     };
-    let hitting = hitting
-        .map_err(|e| tracing::warn!(error = %e, "no network privacy figures for this topology"))
-        .ok();
     let params = run
         .admm_params_with(sigma)
         .map_err(|e| NodeError::Unsupported(e.to_string()))?;
@@ -254,7 +241,7 @@ fn load(config: &NodeConfig) -> Result<Loaded, NodeError> {
         index,
         data,
         params,
-        hitting,
+        run_budget,
     })
 }
 
@@ -267,11 +254,12 @@ pub async fn run(
     let loaded = load(&config)?;
     let problem = node_problem(&loaded.run, loaded.index, loaded.data)?;
     let prox = problem.local_prox(loaded.params.gamma())?;
-    let budget = config
+    let own = config
         .budget
         .map(|b| Budget::new(b.epsilon, b.delta))
         .transpose()
         .map_err(LearnerError::from)?;
+    let budgets: Vec<Budget> = loaded.run_budget.into_iter().chain(own).collect();
     let state_dir = config.resolve(&config.state_dir);
     let learner = Learner::open(
         &loaded.run,
@@ -280,8 +268,7 @@ pub async fn run(
         &prox,
         loaded.params,
         &state_dir,
-        budget,
-        loaded.hitting,
+        &budgets,
     )?;
     let me = loaded.keypair.public().to_peer_id();
     let swarm = behaviour::build(loaded.keypair, config.mdns, config.timeouts.request())?;
@@ -307,7 +294,6 @@ pub async fn run(
         last_redial: None,
         ledger_flushed: Instant::now(),
         listen: Vec::new(),
-        budget_epsilon: config.budget.map(|b| b.epsilon),
         last_status: None,
     };
     node.start()?;
@@ -377,7 +363,6 @@ struct Node<'a> {
     /// When the ledger's file was last flushed.
     ledger_flushed: Instant,
     listen: Vec<String>,
-    budget_epsilon: Option<f64>,
     last_status: Option<Instant>,
 }
 
@@ -1000,7 +985,6 @@ impl Node<'_> {
     }
 
     fn write_final(&mut self, model: &FinalModel) -> Result<(), NodeError> {
-        let figures = self.learner.figures()?;
         let state = self.learner.state();
         let file = FinalModelFile {
             z: &model.z,
@@ -1016,8 +1000,7 @@ impl Node<'_> {
                 skipped: state.skipped,
                 delta: self.learner.delta(),
                 epsilon_local: self.learner.local_epsilon()?,
-                epsilon_network: figures.as_ref().and_then(|f| f.network.epsilon),
-                worst_observer: figures.as_ref().and_then(|f| f.worst_observer),
+                budget_epsilon: self.learner.budget_epsilon(),
                 conversion: "tight",
             },
         };
@@ -1044,8 +1027,8 @@ impl Node<'_> {
         }
     }
 
-    /// Updates the status snapshot, at most every [`STATUS_EVERY`] (the network figures cost a
-    /// few microseconds per order).
+    /// Updates the status snapshot, at most every [`STATUS_EVERY`] (the privacy figure costs a
+    /// conversion over the order grid).
     fn refresh_status(&mut self) {
         let now = Instant::now();
         if self
@@ -1056,7 +1039,6 @@ impl Node<'_> {
         }
         self.last_status = Some(now);
         let state = self.learner.state();
-        let figures = self.learner.figures().ok().flatten();
         let indices = |set: &HashSet<PeerId>| {
             let mut v: Vec<usize> = set.iter().filter_map(|p| self.run.index_of(p)).collect();
             v.sort_unstable();
@@ -1083,8 +1065,7 @@ impl Node<'_> {
             hop_rate: self.hops.len() as f64 / window,
             delta: self.learner.delta(),
             epsilon_local: self.learner.local_epsilon().ok().flatten(),
-            epsilon_network: figures.and_then(|f| f.network.epsilon),
-            budget_epsilon: self.budget_epsilon,
+            budget_epsilon: self.learner.budget_epsilon(),
             finished: state.final_model.is_some(),
         });
     }

@@ -56,7 +56,8 @@ use dpwalk_core::topology::{Topology, TopologyError, TopologyKind, TopologySpec}
 use dpwalk_privacy::PrivacyError;
 use dpwalk_privacy::calibrate::{Calibration, REL_TOL, View, calibrate};
 use dpwalk_privacy::rdp::{Conversion, Orders};
-use dpwalk_privacy::walk::{Hitting, expected_contributions};
+use dpwalk_privacy::budget::PLAN_QUANTILE;
+use dpwalk_privacy::walk::planned_contributions;
 use libp2p_identity::PeerId;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -356,19 +357,28 @@ impl Run {
         let a = &self.file.algorithm;
         AdmmParams::new(a.gamma, a.lambda, sigma, Some(a.clip))
     }
-    /// σ of a `[budget]` run: the smallest σ such that every member's network ε against its worst
-    /// observer ([`Hitting::worst_pair`]), after [`expected_contributions`]`(K, n)`
-    /// contributions, is within `(epsilon, delta)`, under the tight conversion on the default order
-    /// grid, to [`REL_TOL`]. This is what `dpwalk calibrate --view network --total-steps K` prints
-    /// for the run's topology and what `dpwalk sim` calibrates for a network budget on the walk,
-    /// and every member computes it alike from the same run file. `None` when the file gives σ.
-    pub fn calibrate(&self, hitting: &Hitting) -> Result<Option<Calibration>, PrivacyError> {
+    /// The contributions per member a `[budget]` run is calibrated for: the [`PLAN_QUANTILE`]
+    /// of a member's visit count in `K` steps among `n` members ([`planned_contributions`]).
+    pub fn planned_contributions(&self) -> u64 {
+        planned_contributions(
+            self.file.steps,
+            1.0 / self.members.len().max(1) as f64,
+            PLAN_QUANTILE,
+        )
+    }
+    /// σ of a `[budget]` run: the smallest σ such that [`Run::planned_contributions`]
+    /// contributions are within `(epsilon, delta)` on the local view (an eavesdropper on every
+    /// token, which bounds what any member learns: no network bound holds for the ADMM walk),
+    /// under the tight conversion on the default order grid, to [`REL_TOL`]. Every member
+    /// computes it alike from the same run file, and `dpwalk sim` calibrates the same scenario
+    /// to the same σ; a member visited more often than planned stops contributing at the
+    /// budget (`dpwalk_privacy::budget::Policy`). `None` when the file gives σ.
+    pub fn calibrate(&self) -> Result<Option<Calibration>, PrivacyError> {
         let Noise::Budget { epsilon, delta } = self.noise else {
             return Ok(None);
         };
-        let view = View::Network {
-            contributions: expected_contributions(self.file.steps, self.members.len() as u64),
-            inverse_hitting: hitting.worst_pair().inverse_hitting,
+        let view = View::Local {
+            contributions: self.planned_contributions(),
         };
         calibrate(
             &view,

@@ -52,11 +52,10 @@ pub struct Status {
     pub hop_rate: f64,
     /// δ of the figures.
     pub delta: f64,
-    /// Local ε spent (against an eavesdropper on every token this node sent); `null` if unbounded.
+    /// Local ε spent (against an eavesdropper on every token this node sent, which bounds what
+    /// any member learns); `null` if unbounded.
     pub epsilon_local: Option<f64>,
-    /// Network ε against the worst other member; `null` if unbounded or not computed.
-    pub epsilon_network: Option<f64>,
-    /// The node's budget ε, if any.
+    /// The ε of the budget the node enforces (the run's or its own, the stricter), if any.
     pub budget_epsilon: Option<f64>,
     /// Whether the final model is written.
     pub finished: bool,
@@ -93,7 +92,6 @@ struct Metrics {
     holding: Gauge<i64>,
     hop_rate: Gauge<f64, std::sync::atomic::AtomicU64>,
     epsilon_local: Gauge<f64, std::sync::atomic::AtomicU64>,
-    epsilon_network: Gauge<f64, std::sync::atomic::AtomicU64>,
 }
 
 impl Metrics {
@@ -108,7 +106,6 @@ impl Metrics {
             holding: Gauge::default(),
             hop_rate: Gauge::default(),
             epsilon_local: Gauge::default(),
-            epsilon_network: Gauge::default(),
         };
         registry.register("steps_done", "Contributions made", m.steps.clone());
         registry.register(
@@ -129,11 +126,6 @@ impl Metrics {
             "Local epsilon spent (+Inf: unbounded)",
             m.epsilon_local.clone(),
         );
-        registry.register(
-            "epsilon_network",
-            "Network epsilon against the worst member (+Inf: unbounded or unknown)",
-            m.epsilon_network.clone(),
-        );
         Metrics { registry, ..m }
     }
 
@@ -147,8 +139,6 @@ impl Metrics {
         self.hop_rate.set(s.hop_rate);
         self.epsilon_local
             .set(s.epsilon_local.unwrap_or(f64::INFINITY));
-        self.epsilon_network
-            .set(s.epsilon_network.unwrap_or(f64::INFINITY));
     }
 }
 

@@ -90,7 +90,7 @@ fn a_crash_between_commit_and_ledger_append_is_repaired() {
     let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), None, None).unwrap();
+    let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), &[]).unwrap();
 
     let mut a = open();
     let first = forwarded(a.receive(token(0), None).unwrap());
@@ -120,7 +120,7 @@ fn a_machine_crash_that_loses_unflushed_records_is_repaired() {
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join(LEDGER_FILE);
-    let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), None, None).unwrap();
+    let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), &[]).unwrap();
 
     let mut a = open();
     for seq in [0, 4, 8] {
@@ -148,7 +148,7 @@ fn flushing_the_ledger_empties_the_list_and_the_list_stays_bounded() {
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join(LEDGER_FILE);
-    let mut a = Learner::open(&run, 0, &problem, &prox, params, dir.path(), None, None).unwrap();
+    let mut a = Learner::open(&run, 0, &problem, &prox, params, dir.path(), &[]).unwrap();
     a.receive(token(0), None).unwrap();
     a.flush_ledger().unwrap();
     assert!(a.state().unflushed_charges.is_empty());
@@ -169,7 +169,7 @@ fn a_ledger_record_the_state_does_not_know_is_refused() {
     let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), None, None);
+    let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), &[]);
     let slots = || {
         let mut files: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
@@ -213,7 +213,7 @@ fn a_crash_before_the_commit_replays_the_same_step() {
     let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let open = |d: &Path| Learner::open(&run, 0, &problem, &prox, params, d, None, None).unwrap();
+    let open = |d: &Path| Learner::open(&run, 0, &problem, &prox, params, d, &[]).unwrap();
 
     // Node 1 takes steps 0 and 2 without trouble.
     let mut smooth = open(d1.path());
@@ -237,7 +237,7 @@ fn a_crash_before_the_commit_replays_the_same_step() {
 }
 
 #[test]
-fn a_spent_budget_forwards_without_stepping() {
+fn a_spent_budget_makes_a_noise_only_step() {
     let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -250,17 +250,21 @@ fn a_spent_budget_forwards_without_stepping() {
         &prox,
         params,
         dir.path(),
-        Some(budget),
-        None,
+        &[budget],
     )
     .unwrap();
     let t = token(0);
     let out = forwarded(l.receive(t.clone(), None).unwrap());
-    assert_eq!(out.w, t.w, "w passes through unchanged");
     assert_eq!(out.seq, 1);
     assert_eq!(l.state().contributions, 0);
     assert_eq!(l.state().skipped, 1);
-    assert_eq!(l.state().u, vec![0.0; 3]);
+    // Noise without data: u_i moves by λση and w by the same over n, so w stays the average.
+    let du = l.state().u.clone();
+    assert!(du.iter().all(|d| *d != 0.0), "a noise-only step adds noise: {du:?}");
+    let n = run.members().len() as f64;
+    for ((after, before), d) in out.w.iter().zip(&t.w).zip(&du) {
+        assert!(((after - before) * n - d).abs() <= 1e-12 * d.abs().max(1.0));
+    }
     assert!(
         Ledger::seqs(&dir.path().join(LEDGER_FILE))
             .unwrap()
@@ -273,7 +277,7 @@ fn the_last_step_publishes_the_final_model() {
     let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut l = Learner::open(&run, 0, &problem, &prox, params, dir.path(), None, None).unwrap();
+    let mut l = Learner::open(&run, 0, &problem, &prox, params, dir.path(), &[]).unwrap();
     match l.receive(token(49), None).unwrap() {
         Outcome::Final(model) => {
             assert_eq!(model.seq, 50);

@@ -344,14 +344,15 @@ fn absent_keys_do_not_collide() {
     assert_ne!(nodes.hash(), seed.hash());
 }
 
-/// A `[budget]` run's σ is the smallest that keeps the worst pair of the walk within budget after
-/// `ceil(K / n)` contributions: it meets the target, and 0.1 % less noise does not.
+/// A `[budget]` run's σ is the smallest that keeps the planned contributions (the 0.99 quantile
+/// of a member's visit count) within budget on the local view: it meets the target, and 0.1 %
+/// less noise does not.
 #[test]
-fn a_budget_calibrates_sigma_against_the_worst_pair() {
+fn a_budget_calibrates_sigma_for_the_planned_contributions() {
     use dpwalk_privacy::Noise as Sn;
-    use dpwalk_privacy::network::{HittingOptions, network_view};
+    use dpwalk_privacy::local::local_view;
     use dpwalk_privacy::rdp::{Conversion, Orders};
-    use dpwalk_privacy::walk::Hitting;
+    use dpwalk_privacy::walk::planned_contributions;
 
     let ring = |text: String| text.replace("kind = \"complete\"", "kind = \"ring\"");
     for text in [
@@ -365,21 +366,16 @@ fn a_budget_calibrates_sigma_against_the_worst_pair() {
         let Noise::Budget { epsilon, delta } = run.noise() else {
             panic!("a budget run");
         };
-        let hitting = Hitting::for_topology(run.topology(), &HittingOptions::default()).unwrap();
-        let sigma = run.calibrate(&hitting).unwrap().unwrap().sigma;
-        let k = run.steps().div_ceil(run.members().len() as u64);
+        let sigma = run.calibrate().unwrap().unwrap().sigma;
+        let n = run.members().len() as f64;
+        let k = planned_contributions(run.steps(), 1.0 / n, 0.99);
+        assert_eq!(k, run.planned_contributions());
+        assert!(k > run.steps().div_ceil(run.members().len() as u64), "the plan covers more than the mean");
         let eps = |s: f64| {
-            network_view(
-                &Orders::default_grid(),
-                Sn::new(s, 1.0).unwrap(),
-                k,
-                hitting.worst_pair().inverse_hitting,
-            )
-            .unwrap()
-            .curve
-            .to_dp(delta, Conversion::Tight)
-            .unwrap()
-            .epsilon()
+            local_view(&Orders::default_grid(), Sn::new(s, 1.0).unwrap(), k)
+                .to_dp(delta, Conversion::Tight)
+                .unwrap()
+                .epsilon()
         };
         assert!(eps(sigma) <= epsilon, "{} > {epsilon}", eps(sigma));
         assert!(
@@ -389,6 +385,5 @@ fn a_budget_calibrates_sigma_against_the_worst_pair() {
     }
     // A run that gives σ has nothing to calibrate.
     let run = parse(EXAMPLE).unwrap();
-    let hitting = Hitting::for_topology(run.topology(), &HittingOptions::default()).unwrap();
-    assert!(run.calibrate(&hitting).unwrap().is_none());
+    assert!(run.calibrate().unwrap().is_none());
 }

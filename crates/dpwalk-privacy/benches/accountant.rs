@@ -2,13 +2,17 @@
 //!
 //! `cargo bench -p dpwalk-privacy --bench accountant`
 //!
-//! - `complete_million_one_user`: one user's local and network figures on the complete graph of
-//!   1,000,000 users (exact `E[1/M]`, 100 contributions): what `dpwalk account walk --complete`
-//!   computes. Target: well under 1 ms.
-//! - `all_pairs_regular_1000` / `all_pairs_ring_1000`: certified `E[1/M]` for every ordered pair of
-//!   a random 4-regular graph and of a ring, 1,000 users each (one core). Target: under 10 s.
-//! - `calibrate_network_complete_1000`: the smallest σ for (1, 1e-6) against the network view on
-//!   the complete graph of 1,000 users, 100 contributions each. Target: under 1 s.
+//! - `complete_million_one_user`: one user's local and network figures (one DP-SGD contribution,
+//!   final model 1,000 hops later) on the complete graph of 1,000,000 users (its geometric law
+//!   built, then the mixture at every order): what `dpwalk account walk --complete --step
+//!   dp-sgd` computes.
+//! - `all_pairs_regular_1000` / `all_pairs_ring_1000`: the certified first-passage laws of every
+//!   ordered pair of a random 4-regular graph and of a ring, 1,000 users each, folded into one
+//!   envelope per user (one core). Target: under 10 s.
+//! - `pair_matrix_regular_1000`: the network ε of every ordered pair of the 4-regular graph (the
+//!   laws recomputed and each pair's mixture evaluated): `dpwalk account walk --pairs`.
+//! - `calibrate_local_1000`: the smallest σ for (1, 1e-6) against the local view, 100
+//!   contributions: what a `[budget]` run calibrates.
 //! - `subsampled_gaussian_default_grid`: the Poisson-subsampled Gaussian's curve over the default
 //!   grid for a few `(q, z)` of DP-SGD and federated runs (its fractional orders cost a series each).
 //! - `calibrate_federated_complete_1000`: the smallest σ for (1, 1e-6) against the federated view,
@@ -26,9 +30,9 @@ use dpwalk_privacy::calibrate::{View, calibrate};
 use dpwalk_privacy::ledger::Ledger;
 use dpwalk_privacy::local::local_view;
 use dpwalk_privacy::mechanism::subsampled_gaussian;
-use dpwalk_privacy::network::HittingOptions;
+use dpwalk_privacy::network::{Charges, HittingOptions};
 use dpwalk_privacy::rdp::{Conversion, Orders};
-use dpwalk_privacy::walk::{Hitting, Setup, user_figures};
+use dpwalk_privacy::walk::{Passage, Setup, pair_epsilons, user_figures};
 use std::path::Path;
 
 fn main() {
@@ -49,9 +53,9 @@ fn complete_million_one_user(b: Bencher) {
     let setup = setup();
     let topology = Topology::Complete { n: 1_000_000 };
     b.bench_local(|| {
-        let h = Hitting::for_topology(divan::black_box(&topology), &HittingOptions::default())
+        let h = Passage::for_topology(divan::black_box(&topology), &HittingOptions::default())
             .expect("complete graph");
-        user_figures(&setup, &h, 0, 100).expect("figures")
+        user_figures(&setup, Some(&h), 0, &Charges::at_steps([0], 1000)).expect("figures")
     });
 }
 
@@ -67,7 +71,7 @@ fn graph(kind: TopologyKind) -> Topology {
 fn all_pairs(b: Bencher, kind: TopologyKind) {
     let topology = graph(kind);
     b.bench_local(|| {
-        Hitting::for_topology(&topology, &HittingOptions::default()).expect("all pairs")
+        Passage::for_topology(&topology, &HittingOptions::default()).expect("all pairs")
     });
 }
 
@@ -81,16 +85,20 @@ fn all_pairs_ring_1000(b: Bencher) {
     all_pairs(b, TopologyKind::Ring);
 }
 
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn pair_matrix_regular_1000(b: Bencher) {
+    let topology = graph(TopologyKind::RandomRegular);
+    let passage = Passage::for_topology(&topology, &HittingOptions::default()).expect("laws");
+    let charges = vec![Charges::at_steps([0], 1000); 1000];
+    let setup = setup();
+    b.bench_local(|| pair_epsilons(&setup, &passage, &charges).expect("pairs"));
+}
+
 #[divan::bench(sample_count = 20)]
-fn calibrate_network_complete_1000(b: Bencher) {
+fn calibrate_local_1000(b: Bencher) {
     let orders = Orders::default_grid();
+    let view = View::Local { contributions: 100 };
     b.bench_local(|| {
-        let h = Hitting::for_topology(&Topology::Complete { n: 1000 }, &HittingOptions::default())
-            .expect("complete graph");
-        let view = View::Network {
-            contributions: 100,
-            inverse_hitting: h.worst_observer(0).1,
-        };
         calibrate(&view, &orders, 1.0, 1.0, 1e-6, Conversion::Tight, 1e-6).expect("calibrated")
     });
 }

@@ -1,8 +1,7 @@
 //! Calibration: the smallest σ meeting a target (ε, δ) for a view, by bisection on the accountant.
 //!
-//! Every view's curve is nonincreasing in σ at each order (the network view's mixture grows with
-//! `ε_loc(α) = 8αC²/σ²` term by term), and the conversion to ε is a minimum of nondecreasing
-//! functions of the curve, so `ε(σ)` is nonincreasing and bisection in
+//! Every view's curve is nonincreasing in σ at each order, and the conversion to ε is a minimum
+//! of nondecreasing functions of the curve, so `ε(σ)` is nonincreasing and bisection in
 //! `ln σ` finds the threshold. The search brackets σ between `1e-9 · C` and `1e9 · C` by doubling
 //! and halving from `C`; the answer is the upper end of the final bracket, so it always meets the
 //! target, and the bracket is narrowed to the relative tolerance.
@@ -11,8 +10,6 @@ use crate::Noise;
 use crate::central::{centralized_view, federated_view};
 use crate::error::PrivacyError;
 use crate::local::local_view;
-use crate::network::{Charges, PassageLaw};
-use crate::walk::envelope_curve;
 use crate::rdp::{Conversion, DpBound, DpGuarantee, Orders, RdpCurve, check_delta};
 
 /// The relative precision of σ that the CLI, the simulator and the daemon calibrate to: they must
@@ -21,19 +18,11 @@ pub const REL_TOL: f64 = 1e-6;
 
 /// What is being accounted, apart from σ and C.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum View<'a> {
+pub enum View {
     /// An eavesdropper on every token, after `contributions` contributions.
     Local {
         /// Contributions of the user.
         contributions: u64,
-    },
-    /// The observers on a DP-SGD walk whose first-passage laws `laws` bound (see
-    /// [`crate::walk::Passage::worst_laws`]), for contributions charged as `charges`.
-    Network {
-        /// The laws; the curve is their pointwise maximum (0 without laws).
-        laws: &'a [PassageLaw],
-        /// The contributions and their horizons.
-        charges: &'a Charges,
     },
     /// The final model of the centralized mode.
     Centralized {
@@ -52,10 +41,9 @@ pub enum View<'a> {
 }
 
 /// The curve of a view at noise `noise` (the one dispatch shared by `account` and calibration).
-pub fn account(view: &View<'_>, orders: &Orders, noise: Noise) -> Result<RdpCurve, PrivacyError> {
+pub fn account(view: &View, orders: &Orders, noise: Noise) -> Result<RdpCurve, PrivacyError> {
     match *view {
         View::Local { contributions } => Ok(local_view(orders, noise, contributions)),
-        View::Network { laws, charges } => Ok(envelope_curve(laws, orders, noise, charges)),
         View::Centralized { rounds, users } => centralized_view(orders, noise, rounds, users),
         View::Federated {
             rounds,
@@ -76,7 +64,7 @@ pub struct Calibration {
 /// Finds the smallest σ such that `view` at `(σ, clip)` is `(epsilon, delta)`-DP under
 /// `conversion`, to relative tolerance `rel_tol ∈ (0, 1)`.
 pub fn calibrate(
-    view: &View<'_>,
+    view: &View,
     orders: &Orders,
     clip: f64,
     epsilon: f64,
@@ -186,15 +174,6 @@ mod tests {
             calibrate(&view, &g, -1.0, 1.0, 1e-5, t, 1e-6),
             Err(PrivacyError::Clip(_))
         ));
-        let charges = Charges::open(5);
-        let unreached = View::Network {
-            laws: &[],
-            charges: &charges,
-        };
-        assert_eq!(
-            calibrate(&unreached, &g, 1.0, 1.0, 1e-5, t, 1e-6),
-            Err(PrivacyError::NoiseNotNeeded)
-        );
         let huge = View::Local {
             contributions: u64::MAX,
         };

@@ -26,17 +26,14 @@ proptest! {
 
     #[test]
     fn epsilon_grows_with_steps_and_falls_with_sigma(
-        k in 1u64..10_000, sigma in 0.5f64..200.0, q in 0.001f64..1.0, n in 2u64..100_000,
+        k in 1u64..10_000, sigma in 0.5f64..200.0, q in 0.001f64..1.0,
     ) {
-        let law = [PassageLaw::complete(n, 1.0).unwrap()];
-        let (ck, ck1) = (Charges::worst_placement(k.min(300), 2), Charges::worst_placement(k.min(300) + 1, 2));
-        let views = |k: u64, c| [
+        let views = |k: u64| [
             View::Local { contributions: k },
-            View::Network { laws: &law, charges: c },
             View::Centralized { rounds: k, users: 100 },
             View::Federated { rounds: k, sampling_rate: q },
         ];
-        for (a, b) in views(k, &ck).iter().zip(views(k + 1, &ck1).iter()) {
+        for (a, b) in views(k).iter().zip(views(k + 1).iter()) {
             let (e0, e1) = (eps(a, sigma, 1e-5), eps(b, sigma, 1e-5));
             prop_assert!(!e0.is_nan() && e0 <= e1, "{a:?}: {e0} > {e1}");
             let e2 = eps(a, sigma * 1.5, 1e-5);
@@ -92,11 +89,9 @@ proptest! {
         target in 0.1f64..10.0, k in 1u64..1000, which in 0usize..3, q in 0.01f64..1.0,
     ) {
         let g = Orders::default_grid();
-        let law = [PassageLaw::complete(100, 1.0).unwrap()];
-        let charges = Charges::worst_placement(k.min(200), 2);
         let view = match which {
             0 => View::Local { contributions: k },
-            1 => View::Network { laws: &law, charges: &charges },
+            1 => View::Centralized { rounds: k.min(50), users: 100 },
             _ => View::Federated { rounds: k.min(50), sampling_rate: q },
         };
         let cal = calibrate(&view, &g, 1.0, target, 1e-5, Conversion::Tight, 1e-6).unwrap();

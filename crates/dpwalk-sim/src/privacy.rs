@@ -2,22 +2,25 @@
 //! and the privacy figures of `summary.json`. Every number comes from `dpwalk_privacy` (its
 //! `walk`, `calibrate` and `budget` modules); this module only decides which view applies.
 //!
-//! The network view exists only for DP-SGD walks
-//! ([`dpwalk_privacy::walk::ADMM_NETWORK_WITHDRAWN`] says why not for ADMM): an ADMM point's
-//! budget is local by default, and a network budget for it is refused.
+//! Budgets are on the local view (walks) or the central view (federated, centralized): no network
+//! budget is offered ([`dpwalk_privacy::budget`] says why). Network figures are reported only
+//! where one is proved: a DP-SGD walk's users with at most one contribution
+//! ([`dpwalk_privacy::walk::NETWORK_ONE_CONTRIBUTION`]); ADMM walks have none
+//! ([`dpwalk_privacy::walk::ADMM_NETWORK_WITHDRAWN`]).
 
 use crate::run::RunResult;
 use crate::scenario::{BudgetView, ConversionName, Mode, Point, Scenario, ScenarioError};
 use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::Topology;
-use dpwalk_privacy::budget::{Charging, HORIZON_WINDOW, PLAN_QUANTILE, Policy};
+use crate::run::LATE_WINDOW;
+use dpwalk_privacy::budget::{PLAN_QUANTILE, Policy};
 use dpwalk_privacy::calibrate::{REL_TOL, View, account, calibrate};
 use dpwalk_privacy::ledger::Budget as BudgetTarget;
 use dpwalk_privacy::network::{Charges, HittingOptions};
 use dpwalk_privacy::rdp::{Conversion, Orders};
 use dpwalk_privacy::walk::{
-    ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, Passage, Setup, UserFigures, all_users,
-    pair_epsilons, planned_contributions,
+    ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, NETWORK_ONE_CONTRIBUTION, Passage, Setup,
+    UserFigures, all_users, pair_epsilons, planned_contributions,
 };
 use dpwalk_privacy::{Noise, PrivacyError};
 use serde::Serialize;
@@ -119,30 +122,13 @@ impl PrivacyContext {
         } else {
             scenario.steps
         };
-        let view_name = scenario.budget_view_for(&point.algorithm);
-        let passage = match view_name {
-            BudgetView::Network => Some(
-                self.passage
-                    .get(point.topology)
-                    .ok_or_else(|| invalid("no such topology".into()))?
-                    .as_ref()
-                    .map_err(|e| {
-                        invalid(format!("cannot calibrate to a network budget on this topology: {e}"))
-                    })?,
-            ),
-            _ => None,
-        };
-        let charges = passage.map(|p| Charges::worst_placement(k, p.min_return()));
-        let view = match (view_name, passage, charges.as_ref()) {
-            (BudgetView::Network, Some(p), Some(charges)) => View::Network {
-                laws: p.worst_laws(),
-                charges,
-            },
-            _ => self.final_view(scenario, k),
-        };
+        let view = self.budget_view(scenario, k);
+        // Calibration and the policy use the default grid, as every daemon does, so that a run
+        // file made from this scenario gets the same σ and skips the same steps.
+        let grid = Orders::default_grid();
         let cal = calibrate(
             &view,
-            &self.orders,
+            &grid,
             clip,
             epsilon,
             self.delta,
@@ -151,26 +137,15 @@ impl PrivacyContext {
         )
         .map_err(|e| invalid(format!("calibrating sigma to epsilon = {epsilon}: {e}")))?;
         let point = point.with_sigma(cal.sigma)?;
-        let charging = match (view_name, passage) {
-            (BudgetView::Network, Some(p)) => Some(Charging::Network(p.worst_laws().to_vec())),
-            (BudgetView::Local, _) => Some(Charging::Local),
-            _ => None, // a central budget is accounted on rounds, not per user
-        };
-        let policy = match charging {
-            Some(charging) if scenario.privacy.enforce => {
+        // A central budget is accounted on rounds, not per user: nothing to enforce per user.
+        let policy = match view {
+            View::Local { .. } if scenario.privacy.enforce => {
                 let noise = Noise::new(cal.sigma, clip).map_err(|e| invalid(e.to_string()))?;
                 let target =
                     BudgetTarget::new(epsilon, self.delta).map_err(|e| invalid(e.to_string()))?;
                 Some(
-                    Policy::new(
-                        target,
-                        self.conversion,
-                        self.orders.clone(),
-                        noise,
-                        scenario.steps,
-                        charging,
-                    )
-                    .map_err(|e| invalid(format!("budget policy: {e}")))?,
+                    Policy::new(target, self.conversion, &grid, noise, scenario.steps)
+                        .map_err(|e| invalid(format!("budget policy: {e}")))?,
                 )
             }
             _ => None,
@@ -183,7 +158,7 @@ impl PrivacyContext {
     }
 
     /// The local or central view a budget constrains for `k` contributions (rounds).
-    fn final_view(&self, scenario: &Scenario, k: u64) -> View<'static> {
+    fn budget_view(&self, scenario: &Scenario, k: u64) -> View {
         let n = scenario.users as u64;
         match (scenario.privacy.view, scenario.algorithm.mode) {
             (Some(BudgetView::Central) | None, Mode::Federated) => View::Federated {
@@ -214,7 +189,7 @@ impl PrivacyContext {
         run.per_user
             .iter()
             .zip(&recent)
-            .map(|(&k, r)| Charges::recent(k, r, HORIZON_WINDOW))
+            .map(|(&k, r)| Charges::recent(k, r, LATE_WINDOW))
             .collect()
     }
 
@@ -228,7 +203,7 @@ impl PrivacyContext {
         let point = &resolved.point;
         let budget = point.budget.map(|epsilon| Budget {
             epsilon,
-            view: scenario.budget_view_for(&point.algorithm),
+            view: scenario.budget_view(),
             calibrated_for_contributions: resolved.calibrated_for.unwrap_or(0),
             planned_quantile: PLAN_QUANTILE,
             enforced: resolved.policy.is_some(),
@@ -310,6 +285,8 @@ impl PrivacyContext {
             out.notes.push(ADMM_NETWORK_WITHDRAWN.into());
         } else if let Some(Err(reason)) = self.passage.get(point.topology) {
             out.notes.push(format!("network view not computed: {reason}"));
+        } else if runs.iter().any(|r| r.per_user.iter().any(|&k| k > 1)) {
+            out.notes.push(NETWORK_ONE_CONTRIBUTION.into());
         }
         let mut local: Option<Extreme> = None;
         let mut network: Option<NetworkExtreme> = None;

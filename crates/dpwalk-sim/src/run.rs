@@ -12,8 +12,7 @@ use dpwalk_core::rng::{NodeRng, Purpose, derive_seed, node_rng};
 use dpwalk_core::step::{Algorithm, StepScratch, add_to_average, admm_contribution};
 use dpwalk_core::topology::Topology;
 use dpwalk_core::walk::{Update, start_holder, visit, visit_spent};
-use dpwalk_privacy::PrivacyError;
-use dpwalk_privacy::budget::{HORIZON_WINDOW, Policy, Spent};
+use dpwalk_privacy::budget::Policy;
 use std::time::Instant;
 
 /// Why a run could not proceed.
@@ -25,9 +24,6 @@ pub enum RunError {
     /// DP-SGD is only defined on the walk.
     #[error("dp-sgd is the walk baseline: it runs only in the decentralized mode")]
     SgdNeedsWalk,
-    /// The budget policy could not decide (an accounting error).
-    #[error("budget policy: {0}")]
-    Policy(#[from] PrivacyError),
 }
 
 /// How a run schedules its blocks and how long it runs.
@@ -62,8 +58,8 @@ pub struct RunResult {
     pub steps: u64,
     /// Contributions of each user.
     pub per_user: Vec<u64>,
-    /// `(user, step)` of every walk contribution made within [`HORIZON_WINDOW`] steps of the
-    /// end, in step order: how long before the final model they were made.
+    /// `(user, step)` of every walk contribution made within [`LATE_WINDOW`] steps of the end,
+    /// in step order: how long before the final model they were made.
     pub late: Vec<(usize, u64)>,
     /// Visits where the holder's budget was spent: it made a noise-only step (walk) or sat the
     /// round out (federated, centralized).
@@ -108,6 +104,11 @@ impl State {
     }
 }
 
+/// The last steps of a walk whose contributions a run lists with their step
+/// ([`RunResult::late`]): a user's network figure needs how long before the final model its
+/// contribution was made.
+pub const LATE_WINDOW: u64 = 65_536;
+
 /// Runs `algorithm` on `problem` with `schedule`; `progress(k)` is called as steps complete.
 /// With a `policy`, every contribution is first allowed by it (the run's budget, as a daemon
 /// asks its own); a walk holder it refuses makes a noise-only step
@@ -142,18 +143,7 @@ pub fn run(
     let (mut contributions, mut clipped, mut skipped) = (0u64, 0u64, 0u64);
     let mut per_user = vec![0u64; n];
     let mut late = Vec::new();
-    let mut spent = vec![Spent::default(); if policy.is_some() { n } else { 0 }];
-    // Asks the policy (if any) whether user `i` may contribute at step `seq`, and records it.
-    let admit = |spent: &mut [Spent], i: usize, seq: u64| -> Result<bool, RunError> {
-        let Some(policy) = policy else {
-            return Ok(true);
-        };
-        if !policy.allows(&spent[i], seq)? {
-            return Ok(false);
-        }
-        policy.record(&mut spent[i], seq)?;
-        Ok(true)
-    };
+    let admit = |made: u64| policy.is_none_or(|p| p.allows(made));
     let mut done = 0u64;
     while done < schedule.steps {
         let chunk = schedule.eval_every.min(schedule.steps - done);
@@ -169,7 +159,7 @@ pub fn run(
                         (Algorithm::Sgd(params), _) => Update::Sgd { params },
                         (Algorithm::Admm(_), None) => unreachable!("prox is built above for ADMM"),
                     };
-                    if !admit(&mut spent, holder, seq)? {
+                    if !admit(per_user[holder]) {
                         skipped += 1;
                         holder = visit_spent(
                             problem,
@@ -194,7 +184,7 @@ pub fn run(
                     clipped += u64::from(c.clipped);
                     contributions += 1;
                     per_user[holder] += 1;
-                    if schedule.steps - seq <= HORIZON_WINDOW {
+                    if schedule.steps - seq <= LATE_WINDOW {
                         late.push((holder, seq));
                     }
                     holder = next;
@@ -214,7 +204,7 @@ pub fn run(
                     algorithm.model(problem.regularizer(), &state.w, &mut z);
                     round_du.iter_mut().for_each(|d| *d = 0.0);
                     for &i in &blocks {
-                        if !admit(&mut spent, i, seq)? {
+                        if !admit(per_user[i]) {
                             skipped += 1;
                             continue;
                         }

@@ -600,21 +600,10 @@ impl Scenario {
         if !(d > 0.0 && d < 1.0) {
             return invalid(format!("[privacy] delta must be in (0, 1), got {d}"));
         }
-        let kinds = if self.sweep.kind.is_empty() {
-            vec![self.algorithm.kind]
-        } else {
-            self.sweep.kind.clone()
-        };
-        if self.privacy.view == Some(BudgetView::Network) && kinds.contains(&AlgorithmName::Admm) {
-            return invalid(format!(
-                "[privacy] view = \"network\" is refused for kind = \"admm\": {}; use view = \"local\" (or kind = \"dp-sgd\")",
-                dpwalk_privacy::walk::ADMM_NETWORK_WITHDRAWN
-            ));
-        }
         match (self.privacy.view, self.algorithm.mode) {
-            (Some(BudgetView::Network), Mode::Federated | Mode::Centralized) => {
+            (Some(BudgetView::Network), _) => {
                 return invalid(
-                    "[privacy] view = \"network\" is for the decentralized mode".into(),
+                    "[privacy] view = \"network\" is no longer offered: no network bound holds for the ADMM walk, and for DP-SGD one holds only for a single contribution per user (see the README, \"Measuring privacy\"); use view = \"local\"".into(),
                 );
             }
             (Some(BudgetView::Central), Mode::Decentralized) => {
@@ -693,14 +682,12 @@ impl Scenario {
         Ok(budgets.into_iter().map(|e| (0.0, Some(e))).collect())
     }
 
-    /// The view a budget constrains for a point running `algorithm`: as given, else network
-    /// for a DP-SGD walk, local for an ADMM walk (no network bound holds for it), central
-    /// otherwise.
-    pub fn budget_view_for(&self, algorithm: &Algorithm) -> BudgetView {
-        self.privacy.view.unwrap_or(match (self.algorithm.mode, algorithm) {
-            (Mode::Decentralized, Algorithm::Sgd(_)) => BudgetView::Network,
-            (Mode::Decentralized, Algorithm::Admm(_)) => BudgetView::Local,
-            (Mode::Federated | Mode::Centralized, _) => BudgetView::Central,
+    /// The view a budget constrains: as given, else local for the walk and central otherwise.
+    /// (A network budget is refused: see `dpwalk_privacy::budget`.)
+    pub fn budget_view(&self) -> BudgetView {
+        self.privacy.view.unwrap_or(match self.algorithm.mode {
+            Mode::Decentralized => BudgetView::Local,
+            Mode::Federated | Mode::Centralized => BudgetView::Central,
         })
     }
 

@@ -752,7 +752,10 @@ mod tests {
         let capped = Schedule::new(Pace::Every(Duration::from_secs(1)), Some(3), 1000).unwrap();
         assert_eq!(capped.planned(), Some(3));
         assert!(capped.due(3, Duration::from_secs(1), 10, 11));
-        assert!(!capped.due(4, Duration::from_secs(9), 10, 900), "past the count");
+        assert!(
+            !capped.due(4, Duration::from_secs(9), 10, 900),
+            "past the count"
+        );
     }
 
     #[test]
@@ -769,10 +772,19 @@ mod tests {
         assert!(hops.due(2, Duration::ZERO, 110, 200));
         assert!(!hops.due(3, Duration::ZERO, 250, 299));
         assert!(hops.due(3, Duration::ZERO, 250, 300));
-        assert!(hops.due(4, Duration::ZERO, 700, 701), "three behind: due at once");
-        assert!(!hops.due(4, Duration::ZERO, 701, 701), "but the walk must move");
+        assert!(
+            hops.due(4, Duration::ZERO, 700, 701),
+            "three behind: due at once"
+        );
+        assert!(
+            !hops.due(4, Duration::ZERO, 701, 701),
+            "but the walk must move"
+        );
         assert!(hops.due(9, Duration::ZERO, 900, 999));
-        assert!(!hops.due(10, Duration::ZERO, 900, 1000), "none at the walk's end");
+        assert!(
+            !hops.due(10, Duration::ZERO, 900, 1000),
+            "none at the walk's end"
+        );
     }
 
     #[test]
@@ -781,7 +793,10 @@ mod tests {
         assert_eq!(capped.planned(), Some(20));
         assert_eq!(capped.due_at(20), Some(1000));
         assert!(capped.due(20, Duration::ZERO, 990, 2500));
-        assert!(!capped.due(21, Duration::ZERO, 1000, 2500), "past the count");
+        assert!(
+            !capped.due(21, Duration::ZERO, 1000, 2500),
+            "past the count"
+        );
         assert!(Schedule::new(Pace::Hops(100), Some(9), 1000).is_ok());
         let late = Schedule::new(Pace::Hops(100), Some(10), 1000).unwrap_err();
         assert!(late.to_string().contains("due at hop 1000"), "{late}");

@@ -9,6 +9,10 @@
 //!   a random 4-regular graph and of a ring, 1,000 users each (one core). Target: under 10 s.
 //! - `calibrate_network_complete_1000`: the smallest σ for (1, 1e-6) against the network view on
 //!   the complete graph of 1,000 users, 100 contributions each. Target: under 1 s.
+//! - `subsampled_gaussian_default_grid`: the Poisson-subsampled Gaussian's curve over the default
+//!   grid for a few `(q, z)` of DP-SGD and federated runs (its fractional orders cost a series each).
+//! - `calibrate_federated_complete_1000`: the smallest σ for (1, 1e-6) against the federated view,
+//!   100 rounds at sampling rate 0.1 (a subsampled-Gaussian curve per bisection step).
 //! - `ledger_append_fsync`: one durable ledger append (write + `fdatasync`) in the system's
 //!   temporary directory: the latency a node adds before forwarding the token.
 
@@ -21,6 +25,7 @@ use dpwalk_privacy::Noise;
 use dpwalk_privacy::calibrate::{View, calibrate};
 use dpwalk_privacy::ledger::Ledger;
 use dpwalk_privacy::local::local_view;
+use dpwalk_privacy::mechanism::subsampled_gaussian;
 use dpwalk_privacy::network::HittingOptions;
 use dpwalk_privacy::rdp::{Conversion, Orders};
 use dpwalk_privacy::walk::{Hitting, Setup, user_figures};
@@ -86,6 +91,26 @@ fn calibrate_network_complete_1000(b: Bencher) {
             contributions: 100,
             inverse_hitting: h.worst_observer(0).1,
         };
+        calibrate(&view, &orders, 1.0, 1.0, 1e-6, Conversion::Tight, 1e-6).expect("calibrated")
+    });
+}
+
+#[divan::bench(args = [(0.001, 1.0), (0.01, 1.0), (0.1, 2.0), (0.01, 5.0)])]
+fn subsampled_gaussian_default_grid(b: Bencher, (q, z): (f64, f64)) {
+    let orders = Orders::default_grid();
+    b.bench_local(|| {
+        subsampled_gaussian(&orders, divan::black_box(q), divan::black_box(z)).expect("curve")
+    });
+}
+
+#[divan::bench(sample_count = 20)]
+fn calibrate_federated_complete_1000(b: Bencher) {
+    let orders = Orders::default_grid();
+    let view = View::Federated {
+        rounds: 100,
+        sampling_rate: 0.1,
+    };
+    b.bench_local(|| {
         calibrate(&view, &orders, 1.0, 1.0, 1e-6, Conversion::Tight, 1e-6).expect("calibrated")
     });
 }

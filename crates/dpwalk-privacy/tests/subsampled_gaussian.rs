@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use dpwalk_privacy::mechanism::subsampled_gaussian;
+use dpwalk_privacy::mechanism::{gaussian, subsampled_gaussian};
 use dpwalk_privacy::rdp::{Conversion, DpBound, Orders};
 use serde_json::Value;
 
@@ -248,4 +248,81 @@ fn dp_accounting_overestimates_fractional_orders() {
         above > 0 && infinite > 0,
         "above={above} infinite={infinite}"
     );
+}
+
+#[test]
+fn default_grid_contains_dp_accountings_default_orders() {
+    let fx = fixture();
+    let grid = Orders::default_grid();
+    let theirs = floats(&fx["default_orders"]);
+    assert_eq!(theirs.len(), 156);
+    for a in theirs {
+        let a = a.unwrap();
+        // Bitwise: 1 + x/10 in Python is the double nearest the decimal, as ours are.
+        assert!(
+            grid.as_slice().contains(&a),
+            "dp-accounting's order {a} missing"
+        );
+    }
+}
+
+#[test]
+fn default_grid_is_never_above_dp_accounting_defaults() {
+    // dp-accounting's RdpAccountant over its default orders and its compute_epsilon (the tight
+    // conversion with the KL shortcut, as Conversion::Tight) against ours over the default grid.
+    let fx = fixture();
+    let grid = Orders::default_grid();
+    let (mut gaps, mut gaussian_gaps) = (Vec::new(), Vec::new());
+    let mut at_edge = 0;
+    for e in fx["default_grid_epsilons"].as_array().unwrap() {
+        let (q, z) = (e["q"].as_f64().unwrap(), e["z"].as_f64().unwrap());
+        let steps = e["steps"].as_u64().unwrap();
+        let delta = e["delta"].as_f64().unwrap();
+        let theirs = e["epsilon"].as_f64().expect("dp-accounting is finite here");
+        let mechanism = e["mechanism"].as_str().unwrap();
+        let curve = match mechanism {
+            "gaussian" => gaussian(&grid, z).unwrap(),
+            "poisson_subsampled_gaussian" => subsampled_gaussian(&grid, q, z).unwrap(),
+            m => panic!("unknown mechanism {m}"),
+        };
+        let DpBound::Finite(g) = curve.repeat(steps).to_dp(delta, Conversion::Tight).unwrap()
+        else {
+            panic!("finite curve");
+        };
+        assert!(
+            g.epsilon <= theirs * (1.0 + 1e-9),
+            "{e}: ours {} (order {}) above dp-accounting's {theirs}",
+            g.epsilon,
+            g.order
+        );
+        if g.order == grid.as_slice()[0] || g.order == *grid.as_slice().last().unwrap() {
+            at_edge += 1;
+        }
+        let gap = (theirs - g.epsilon) / theirs;
+        if gap > 0.05 {
+            eprintln!(
+                "{mechanism} q={q} z={z} T={steps} δ={delta}: ours {:.6} at order {}, \
+                 dp-accounting's {theirs:.6} at order {}",
+                g.epsilon, g.order, e["order"]
+            );
+        }
+        if mechanism == "gaussian" {
+            gaussian_gaps.push(gap);
+        } else {
+            gaps.push(gap);
+        }
+    }
+    assert_eq!(gaussian_gaps.len() + gaps.len(), 210);
+    for (name, mut v) in [("Gaussian", gaussian_gaps), ("subsampled Gaussian", gaps)] {
+        v.sort_by(f64::total_cmp);
+        eprintln!(
+            "{name}, {} settings: ε below dp-accounting's by a median {:.3e}, at most {:.3e}, \
+             at least {:.3e} (relative)",
+            v.len(),
+            v[v.len() / 2],
+            v[v.len() - 1],
+            v[0]
+        );
+    }
+    eprintln!("{at_edge} optima at the grid's first or last order");
 }

@@ -237,6 +237,10 @@ fn complete_graph_network_beats_local_and_prints_the_paper_form() {
     assert!(text.contains("Assumptions"), "{text}");
 }
 
+/// A million users cost nothing: the complete graph takes its closed form (one representative user,
+/// `E[1/M]` exact), never a pass over pairs of users. What is asserted is the method; the clock is
+/// only a backstop against a pass over 10^12 pairs, far above any machine's load (the command takes
+/// milliseconds).
 #[test]
 fn a_million_users_is_instant() {
     let start = std::time::Instant::now();
@@ -253,8 +257,10 @@ fn a_million_users_is_instant() {
         "100",
         "--json",
     ]);
-    assert!(start.elapsed().as_secs_f64() < 2.0);
+    assert!(start.elapsed().as_secs_f64() < 120.0);
     assert_eq!(v["users"].as_array().map(Vec::len), Some(1));
+    assert_eq!(v["inverse_hitting"]["method"], "exact");
+    assert_eq!(v["pairs"], Value::Null);
     assert!(f(&v["users"][0]["network"]["epsilon"]) < f(&v["users"][0]["local"]["epsilon"]));
 }
 

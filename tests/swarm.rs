@@ -89,12 +89,20 @@ fn check_ledgers(out: &Path, nodes: usize, steps: u64) -> usize {
     made - all.len()
 }
 
-/// Every node wrote the same final model.
-fn check_final_models_agree(out: &Path, nodes: usize) -> Vec<u64> {
-    let z0 = z_bits(&json(&out.join("node-0/state/final_model.json")));
+/// The walk ended: every node wrote the final model of the walk's last step, the same one.
+fn check_final_models_agree(out: &Path, nodes: usize, steps: u64) -> Vec<u64> {
+    let model = |i: usize| {
+        let model = json(&out.join(format!("node-{i}/state/final_model.json")));
+        assert_eq!(
+            model["steps"].as_u64(),
+            Some(steps),
+            "node {i}: the walk's end"
+        );
+        z_bits(&model)
+    };
+    let z0 = model(0);
     for i in 1..nodes {
-        let zi = z_bits(&json(&out.join(format!("node-{i}/state/final_model.json"))));
-        assert_eq!(zi, z0, "node {i} against node 0");
+        assert_eq!(model(i), z0, "node {i} against node 0");
     }
     z0
 }
@@ -118,7 +126,7 @@ fn five_daemons_end_with_the_simulators_z_bit_for_bit() {
         .status()
         .expect("runs");
     assert!(status.success());
-    let z = check_final_models_agree(&out.join("swarm"), 5);
+    let z = check_final_models_agree(&out.join("swarm"), 5, 200);
     assert_eq!(z, z_bits(&json(&out.join("sim/final_model.json"))));
     assert_eq!(z, z_bits(&json(&out.join("swarm/final_model.json"))));
     assert_eq!(
@@ -151,10 +159,16 @@ fn disruptions(stdout: &str) -> u32 {
     words[at - 1].parse().unwrap()
 }
 
+// The disruptions are scheduled in hops of the walk, not seconds: disruption t is due once the walk
+// has made t·N hops and is made exactly once, late if need be. Their count is thus a function of
+// the arguments alone, as long as the walk outlasts the schedule: the last one is due at most half
+// way, which leaves the rest of the walk for any that a loaded machine made late (the swarm says
+// so if the walk ended first).
+
 #[test]
 fn the_walk_survives_sigkill_of_the_holder_with_exact_ledgers() {
     let out = temp_dir("kill");
-    let steps = 3000;
+    let (steps, every, count) = (3000, 50, 20);
     let stdout = swarm(
         &out,
         &[
@@ -162,16 +176,15 @@ fn the_walk_survives_sigkill_of_the_holder_with_exact_ledgers() {
             "8",
             "--set",
             &format!("steps={steps}"),
-            // Paced by the walk, not the clock. The watcher polls every 100 ms, so a kill comes
-            // 50 hops after the last one plus what the walk made since the last poll (about 35
-            // hops on a fast machine): some 30 kills however fast this machine hops.
             "--kill-holder-every",
-            "50hops",
+            &format!("{every}hops"),
+            "--disruptions",
+            &count.to_string(),
         ],
     );
     let kills = disruptions(&stdout);
-    assert!(kills >= 20, "only {kills} holders killed:\n{stdout}");
-    check_final_models_agree(&out, 8);
+    assert_eq!(kills, count, "holders killed, against scheduled:\n{stdout}");
+    check_final_models_agree(&out, 8, steps);
     let doubled = check_ledgers(&out, 8, steps);
     eprintln!("{kills} kills, {doubled} steps made twice after a re-route");
     let _ = std::fs::remove_dir_all(&out);
@@ -180,7 +193,7 @@ fn the_walk_survives_sigkill_of_the_holder_with_exact_ledgers() {
 #[test]
 fn a_holder_stopped_by_sigterm_hands_the_token_on() {
     let out = temp_dir("stop");
-    let steps = 1500;
+    let (steps, every, count) = (1500, 100, 6);
     let stdout = swarm(
         &out,
         &[
@@ -189,13 +202,18 @@ fn a_holder_stopped_by_sigterm_hands_the_token_on() {
             "--set",
             &format!("steps={steps}"),
             "--stop-holder-every",
-            "100hops",
+            &format!("{every}hops"),
+            "--disruptions",
+            &count.to_string(),
         ],
     );
     // Each stopped node exited with success (the swarm checks) within 15 s of SIGTERM.
     let stops = disruptions(&stdout);
-    assert!(stops >= 5, "only {stops} holders stopped:\n{stdout}");
-    check_final_models_agree(&out, 5);
+    assert_eq!(
+        stops, count,
+        "holders stopped, against scheduled:\n{stdout}"
+    );
+    check_final_models_agree(&out, 5, steps);
     let doubled = check_ledgers(&out, 5, steps);
     eprintln!("{stops} stops, {doubled} steps made twice after a re-route");
     let _ = std::fs::remove_dir_all(&out);

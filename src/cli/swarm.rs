@@ -7,9 +7,17 @@
 //! comes from the nodes' status endpoints, and the result from their `final_model.json`. With
 //! `--kill-holder-every PACE` it kills the token holder with SIGKILL and restarts it, to show
 //! custody and recovery at work; `--stop-holder-every PACE` stops it gracefully (SIGTERM: it hands
-//! the token on and exits) and restarts it. A pace is seconds (`0.5`, `0.5s`) or hops of the walk
-//! (`100hops`): tests use hops, so that how many disruptions a run sees does not depend on how fast
-//! the machine runs the walk.
+//! the token on and exits) and restarts it. `--disruptions COUNT` caps how many.
+//!
+//! A pace is hops of the walk (`100hops`) or seconds (`0.5`, `0.5s`). In hops the schedule is
+//! absolute and does not depend on how fast the machine runs: with `Nhops`, disruption `t`
+//! (`t = 1, 2, …`, at most `COUNT`) is due once the walk has made `t·N` hops, and every disruption
+//! due is made exactly once, late if need be (one at a time: each waits until the previous victim
+//! answers again and the walk has moved since, then hits the holder of that moment). Only a walk
+//! that ends first can leave a scheduled disruption undone, and the swarm then says so; a schedule
+//! whose last disruption is due well before the end (tests: by half the walk) is met under any
+//! load. In seconds a disruption is due that long after the previous one (and once the walk has
+//! moved): how many a run sees depends on the machine.
 
 use anyhow::{Context, bail, ensure};
 use clap::Args;
@@ -50,14 +58,21 @@ pub struct SwarmArgs {
     /// Output directory [default: runs/swarm-<UTC timestamp>].
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Kill the token holder with SIGKILL, and restart it, at this pace: seconds (`0.5`, `0.5s`)
-    /// or hops of the walk (`100hops`).
+    /// Kill the token holder with SIGKILL, and restart it, at this pace: hops of the walk
+    /// (`100hops`: the t-th kill once the walk has made t·100 hops, however fast the machine) or
+    /// seconds (`0.5`, `0.5s`: after the previous one; the count then depends on the machine).
     #[arg(long, value_name = "PACE", value_parser = Pace::parse)]
     kill_holder_every: Option<Pace>,
     /// Stop the token holder with SIGTERM (it hands the token on and exits), and restart it, at
-    /// this pace: seconds (`0.5`, `0.5s`) or hops of the walk (`100hops`).
+    /// this pace: hops of the walk (`100hops`) or seconds (`0.5`, `0.5s`), as for
+    /// --kill-holder-every.
     #[arg(long, value_name = "PACE", value_parser = Pace::parse, conflicts_with = "kill_holder_every")]
     stop_holder_every: Option<Pace>,
+    /// Make at most this many kills or stops. With a pace in hops exactly this many are scheduled
+    /// (the last due at COUNT·N hops, which must come before the end of the walk); each is made,
+    /// late if need be, unless the walk ends first, which the swarm reports.
+    #[arg(long, value_name = "COUNT", value_parser = clap::value_parser!(u32).range(1..))]
+    disruptions: Option<u32>,
     /// Override a scenario key, e.g. --set steps=2000 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
@@ -86,14 +101,15 @@ enum Disruption {
     Stop,
 }
 
-/// How often the swarm disrupts the token holder. Either way, a disruption also waits for the walk
-/// to have moved since the last one, so that a node restarted with the token is not disrupted
-/// again before it could hand it on (a livelock, not a test).
+/// How often the swarm disrupts the token holder. Either way, a disruption also waits for the
+/// previous victim to be back and for the walk to have moved since the previous disruption, so
+/// that a node restarted with the token is not disrupted again before it could hand it on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Pace {
-    /// Every this long.
+    /// This long after the previous disruption (machine-dependent: the walk's speed decides how
+    /// many a run sees).
     Every(Duration),
-    /// Every time the walk has made this many hops since the last disruption.
+    /// Disruption `t` once the walk has made `t` times this many hops (an absolute schedule).
     Hops(u64),
 }
 
@@ -119,14 +135,64 @@ impl Pace {
             )),
         }
     }
+}
 
-    /// Whether a disruption is due, `since` the last one, which happened when the walk had made
-    /// `hops_then` hops; it has made `hops_now` now.
-    fn due(self, since: Duration, hops_then: u64, hops_now: u64) -> bool {
-        match self {
-            Self::Every(every) => since >= every && hops_now > hops_then,
-            Self::Hops(hops) => hops_now >= hops_then + hops,
+/// When the swarm disrupts the holder: a pace, at most `count` times, in a walk of `steps` hops.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Schedule {
+    pace: Pace,
+    count: Option<u32>,
+    steps: u64,
+}
+
+impl Schedule {
+    /// Checks that a count fits the walk: with `Nhops`, disruption `COUNT` is due at hop
+    /// `COUNT·N`, which must come before the walk's last hop.
+    fn new(pace: Pace, count: Option<u32>, steps: u64) -> anyhow::Result<Self> {
+        let schedule = Self { pace, count, steps };
+        if let (Pace::Hops(n), Some(c)) = (pace, count) {
+            let last = u64::from(c).saturating_mul(n);
+            ensure!(
+                last < steps,
+                "--disruptions {c} at {n}hops: the last would be due at hop {last}, but the walk \
+                 has {steps} hops; give fewer disruptions, a shorter pace or more steps"
+            );
         }
+        Ok(schedule)
+    }
+
+    /// How many disruptions are scheduled: with `Nhops`, one per `N` hops before the walk's end
+    /// (at most `count`); with seconds, `count` (`None`: no limit).
+    fn planned(self) -> Option<u32> {
+        match self.pace {
+            Pace::Every(_) => self.count,
+            Pace::Hops(n) => {
+                let fit = u32::try_from(self.steps.saturating_sub(1) / n).unwrap_or(u32::MAX);
+                Some(self.count.map_or(fit, |c| c.min(fit)))
+            }
+        }
+    }
+
+    /// The hop at which disruption `t` (from 1) is due, for a pace in hops.
+    fn due_at(self, t: u32) -> Option<u64> {
+        match self.pace {
+            Pace::Every(_) => None,
+            Pace::Hops(n) => Some(u64::from(t).saturating_mul(n)),
+        }
+    }
+
+    /// Whether disruption `t` (from 1) is due: the walk has made `done` hops, and the previous
+    /// disruption came `since` ago, when the walk had made `done_then` (`0` and the swarm's start
+    /// for the first).
+    fn due(self, t: u32, since: Duration, done_then: u64, done: u64) -> bool {
+        let scheduled = self.planned().is_none_or(|p| t <= p);
+        let moved = done > done_then;
+        scheduled
+            && moved
+            && match self.pace {
+                Pace::Every(every) => since >= every,
+                Pace::Hops(n) => done >= u64::from(t).saturating_mul(n),
+            }
     }
 }
 
@@ -169,6 +235,12 @@ struct NodeFinalPrivacy {
 
 pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
     ensure!(args.nodes >= 2, "a swarm needs at least 2 nodes");
+    ensure!(
+        args.disruptions.is_none()
+            || args.kill_holder_every.is_some()
+            || args.stop_holder_every.is_some(),
+        "--disruptions counts kills or stops: give --kill-holder-every or --stop-holder-every"
+    );
     let mut sets = vec![format!("users={}", args.nodes)];
     sets.extend(args.sets.iter().cloned());
     if let Some(seed) = args.seed {
@@ -185,6 +257,11 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
             }
         }
     };
+    let schedule = args
+        .kill_holder_every
+        .or(args.stop_holder_every)
+        .map(|pace| Schedule::new(pace, args.disruptions, loaded.scenario.steps))
+        .transpose()?;
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("runs").join(format!("{}-swarm-{}", loaded.name, utc_stamp()))
     });
@@ -201,7 +278,7 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
         nodes = nodes.len(),
         "started the nodes; logs in node-*/node.log"
     );
-    let watch = watch(&mut nodes, &args, loaded.scenario.steps);
+    let watch = watch(&mut nodes, &args, loaded.scenario.steps, schedule);
     if watch.is_err() {
         for node in &mut nodes {
             if let Some(child) = node.child.as_mut() {
@@ -210,22 +287,34 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
             }
         }
     }
-    let (first_hop, kills) = watch?;
+    let (first_hop, made) = watch?;
     let wall = started.elapsed().as_secs_f64();
     let result = collect(&nodes, &loaded, &prepared, point, wall)?;
     let summary = output::write_all(&out, &loaded, &prepared, std::slice::from_ref(&result))
         .with_context(|| format!("writing results to {}", out.display()))?;
     report::print_table(&summary, prepared.optimum.objective, &out);
+    let how = if args.stop_holder_every.is_some() {
+        "stopped"
+    } else {
+        "killed"
+    };
+    if let Some((schedule, planned)) = schedule.and_then(|s| Some((s, s.planned()?)))
+        && made < planned
+    {
+        let next = made + 1;
+        println!(
+            "the walk ended before disruption {next} of the {planned} scheduled{}: {} holders {how}, not {planned}",
+            schedule
+                .due_at(next)
+                .map_or_else(String::new, |hop| format!(" (due at hop {hop})")),
+            made,
+        );
+    }
     println!(
-        "{} nodes, {} steps in {wall:.2} s (first hop after {}), {kills} holders {} and restarted",
+        "{} nodes, {} steps in {wall:.2} s (first hop after {}), {made} holders {how} and restarted",
         nodes.len(),
         loaded.scenario.steps,
         first_hop.map_or_else(|| "-".into(), |t| format!("{t:.2} s")),
-        if args.stop_holder_every.is_some() {
-            "stopped"
-        } else {
-            "killed"
-        },
     );
     Ok(())
 }
@@ -390,12 +479,20 @@ fn write_nodes(
     Ok(nodes)
 }
 
-/// Watches the nodes to the end: progress bar, holder kills; returns the time to the first hop
-/// and the number of kills.
+/// How often the watcher polls the nodes.
+const POLL: Duration = Duration::from_millis(100);
+/// How often while a disruption is due or its previous victim is not back yet.
+const POLL_BUSY: Duration = Duration::from_millis(25);
+/// How long a killed or stopped node stays down before it is restarted.
+const RESTART_AFTER: Duration = Duration::from_millis(300);
+
+/// Watches the nodes to the end: progress bar, holder disruptions on `schedule`; returns the time
+/// to the first hop and the number of disruptions made.
 fn watch(
     nodes: &mut [NodeProc],
     args: &SwarmArgs,
     steps: u64,
+    schedule: Option<Schedule>,
 ) -> anyhow::Result<(Option<f64>, u32)> {
     let started = Instant::now();
     let bar = if args.quiet {
@@ -410,15 +507,20 @@ fn watch(
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> "),
     );
-    let disrupt = match (args.kill_holder_every, args.stop_holder_every) {
-        (Some(pace), _) => Some((Disruption::Kill, pace)),
-        (None, Some(pace)) => Some((Disruption::Stop, pace)),
-        (None, None) => None,
+    let how = if args.stop_holder_every.is_some() {
+        Disruption::Stop
+    } else {
+        Disruption::Kill
     };
-    let mut last_kill = Instant::now();
-    let mut moved_past = 0u64;
-    let mut kills = 0u32;
+    // The previous disruption: when, how far the walk was, and its victim until it answers again.
+    let mut last_at = started;
+    let mut done_then = 0u64;
+    let mut victim: Option<usize> = None;
+    let mut made = 0u32;
+    // The most hops any node has reported (a killed node's report goes with it).
+    let mut done = 0u64;
     let mut first_hop = None;
+    let mut busy = false;
     let mut restart: Vec<(usize, Instant)> = Vec::new();
     let mut stopping: Vec<(usize, Child, Instant)> = Vec::new();
     loop {
@@ -432,7 +534,7 @@ fn watch(
                 .unwrap_or(Path::new("."))
                 .display()
         );
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(if busy { POLL_BUSY } else { POLL });
         let mut running = 0;
         for node in nodes.iter_mut() {
             if let Some(child) = node.child.as_mut()
@@ -466,7 +568,7 @@ fn watch(
             }
         }
         restart.retain(|&(i, at)| {
-            if at.elapsed() < Duration::from_millis(300) {
+            if at.elapsed() < RESTART_AFTER {
                 return true;
             }
             if let Err(e) = nodes[i].spawn() {
@@ -476,7 +578,7 @@ fn watch(
         });
         if running == 0 && restart.is_empty() && stopping.is_empty() {
             bar.finish_and_clear();
-            return Ok((first_hop, kills));
+            return Ok((first_hop, made));
         }
         let statuses: Vec<(usize, dpwalk_net::status::Status)> = nodes
             .iter()
@@ -487,53 +589,70 @@ fn watch(
                     .map(|s| (n.index, s))
             })
             .collect();
-        let done = statuses
-            .iter()
-            .map(|(_, s)| {
-                if s.finished {
-                    steps
-                } else {
-                    s.last_seq.map_or(0, |q| q + 1)
-                }
-            })
-            .max()
-            .unwrap_or(0);
+        for (_, s) in &statuses {
+            done = done.max(if s.finished {
+                steps
+            } else {
+                s.last_seq.map_or(0, |q| q + 1)
+            });
+        }
         if done > 0 && first_hop.is_none() {
             first_hop = Some(started.elapsed().as_secs_f64());
         }
-        bar.set_position(done.max(bar.position()));
-        if let Some((how, pace)) = disrupt
-            && pace.due(last_kill.elapsed(), moved_past, done)
-            && let Some((i, _)) = statuses
-                .iter()
-                .filter(|(_, s)| s.holding && !s.finished)
-                .max_by_key(|(_, s)| s.last_seq)
+        bar.set_position(done);
+        // The previous victim is back once it answers again (or has exited for good: the walk
+        // ended while it was down).
+        if let Some(v) = victim
+            && (statuses.iter().any(|(i, _)| *i == v)
+                || (nodes[v].child.is_none()
+                    && restart.iter().all(|(i, _)| *i != v)
+                    && stopping.iter().all(|(i, _, _)| *i != v)))
         {
-            last_kill = Instant::now();
-            moved_past = done;
-            let i = *i;
-            if let Some(mut child) = nodes[i].child.take() {
-                kills += 1;
-                bar.set_message(format!("{how:?} node {i} ({kills} so far)"));
-                match how {
-                    Disruption::Kill => {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        tracing::info!(
-                            node = i,
-                            "killed the token holder with SIGKILL; restarting it"
-                        );
-                        restart.push((i, Instant::now()));
-                    }
-                    Disruption::Stop => {
-                        let sent = Command::new("kill")
-                            .args(["-TERM", &child.id().to_string()])
-                            .status()
-                            .context("running `kill -TERM`")?;
-                        ensure!(sent.success(), "could not send SIGTERM to node {i}");
-                        stopping.push((i, child, Instant::now()));
-                    }
-                }
+            victim = None;
+        }
+        let Some(schedule) = schedule else {
+            continue;
+        };
+        let due = schedule.due(made + 1, last_at.elapsed(), done_then, done);
+        busy = victim.is_some() || due;
+        if !due || victim.is_some() {
+            continue;
+        }
+        let Some((i, _)) = statuses
+            .iter()
+            .filter(|(_, s)| s.holding && !s.finished)
+            .max_by_key(|(_, s)| s.last_seq)
+        else {
+            continue;
+        };
+        let i = *i;
+        let Some(mut child) = nodes[i].child.take() else {
+            continue;
+        };
+        last_at = Instant::now();
+        done_then = done;
+        victim = Some(i);
+        made += 1;
+        bar.set_message(format!("{how:?} node {i} ({made} so far)"));
+        match how {
+            Disruption::Kill => {
+                let _ = child.kill();
+                let _ = child.wait();
+                tracing::info!(
+                    node = i,
+                    hops = done,
+                    "killed the token holder with SIGKILL; restarting it"
+                );
+                restart.push((i, Instant::now()));
+            }
+            Disruption::Stop => {
+                let sent = Command::new("kill")
+                    .args(["-TERM", &child.id().to_string()])
+                    .status()
+                    .context("running `kill -TERM`")?;
+                ensure!(sent.success(), "could not send SIGTERM to node {i}");
+                tracing::info!(node = i, hops = done, "sent SIGTERM to the token holder");
+                stopping.push((i, child, Instant::now()));
             }
         }
     }
@@ -609,7 +728,7 @@ fn collect(
 
 #[cfg(test)]
 mod tests {
-    use super::Pace;
+    use super::{Pace, Schedule};
     use std::time::Duration;
 
     #[test]
@@ -628,16 +747,67 @@ mod tests {
     }
 
     #[test]
-    fn a_disruption_waits_for_its_pace_and_for_the_walk_to_move() {
-        let every = Pace::Every(Duration::from_secs(1));
-        assert!(!every.due(Duration::from_millis(999), 10, 50));
-        assert!(every.due(Duration::from_secs(1), 10, 11));
+    fn a_disruption_in_seconds_waits_for_its_pace_and_for_the_walk_to_move() {
+        let every = Schedule::new(Pace::Every(Duration::from_secs(1)), None, 1000).unwrap();
+        assert_eq!(every.planned(), None, "no limit without a count");
+        assert!(!every.due(1, Duration::from_millis(999), 10, 50));
+        assert!(every.due(1, Duration::from_secs(1), 10, 11));
+        assert!(every.due(500, Duration::from_secs(1), 10, 11));
         assert!(
-            !every.due(Duration::from_secs(5), 10, 10),
+            !every.due(1, Duration::from_secs(5), 10, 10),
             "the walk has not moved"
         );
-        let hops = Pace::Hops(100);
-        assert!(!hops.due(Duration::from_secs(60), 10, 109));
-        assert!(hops.due(Duration::ZERO, 10, 110));
+        let capped = Schedule::new(Pace::Every(Duration::from_secs(1)), Some(3), 1000).unwrap();
+        assert_eq!(capped.planned(), Some(3));
+        assert!(capped.due(3, Duration::from_secs(1), 10, 11));
+        assert!(
+            !capped.due(4, Duration::from_secs(9), 10, 900),
+            "past the count"
+        );
+    }
+
+    #[test]
+    fn a_disruption_in_hops_is_due_on_an_absolute_schedule() {
+        let hops = Schedule::new(Pace::Hops(100), None, 1000).unwrap();
+        // One per 100 hops before the walk's last: hops 100, 200, ..., 900.
+        assert_eq!(hops.planned(), Some(9));
+        assert_eq!(hops.due_at(3), Some(300));
+        assert!(!hops.due(1, Duration::from_secs(60), 0, 99));
+        assert!(hops.due(1, Duration::ZERO, 0, 100));
+        // Due at t·100, not 100 hops after the previous one: the second, made late at hop 150,
+        // leaves the third due at 300, and a late one is due at once (once the walk has moved).
+        assert!(!hops.due(2, Duration::ZERO, 110, 199));
+        assert!(hops.due(2, Duration::ZERO, 110, 200));
+        assert!(!hops.due(3, Duration::ZERO, 250, 299));
+        assert!(hops.due(3, Duration::ZERO, 250, 300));
+        assert!(
+            hops.due(4, Duration::ZERO, 700, 701),
+            "three behind: due at once"
+        );
+        assert!(
+            !hops.due(4, Duration::ZERO, 701, 701),
+            "but the walk must move"
+        );
+        assert!(hops.due(9, Duration::ZERO, 900, 999));
+        assert!(
+            !hops.due(10, Duration::ZERO, 900, 1000),
+            "none at the walk's end"
+        );
+    }
+
+    #[test]
+    fn a_count_caps_the_hops_schedule_and_must_fit_the_walk() {
+        let capped = Schedule::new(Pace::Hops(50), Some(20), 3000).unwrap();
+        assert_eq!(capped.planned(), Some(20));
+        assert_eq!(capped.due_at(20), Some(1000));
+        assert!(capped.due(20, Duration::ZERO, 990, 2500));
+        assert!(
+            !capped.due(21, Duration::ZERO, 1000, 2500),
+            "past the count"
+        );
+        assert!(Schedule::new(Pace::Hops(100), Some(9), 1000).is_ok());
+        let late = Schedule::new(Pace::Hops(100), Some(10), 1000).unwrap_err();
+        assert!(late.to_string().contains("due at hop 1000"), "{late}");
+        assert!(Schedule::new(Pace::Hops(u64::MAX), Some(u32::MAX), 1000).is_err());
     }
 }

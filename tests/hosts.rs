@@ -109,9 +109,10 @@ fn three_hosts_in_network_namespaces_train_together() {
     cluster.wait_all(&mut reaper.0, Duration::from_secs(240));
     cluster.agreed_model();
 
-    // Every host contributed, and calibrated the σ that `dpwalk calibrate` gives for this run.
+    // Every host contributed within the run's budget, and calibrated the σ that `dpwalk calibrate`
+    // gives for this run (local view, the planned 0.99 quantile of the visit count).
     let expected = Command::new(env!("CARGO_BIN_EXE_dpwalk"))
-        .args(["calibrate", "--json", "--view", "network", "--clip", "1"])
+        .args(["calibrate", "--json", "--view", "local", "--clip", "1"])
         .args(["--complete", &HOSTS.to_string()])
         .args(["--total-steps", &STEPS.to_string()])
         .args([
@@ -132,6 +133,10 @@ fn three_hosts_in_network_namespaces_train_together() {
             privacy["contributions"].as_u64().unwrap() > 0,
             "host {i}: {model}"
         );
+        // The run's budget holds on every host: its local figure is within it.
+        let spent = privacy["epsilon_local"].as_f64().unwrap();
+        assert!(spent <= epsilon, "host {i} spent {spent} > {epsilon}");
+        assert_eq!(privacy["budget_epsilon"].as_f64(), Some(epsilon));
         let log = cluster.log(i);
         assert!(
             log.contains(&format!("sigma={sigma}")),

@@ -16,9 +16,11 @@ use clap::{Args, Subcommand, ValueEnum};
 use dpwalk_core::rng::{Purpose, derive_seed};
 use dpwalk_core::topology::Topology;
 use dpwalk_privacy::Noise;
-use dpwalk_privacy::mechanism::subsampled_gaussian;
 use dpwalk_privacy::budget::PLAN_QUANTILE;
-use dpwalk_privacy::network::{Charges, HittingOptions, Horizon, InverseHitting, paper_closed_form};
+use dpwalk_privacy::mechanism::subsampled_gaussian;
+use dpwalk_privacy::network::{
+    Charges, HittingOptions, Horizon, InverseHitting, paper_closed_form,
+};
 use dpwalk_privacy::rdp::{Conversion, Orders};
 use dpwalk_privacy::walk::{
     ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, MAX_PAIRWISE_USERS, NETWORK_ONE_CONTRIBUTION,
@@ -501,7 +503,9 @@ fn walk(args: WalkArgs) -> anyhow::Result<()> {
         bail!("--horizon 0: the final model comes at least one hop after a contribution");
     }
     if args.horizon.is_some() && withheld.is_some() {
-        bail!("--horizon is for the network view of one DP-SGD contribution (--step dp-sgd --steps-per-user 1)");
+        bail!(
+            "--horizon is for the network view of one DP-SGD contribution (--step dp-sgd --steps-per-user 1)"
+        );
     }
     let passage = if args.view == WalkView::Local || withheld.is_some() {
         None
@@ -518,7 +522,10 @@ fn walk(args: WalkArgs) -> anyhow::Result<()> {
             unreached_counts(&pairs.hitting),
         ),
         // All users alike: no network view, or the complete graph.
-        other => (vec![user_figures(&setup, other.as_ref(), 0, &charges)?], vec![0]),
+        other => (
+            vec![user_figures(&setup, other.as_ref(), 0, &charges)?],
+            vec![0],
+        ),
     };
     let all = !matches!(passage, Some(Passage::Pairs(_)));
     let network = passage.is_some();
@@ -637,7 +644,11 @@ fn walk(args: WalkArgs) -> anyhow::Result<()> {
                 out,
                 "{:>6} {:>30} {:>30} {:>9} {:>12.6e} {:>9}",
                 f.user,
-                if show_local { cell(Some(f.local)) } else { "-".to_string() },
+                if show_local {
+                    cell(Some(f.local))
+                } else {
+                    "-".to_string()
+                },
                 cell(f.network),
                 f.worst_observer.map_or("-".to_string(), |j| j.to_string()),
                 f.inverse_hitting,

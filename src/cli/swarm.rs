@@ -24,9 +24,7 @@ use clap::Args;
 use dpwalk_core::problem::{Loss, Regularizer};
 use dpwalk_core::topology::TopologyKind;
 use dpwalk_net::node::FINAL_MODEL_FILE;
-use dpwalk_net::run::{
-    AlgorithmSpec, BudgetSpec, LossName, MemberSpec, ProblemSpec, Run, RunFile,
-};
+use dpwalk_net::run::{AlgorithmSpec, BudgetSpec, LossName, MemberSpec, ProblemSpec, Run, RunFile};
 use dpwalk_sim::metrics::Evaluator;
 use dpwalk_sim::output;
 use dpwalk_sim::run::RunResult;

@@ -243,16 +243,7 @@ fn a_spent_budget_makes_a_noise_only_step() {
     let dir = tempfile::tempdir().unwrap();
     // σ = 0.5, C = 1: one contribution already costs more than ε = 1 locally.
     let budget = Budget::new(1.0, 1e-6).unwrap();
-    let mut l = Learner::open(
-        &run,
-        0,
-        &problem,
-        &prox,
-        params,
-        dir.path(),
-        &[budget],
-    )
-    .unwrap();
+    let mut l = Learner::open(&run, 0, &problem, &prox, params, dir.path(), &[budget]).unwrap();
     let t = token(0);
     let out = forwarded(l.receive(t.clone(), None).unwrap());
     assert_eq!(out.seq, 1);
@@ -260,7 +251,10 @@ fn a_spent_budget_makes_a_noise_only_step() {
     assert_eq!(l.state().skipped, 1);
     // Noise without data: u_i moves by λση and w by the same over n, so w stays the average.
     let du = l.state().u.clone();
-    assert!(du.iter().all(|d| *d != 0.0), "a noise-only step adds noise: {du:?}");
+    assert!(
+        du.iter().all(|d| *d != 0.0),
+        "a noise-only step adds noise: {du:?}"
+    );
     let n = run.members().len() as f64;
     for ((after, before), d) in out.w.iter().zip(&t.w).zip(&du) {
         assert!(((after - before) * n - d).abs() <= 1e-12 * d.abs().max(1.0));

@@ -370,7 +370,10 @@ fn a_budget_calibrates_sigma_for_the_planned_contributions() {
         let n = run.members().len() as f64;
         let k = planned_contributions(run.steps(), 1.0 / n, 0.99);
         assert_eq!(k, run.planned_contributions());
-        assert!(k > run.steps().div_ceil(run.members().len() as u64), "the plan covers more than the mean");
+        assert!(
+            k > run.steps().div_ceil(run.members().len() as u64),
+            "the plan covers more than the mean"
+        );
         let eps = |s: f64| {
             local_view(&Orders::default_grid(), Sn::new(s, 1.0).unwrap(), k)
                 .to_dp(delta, Conversion::Tight)

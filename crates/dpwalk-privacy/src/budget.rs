@@ -42,7 +42,9 @@ impl Policy {
         steps: u64,
     ) -> Result<Self, PrivacyError> {
         let fits = |k: u64| -> Result<bool, PrivacyError> {
-            let eps = local_view(orders, noise, k).to_dp(budget.delta(), conversion)?.epsilon();
+            let eps = local_view(orders, noise, k)
+                .to_dp(budget.delta(), conversion)?
+                .epsilon();
             Ok(eps <= budget.epsilon())
         };
         let (mut lo, mut hi) = (0_u64, 1_u64);
@@ -89,13 +91,32 @@ mod tests {
         let (orders, noise) = (Orders::default_grid(), Noise::new(20.0, 1.0).unwrap());
         let budget = Budget::new(1.0, 1e-6).unwrap();
         let p = Policy::new(budget, Conversion::Tight, &orders, noise, 100_000).unwrap();
-        let eps = |k| local_view(&orders, noise, k).to_dp(1e-6, Conversion::Tight).unwrap().epsilon();
-        assert!(eps(p.cap()) <= 1.0 && eps(p.cap() + 1) > 1.0, "cap {}", p.cap());
+        let eps = |k| {
+            local_view(&orders, noise, k)
+                .to_dp(1e-6, Conversion::Tight)
+                .unwrap()
+                .epsilon()
+        };
+        assert!(
+            eps(p.cap()) <= 1.0 && eps(p.cap() + 1) > 1.0,
+            "cap {}",
+            p.cap()
+        );
         assert!(p.allows(p.cap() - 1) && !p.allows(p.cap()));
         // A budget that no contribution fits, and one every step fits.
         let tiny = Budget::new(1e-3, 1e-6).unwrap();
-        assert_eq!(Policy::new(tiny, Conversion::Tight, &orders, noise, 10).unwrap().cap(), 0);
+        assert_eq!(
+            Policy::new(tiny, Conversion::Tight, &orders, noise, 10)
+                .unwrap()
+                .cap(),
+            0
+        );
         let huge = Budget::new(1e6, 1e-6).unwrap();
-        assert!(Policy::new(huge, Conversion::Tight, &orders, noise, 10).unwrap().cap() >= 10);
+        assert!(
+            Policy::new(huge, Conversion::Tight, &orders, noise, 10)
+                .unwrap()
+                .cap()
+                >= 10
+        );
     }
 }

@@ -30,8 +30,8 @@ use crate::Noise;
 use crate::error::PrivacyError;
 use crate::local::local_view;
 use crate::network::{
-    Charges, HittingOptions, InverseHitting, PassageLaw, Transitions, complete_graph_inverse_hitting,
-    network_curve, passage_all_pairs,
+    Charges, HittingOptions, InverseHitting, PassageLaw, Transitions,
+    complete_graph_inverse_hitting, network_curve, passage_all_pairs,
 };
 use crate::rdp::{Conversion, DpBound, Orders, RdpCurve};
 use dpwalk_core::topology::Topology;
@@ -127,7 +127,9 @@ impl Passage {
                         absorb(&mut worst, law.clone());
                     }
                 }
-                let min_return = if (0..rows.len()).any(|i| rows.row(i).iter().any(|&(k, w)| k == i && w > 0.0)) {
+                let min_return = if (0..rows.len())
+                    .any(|i| rows.row(i).iter().any(|&(k, w)| k == i && w > 0.0))
+                {
                     1
                 } else {
                     2
@@ -181,7 +183,9 @@ impl Passage {
     /// `E[1/M_ij]` (an upper bound on a graph); 0 on the diagonal.
     pub fn inverse_hitting(&self, i: usize, j: usize) -> f64 {
         match self {
-            Passage::Complete { inverse_hitting, .. } => {
+            Passage::Complete {
+                inverse_hitting, ..
+            } => {
                 if i == j {
                     0.0
                 } else {
@@ -196,7 +200,9 @@ impl Passage {
     /// every observer is alike), and that value: which observer the user's figure is about.
     pub fn worst_observer(&self, i: usize) -> (Option<usize>, f64) {
         match self {
-            Passage::Complete { inverse_hitting, .. } => (None, *inverse_hitting),
+            Passage::Complete {
+                inverse_hitting, ..
+            } => (None, *inverse_hitting),
             Passage::Pairs(p) => match p.hitting.worst_observer(i) {
                 Some((j, v)) => (Some(j), v),
                 None => (None, 0.0),
@@ -417,14 +423,18 @@ pub fn all_users(
     charges: &[Charges],
 ) -> Result<Vec<UserFigures>, PrivacyError> {
     let shared = !matches!(passage, Some(Passage::Pairs(_)));
-    let mut cache: std::collections::HashMap<&Charges, UserFigures> = std::collections::HashMap::new();
+    let mut cache: std::collections::HashMap<&Charges, UserFigures> =
+        std::collections::HashMap::new();
     charges
         .iter()
         .enumerate()
         .map(|(i, c)| {
             if shared {
                 if let Some(f) = cache.get(c) {
-                    return Ok(UserFigures { user: i, ..f.clone() });
+                    return Ok(UserFigures {
+                        user: i,
+                        ..f.clone()
+                    });
                 }
                 let f = user_figures(setup, passage, i, c)?;
                 cache.insert(c, f.clone());
@@ -461,7 +471,8 @@ pub fn pair_epsilons(
     };
     match passage {
         Passage::Complete { law, .. } => {
-            let mut cache: std::collections::HashMap<&Charges, f64> = std::collections::HashMap::new();
+            let mut cache: std::collections::HashMap<&Charges, f64> =
+                std::collections::HashMap::new();
             for (i, c) in charges.iter().enumerate().take(n) {
                 let eps = match cache.get(c) {
                     Some(&e) => e,
@@ -542,11 +553,16 @@ mod tests {
         assert_eq!(f.worst_observer, None);
         let admm = user_figures(&setup(5.0), None, 3, &Charges::at_steps([10], 1000)).unwrap();
         assert_eq!((admm.network, admm.local), (None, f.local));
-        let two = user_figures(&setup(5.0), Some(&p), 3, &Charges::at_steps([10, 20], 1000)).unwrap();
+        let two =
+            user_figures(&setup(5.0), Some(&p), 3, &Charges::at_steps([10, 20], 1000)).unwrap();
         assert_eq!(two.network, None, "not offered for two contributions");
         let pairs = vec![Charges::open(2); 1_000_000];
-        let h = Passage::for_topology(&Topology::Complete { n: 4 }, &HittingOptions::default()).unwrap();
-        assert_eq!(pair_epsilons(&setup(5.0), &h, &pairs[..4]), Err(PrivacyError::SeveralContributions));
+        let h = Passage::for_topology(&Topology::Complete { n: 4 }, &HittingOptions::default())
+            .unwrap();
+        assert_eq!(
+            pair_epsilons(&setup(5.0), &h, &pairs[..4]),
+            Err(PrivacyError::SeveralContributions)
+        );
     }
 
     #[test]
@@ -558,12 +574,18 @@ mod tests {
         assert!(j == 3 || j == 5, "worst observer {j}");
         let pairs = pair_epsilons(&setup(50.0), &p, &charges).unwrap();
         assert_eq!(pairs[4 * 9 + 4], 0.0);
-        assert!(pairs[4 * 9 + 3] > pairs[4 * 9], "a neighbour learns more than a far node");
+        assert!(
+            pairs[4 * 9 + 3] > pairs[4 * 9],
+            "a neighbour learns more than a far node"
+        );
         // The user's envelope figure covers every one of its pairs.
         let user = f.network.unwrap().epsilon_or_inf();
         let row_max = (0..9).map(|j| pairs[4 * 9 + j]).fold(0.0, f64::max);
         assert!(user >= row_max * (1.0 - 1e-12), "{user} < {row_max}");
-        assert!(user <= row_max * 1.1, "envelope {user} far above the worst pair {row_max}");
+        assert!(
+            user <= row_max * 1.1,
+            "envelope {user} far above the worst pair {row_max}"
+        );
         let users = all_users(&setup(50.0), Some(&p), &charges).unwrap();
         assert_eq!(users[4], f);
     }
@@ -572,11 +594,17 @@ mod tests {
     fn same_charges_share_figures_on_the_complete_graph() {
         let p = Passage::for_topology(&Topology::Complete { n: 100 }, &HittingOptions::default())
             .unwrap();
-        let c = [Charges::at_steps([5], 50), Charges::at_steps([45], 50), Charges::at_steps([5], 50)];
+        let c = [
+            Charges::at_steps([5], 50),
+            Charges::at_steps([45], 50),
+            Charges::at_steps([5], 50),
+        ];
         let users = all_users(&setup(3.0), Some(&p), &c).unwrap();
         assert_eq!(users[0].network, users[2].network);
         assert_eq!(users[2].user, 2);
-        assert!(users[1].network.unwrap().epsilon_or_inf() > users[0].network.unwrap().epsilon_or_inf());
+        assert!(
+            users[1].network.unwrap().epsilon_or_inf() > users[0].network.unwrap().epsilon_or_inf()
+        );
     }
 
     #[test]

@@ -8,11 +8,11 @@
 //! ([`dpwalk_privacy::walk::NETWORK_ONE_CONTRIBUTION`]); ADMM walks have none
 //! ([`dpwalk_privacy::walk::ADMM_NETWORK_WITHDRAWN`]).
 
+use crate::run::LATE_WINDOW;
 use crate::run::RunResult;
 use crate::scenario::{BudgetView, ConversionName, Mode, Point, Scenario, ScenarioError};
 use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::Topology;
-use crate::run::LATE_WINDOW;
 use dpwalk_privacy::budget::{PLAN_QUANTILE, Policy};
 use dpwalk_privacy::calibrate::{REL_TOL, View, account, calibrate};
 use dpwalk_privacy::ledger::Budget as BudgetTarget;
@@ -255,7 +255,8 @@ impl PrivacyContext {
                         sampling_rate: scenario
                             .algorithm
                             .blocks_per_round
-                            .unwrap_or(scenario.users) as f64
+                            .unwrap_or(scenario.users)
+                            as f64
                             / scenario.users as f64,
                     },
                     _ => View::Centralized {
@@ -284,7 +285,8 @@ impl PrivacyContext {
         if !has_network_view(point, scenario) {
             out.notes.push(ADMM_NETWORK_WITHDRAWN.into());
         } else if let Some(Err(reason)) = self.passage.get(point.topology) {
-            out.notes.push(format!("network view not computed: {reason}"));
+            out.notes
+                .push(format!("network view not computed: {reason}"));
         } else if runs.iter().any(|r| r.per_user.iter().any(|&k| k > 1)) {
             out.notes.push(NETWORK_ONE_CONTRIBUTION.into());
         }

@@ -48,7 +48,9 @@ fn summary(text: &str, sets: &[&str]) -> serde_json::Value {
 
 /// The figure a budget constrains: network for a DP-SGD walk, local for an ADMM walk.
 fn worst(privacy: &serde_json::Value, view: &str) -> f64 {
-    privacy[view]["epsilon"].as_f64().unwrap_or_else(|| panic!("{view} epsilon in {privacy}"))
+    privacy[view]["epsilon"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{view} epsilon in {privacy}"))
 }
 
 #[test]
@@ -58,24 +60,42 @@ fn an_admm_walk_has_no_network_figure_and_its_local_budget_holds() {
     let privacy = &s["points"][0]["privacy"];
     assert!(privacy["network"].is_null(), "{privacy}");
     let notes = privacy["notes"].to_string();
-    assert!(notes.contains("no network bound is proved for the ADMM walk"), "{notes}");
+    assert!(
+        notes.contains("no network bound is proved for the ADMM walk"),
+        "{notes}"
+    );
     assert_eq!(privacy["budget"]["view"], "local");
     // The 0.99 quantile of Binomial(4000, 1/40): 124 contributions planned.
     assert_eq!(privacy["budget"]["calibrated_for_contributions"], 124);
     let local = worst(privacy, "local");
-    assert!(local <= 4.0 * (1.0 + 1e-12), "local {local} exceeds the budget");
+    assert!(
+        local <= 4.0 * (1.0 + 1e-12),
+        "local {local} exceeds the budget"
+    );
     assert!(local > 3.9, "the policy stops close to the budget: {local}");
-    assert!(privacy["budget"]["skipped_contributions"].as_f64().expect("skipped") > 1000.0);
+    assert!(
+        privacy["budget"]["skipped_contributions"]
+            .as_f64()
+            .expect("skipped")
+            > 1000.0
+    );
 }
 
 /// A DP-SGD walk of one pass (as many steps as users) at a given σ: most users contribute once.
 fn one_pass(topology: &str) -> serde_json::Value {
     let text = BUDGET
-        .replace("steps = 4000\neval-every = 4000", "steps = 40\neval-every = 40")
+        .replace(
+            "steps = 4000\neval-every = 4000",
+            "steps = 40\neval-every = 40",
+        )
         .replace("epsilon = 4.0", "");
     summary(
         &text,
-        &["algorithm.kind=dp-sgd", "algorithm.sigma=2", &format!("topology.kind={topology}")],
+        &[
+            "algorithm.kind=dp-sgd",
+            "algorithm.sigma=2",
+            &format!("topology.kind={topology}"),
+        ],
     )
 }
 
@@ -85,11 +105,19 @@ fn a_dp_sgd_walk_has_network_figures_for_users_with_one_contribution() {
         let s = one_pass(topology);
         let privacy = &s["points"][0]["privacy"];
         let nw = &privacy["network"];
-        assert!(nw["contributions"].as_u64().expect("contributions") <= 1, "{nw}");
+        assert!(
+            nw["contributions"].as_u64().expect("contributions") <= 1,
+            "{nw}"
+        );
         let network = worst(privacy, "network");
         assert!(network < worst(privacy, "local"), "{topology}: {privacy}");
         // Users with two visits in 40 steps have no network figure, and the notes say why.
-        assert!(privacy["notes"].to_string().contains("one contribution per user"), "{privacy}");
+        assert!(
+            privacy["notes"]
+                .to_string()
+                .contains("one contribution per user"),
+            "{privacy}"
+        );
     }
 }
 
@@ -98,7 +126,10 @@ fn without_enforcement_the_busiest_user_overspends() {
     let sets = ["topology.kind=star", "privacy.enforce=false"];
     let s = summary(BUDGET, &sets);
     let privacy = &s["points"][0]["privacy"];
-    assert!(worst(privacy, "local") > 4.0, "the star's centre exceeds the plan: {privacy}");
+    assert!(
+        worst(privacy, "local") > 4.0,
+        "the star's centre exceeds the plan: {privacy}"
+    );
     assert_eq!(privacy["budget"]["skipped_contributions"], 0.0);
 }
 

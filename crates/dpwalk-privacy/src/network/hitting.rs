@@ -27,7 +27,7 @@
 //! a sparse-times-dense product with contiguous rows), which vectorizes.
 
 use super::Transitions;
-use super::law::{PassageLaw, bucket_starts};
+use super::law::{PassageLaw, Tail, bucket_starts};
 use super::path_factor;
 use crate::error::PrivacyError;
 
@@ -331,7 +331,8 @@ fn all_pairs<T: Transitions + ?Sized>(
     let block = match &laws {
         Some(_) => {
             let buckets = bucket_starts(opts.max_steps as u64).len();
-            opts.block.min((MAX_ACCUMULATORS / (2 * n * buckets)).max(1))
+            opts.block
+                .min((MAX_ACCUMULATORS / (2 * n * buckets)).max(1))
         }
         None => opts.block,
     };
@@ -372,7 +373,7 @@ fn solve_block<T: Transitions + ?Sized>(
     targets: std::ops::Range<usize>,
     opts: &HittingOptions,
     out: &mut InverseHitting,
-    sink: Option<(f64, &mut dyn FnMut(usize, usize, PassageLaw))>,
+    sink: Option<(f64, LawSink<'_>)>,
 ) {
     let n = p.users();
     let nb = targets.len();
@@ -429,8 +430,16 @@ fn solve_block<T: Transitions + ?Sized>(
                 *a += (r - o) * inv_m;
             }
             if let (Some(mass), Some(gsum)) = (mass.as_deref_mut(), gsum.as_deref_mut()) {
-                let (mass, gsum) = (&mut mass[i * nb..(i + 1) * nb], &mut gsum[i * nb..(i + 1) * nb]);
-                for (((ms, gs), o), r) in mass.iter_mut().zip(gsum.iter_mut()).zip(row_out.iter()).zip(before) {
+                let (mass, gsum) = (
+                    &mut mass[i * nb..(i + 1) * nb],
+                    &mut gsum[i * nb..(i + 1) * nb],
+                );
+                for (((ms, gs), o), r) in mass
+                    .iter_mut()
+                    .zip(gsum.iter_mut())
+                    .zip(row_out.iter())
+                    .zip(before)
+                {
                     let hit = r - o;
                     *ms += hit;
                     *gs += hit * g_m;
@@ -453,7 +462,16 @@ fn solve_block<T: Transitions + ?Sized>(
             if let Some(decay) = found {
                 out.steps = out.steps.max(m);
                 if let (Some(acc), Some(sink)) = (acc.as_ref(), sink.as_mut()) {
-                    hand_over(acc, m as u64, n, targets, &next, &decay, &out.reached, &mut **sink);
+                    hand_over(
+                        acc,
+                        m as u64,
+                        n,
+                        targets,
+                        &next,
+                        &decay,
+                        &out.reached,
+                        &mut **sink,
+                    );
                 }
                 return;
             }
@@ -486,17 +504,23 @@ fn hand_over(
         for i in (0..n).filter(|&i| i != j) {
             let law = if reached[i * n + j] {
                 let at = |bucket: usize| (bucket * n + i) * nb + b;
-                let mass = (0..starts.len()).map(|k| acc.mass[at(k)].max(0.0)).collect();
-                let gsum = (0..starts.len()).map(|k| acc.gsum[at(k)].max(0.0)).collect();
+                let mass = (0..starts.len())
+                    .map(|k| acc.mass[at(k)].max(0.0))
+                    .collect();
+                let gsum = (0..starts.len())
+                    .map(|k| acc.gsum[at(k)].max(0.0))
+                    .collect();
                 PassageLaw::from_buckets(
                     acc.lipschitz,
                     t,
                     starts.clone(),
                     mass,
                     gsum,
-                    survival[i * nb + b].max(0.0),
-                    decay[b],
-                    certain,
+                    Tail {
+                        mass: survival[i * nb + b].max(0.0),
+                        decay: decay[b],
+                        certain,
+                    },
                 )
             } else {
                 PassageLaw::never(acc.lipschitz, t)
@@ -712,9 +736,14 @@ mod tests {
         for lipschitz in [1.0, 1.04] {
             let n = 12;
             let mut laws = Vec::new();
-            let res = passage_all_pairs(&complete(n), &HittingOptions::default(), lipschitz, &mut |i, j, law| {
-                laws.push((i, j, law));
-            })
+            let res = passage_all_pairs(
+                &complete(n),
+                &HittingOptions::default(),
+                lipschitz,
+                &mut |i, j, law| {
+                    laws.push((i, j, law));
+                },
+            )
             .unwrap();
             assert_eq!(laws.len(), n * (n - 1));
             let closed = PassageLaw::complete(n as u64, lipschitz).unwrap();

@@ -92,6 +92,17 @@ pub struct PassageLaw {
     certain: bool,
 }
 
+/// What a law knows past its truncation `T`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Tail {
+    /// `P(M > T)`, never reaching the observer included.
+    pub mass: f64,
+    /// A lower bound on `P(M > m + 1)/P(M > m)` for every `m ≥ T` (0 if unknown).
+    pub decay: f64,
+    /// Whether the observer is reached with probability one (`M < ∞` almost surely).
+    pub certain: bool,
+}
+
 /// `ln(eˣ + eʸ)` without overflow; `−∞` is the empty sum.
 fn log_add(x: f64, y: f64) -> f64 {
     if x == f64::NEG_INFINITY {
@@ -106,28 +117,25 @@ fn log_add(x: f64, y: f64) -> f64 {
 
 impl PassageLaw {
     /// A law from bucket sums on the grid [`bucket_starts`]`(truncation)`: `mass[b]` and
-    /// `gsum[b]` (`Σ f(m) g(m)` or an upper bound on it), the mass `tail` past the truncation,
-    /// and `decay`, a lower bound on `P(M > m + 1)/P(M > m)` for every `m ≥ T` (0 if unknown).
+    /// `gsum[b]` (`Σ f(m) g(m)` or an upper bound on it), and what is known past the truncation.
     pub(crate) fn from_buckets(
         lipschitz: f64,
         truncation: u64,
         starts: Arc<[u64]>,
         mass: Vec<f64>,
         gsum: Vec<f64>,
-        tail: f64,
-        decay: f64,
-        certain: bool,
+        tail: Tail,
     ) -> Self {
-        let tail_g = Self::tail_g_bound(lipschitz, truncation, decay);
+        let tail_g = Self::tail_g_bound(lipschitz, truncation, tail.decay);
         Self {
             lipschitz,
             truncation,
             starts,
             mass,
             gsum,
-            tail: tail.clamp(0.0, 1.0),
+            tail: tail.mass.clamp(0.0, 1.0),
             tail_g,
-            certain,
+            certain: tail.certain,
         }
     }
 
@@ -186,9 +194,11 @@ impl PassageLaw {
             starts,
             mass,
             gsum,
-            (1.0 - q).powf(t as f64),
-            1.0 - q,
-            true,
+            Tail {
+                mass: (1.0 - q).powf(t as f64),
+                decay: 1.0 - q,
+                certain: true,
+            },
         ))
     }
 
@@ -426,7 +436,12 @@ mod tests {
             gsum[b] += p * path_factor(lipschitz, m);
         }
         let tail = 1.0 - f.iter().sum::<f64>();
-        PassageLaw::from_buckets(lipschitz, t, starts, mass, gsum, tail.max(0.0), 0.0, false)
+        let tail = Tail {
+            mass: tail.max(0.0),
+            decay: 0.0,
+            certain: false,
+        };
+        PassageLaw::from_buckets(lipschitz, t, starts, mass, gsum, tail)
     }
 
     #[test]
@@ -447,7 +462,12 @@ mod tests {
         for lipschitz in [1.0, 1.02, 1.5] {
             let law = law_from(&f, lipschitz);
             for a in [1e-3, 0.5, 30.0, 800.0] {
-                for h in [Horizon::Open, Horizon::Final(1), Horizon::Final(7), Horizon::Final(50)] {
+                for h in [
+                    Horizon::Open,
+                    Horizon::Final(1),
+                    Horizon::Final(7),
+                    Horizon::Final(50),
+                ] {
                     let mut out = [0.0];
                     law.log_mgf(a, &[h], &mut out);
                     let hh = match h {
@@ -455,7 +475,11 @@ mod tests {
                         Horizon::Open => None,
                     };
                     let d = direct(&f, lipschitz, a, hh);
-                    assert!((out[0] - d).abs() <= 1e-12 * d.abs().max(1.0), "{a} {h:?}: {} {d}", out[0]);
+                    assert!(
+                        (out[0] - d).abs() <= 1e-12 * d.abs().max(1.0),
+                        "{a} {h:?}: {} {d}",
+                        out[0]
+                    );
                 }
             }
         }
@@ -512,8 +536,12 @@ mod tests {
 
     #[test]
     fn envelope_dominates_each_law() {
-        let f1: Vec<f64> = (0..40).map(|i| if i == 0 { 0.5 } else { 0.5 / 39.0 }).collect();
-        let f2: Vec<f64> = (0..40).map(|i| if i == 2 { 0.9 } else { 0.1 / 39.0 }).collect();
+        let f1: Vec<f64> = (0..40)
+            .map(|i| if i == 0 { 0.5 } else { 0.5 / 39.0 })
+            .collect();
+        let f2: Vec<f64> = (0..40)
+            .map(|i| if i == 2 { 0.9 } else { 0.1 / 39.0 })
+            .collect();
         let (l1, l2) = (law_from(&f1, 1.01), law_from(&f2, 1.01));
         let env = PassageLaw::envelope([&l1, &l2]).unwrap();
         for a in [0.1, 3.0, 50.0] {

@@ -88,7 +88,6 @@
 //! To offer the figure, we need the theorem's text: the statement, its assumptions and its
 //! sensitivity convention.
 
-
 mod hitting;
 pub mod law;
 
@@ -220,7 +219,12 @@ impl Charges {
 /// The network view towards one observer (or an envelope of observers) whose first-passage law
 /// is `law`: each contribution charged by the mixture bound at its horizon, composed additively.
 /// Every value is at most the local view's `ε_loc(α)` per contribution.
-pub fn network_curve(law: &PassageLaw, orders: &Orders, noise: Noise, charges: &Charges) -> RdpCurve {
+pub fn network_curve(
+    law: &PassageLaw,
+    orders: &Orders,
+    noise: Noise,
+    charges: &Charges,
+) -> RdpCurve {
     let horizons: Vec<Horizon> = charges.0.iter().map(|p| p.0).collect();
     let mut logs = vec![0.0; horizons.len()];
     let values = orders.as_slice().iter().map(|&alpha| {

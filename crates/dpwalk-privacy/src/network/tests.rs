@@ -34,7 +34,11 @@ fn lipschitz_growth_magnitudes_match_the_review() {
         let share = PassageLaw::complete(100, admm_lipschitz(lambda, 100))
             .unwrap()
             .path_share();
-        assert!((share / inv - expected).abs() < 0.01, "{lambda}: {}", share / inv);
+        assert!(
+            (share / inv - expected).abs() < 0.01,
+            "{lambda}: {}",
+            share / inv
+        );
     }
 }
 
@@ -66,7 +70,12 @@ fn the_curve_grows_with_contributions_order_and_falls_with_noise() {
     let orders = Orders::default_grid();
     let law = PassageLaw::complete(50, admm_lipschitz(0.5, 50)).unwrap();
     let curve = |sigma: f64, k: u64| {
-        network_curve(&law, &orders, Noise::new(sigma, 1.0).unwrap(), &Charges::worst_placement(k, 2))
+        network_curve(
+            &law,
+            &orders,
+            Noise::new(sigma, 1.0).unwrap(),
+            &Charges::worst_placement(k, 2),
+        )
     };
     let base = curve(10.0, 20);
     for w in base.values().windows(2) {
@@ -85,16 +94,34 @@ fn the_final_model_charges_late_contributions_more() {
     let orders = Orders::default_grid();
     let noise = Noise::new(50.0, 1.0).unwrap();
     let law = PassageLaw::complete(1000, 1.0).unwrap();
-    let open = eps(&network_curve(&law, &orders, noise, &Charges::open(100)), 1e-6);
+    let open = eps(
+        &network_curve(&law, &orders, noise, &Charges::open(100)),
+        1e-6,
+    );
     // The last contribution made at the last step: one hop, the full local charge.
     let last = Charges::from_pairs([(Horizon::Open, 99), (Horizon::Final(1), 1)]);
     let with_last = eps(&network_curve(&law, &orders, noise, &last), 1e-6);
-    let worst = eps(&network_curve(&law, &orders, noise, &Charges::worst_placement(100, 2)), 1e-6);
-    assert!(open < with_last && with_last < worst, "{open} {with_last} {worst}");
+    let worst = eps(
+        &network_curve(&law, &orders, noise, &Charges::worst_placement(100, 2)),
+        1e-6,
+    );
+    assert!(
+        open < with_last && with_last < worst,
+        "{open} {with_last} {worst}"
+    );
     // A contribution long before the end costs what an open one does, to rounding.
-    let early = eps(&network_curve(&law, &orders, noise, &Charges::at_steps([0], 1 << 40)), 1e-6);
-    let one_open = eps(&network_curve(&law, &orders, noise, &Charges::open(1)), 1e-6);
-    assert!((early - one_open).abs() <= 1e-6 * one_open.max(1e-12), "{early} {one_open}");
+    let early = eps(
+        &network_curve(&law, &orders, noise, &Charges::at_steps([0], 1 << 40)),
+        1e-6,
+    );
+    let one_open = eps(
+        &network_curve(&law, &orders, noise, &Charges::open(1)),
+        1e-6,
+    );
+    assert!(
+        (early - one_open).abs() <= 1e-6 * one_open.max(1e-12),
+        "{early} {one_open}"
+    );
 }
 
 #[test]
@@ -106,7 +133,12 @@ fn one_intermediate_hop_is_exact() {
     let mut gsum = mass.clone();
     mass[1] = 1.0;
     gsum[1] = path_factor(l, 2);
-    let pl = PassageLaw::from_buckets(l, 4, starts, mass, gsum, 0.0, 0.0, true);
+    let tail = law::Tail {
+        mass: 0.0,
+        decay: 0.0,
+        certain: true,
+    };
+    let pl = PassageLaw::from_buckets(l, 4, starts, mass, gsum, tail);
     let orders = Orders::new(&[2.0, 8.0]).unwrap();
     let noise = Noise::new(3.0, 1.0).unwrap();
     let curve = network_curve(&pl, &orders, noise, &Charges::open(1));
@@ -127,11 +159,21 @@ fn charges_sort_merge_and_count() {
     ]);
     assert_eq!(
         c.entries(),
-        &[(Horizon::Final(2), 1), (Horizon::Final(5), 4), (Horizon::Open, 2)]
+        &[
+            (Horizon::Final(2), 1),
+            (Horizon::Final(5), 4),
+            (Horizon::Open, 2)
+        ]
     );
     assert_eq!(c.count(), 7);
-    assert_eq!(Charges::worst_placement(3, 2).entries()[2], (Horizon::Final(5), 1));
-    assert_eq!(Charges::at_steps([9, 3], 10).entries()[0], (Horizon::Final(1), 1));
+    assert_eq!(
+        Charges::worst_placement(3, 2).entries()[2],
+        (Horizon::Final(5), 1)
+    );
+    assert_eq!(
+        Charges::at_steps([9, 3], 10).entries()[0],
+        (Horizon::Final(1), 1)
+    );
     let r = Charges::recent(10, &[3, 40], 64);
     assert_eq!(r.count(), 10);
     assert_eq!(r.entries()[2], (Horizon::Final(65), 8));

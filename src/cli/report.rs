@@ -6,20 +6,30 @@ use std::path::Path;
 /// Prints the summary table, the privacy note and where the results are.
 pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
     println!(
-        "{:<8} {:>10} {:>8} {:>14} {:>12} {:>10} {:>12} {:>12}  topology",
-        "algo", "sigma", "clip", "objective", "rel. gap", "test err", "network eps", "steps/s"
+        "{:<8} {:>10} {:>8} {:>14} {:>12} {:>10} {:>12} {:>12} {:>12}  topology",
+        "algo",
+        "sigma",
+        "clip",
+        "objective",
+        "rel. gap",
+        "test err",
+        "local eps",
+        "network eps",
+        "steps/s"
     );
+    let eps = |e: Option<f64>| e.map_or_else(|| "inf".to_string(), |e| format!("{e:.4}"));
     for p in &summary.points {
-        let network = p.privacy.accounting.network.as_ref().map_or_else(
-            || "-".to_string(),
-            |n| {
-                n.figure
-                    .epsilon
-                    .map_or_else(|| "inf".to_string(), |e| format!("{e:.4}"))
-            },
-        );
+        let accounting = &p.privacy.accounting;
+        let local = accounting
+            .local
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |l| eps(l.figure.epsilon));
+        let network = accounting
+            .network
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |n| eps(n.figure.epsilon));
         println!(
-            "{:<8} {:>10.4} {:>8} {:>14.6e} {:>12.3e} {:>10} {:>12} {:>12.0}  {}",
+            "{:<8} {:>10.4} {:>8} {:>14.6e} {:>12.3e} {:>10} {:>12} {:>12} {:>12.0}  {}",
             p.algorithm,
             p.sigma,
             p.clip
@@ -29,6 +39,7 @@ pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
             p.final_mean
                 .test_error
                 .map_or_else(|| "-".to_string(), |e| format!("{e:.4}")),
+            local,
             network,
             p.throughput.steps_per_second,
             p.topology,
@@ -36,7 +47,9 @@ pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
     }
     if let Some(delta) = summary.points.first().map(|p| p.privacy.accounting.delta) {
         println!(
-            "network eps: worst user against its worst observer, at delta = {delta:e} (details in summary.json)"
+            "local eps: worst user against an eavesdropper on every token, which bounds every \
+             observer; network eps: worst user against its worst observer, only where proved \
+             (DP-SGD, one contribution per user), else -; at delta = {delta:e} (summary.json says why)"
         );
     }
     println!(

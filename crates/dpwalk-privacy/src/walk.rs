@@ -29,9 +29,10 @@
 use crate::Noise;
 use crate::error::PrivacyError;
 use crate::local::local_view;
+use crate::network::law::Exps;
 use crate::network::{
-    Charges, HittingOptions, InverseHitting, PassageLaw, Transitions,
-    complete_graph_inverse_hitting, network_curve, passage_all_pairs,
+    Charges, HittingOptions, InverseHitting, PassageLaw, complete_graph_inverse_hitting,
+    curve_with, network_curve, order_exponent, passage_all_pairs,
 };
 use crate::rdp::{Conversion, DpBound, Orders, RdpCurve};
 use dpwalk_core::topology::Topology;
@@ -76,16 +77,14 @@ pub enum Passage {
 }
 
 /// The laws of a non-complete graph: per user, envelopes of its observers' laws (one per
-/// truncation the pass used), and an envelope of every pair.
+/// truncation the pass used).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PairPassage {
     /// Certified `E[1/M_ij]` of every pair, with the pass's convergence figures.
     pub hitting: InverseHitting,
     sources: Vec<Vec<PassageLaw>>,
-    worst: Vec<PassageLaw>,
     rows: Vec<Vec<(usize, f64)>>,
     opts: HittingOptions,
-    min_return: u64,
 }
 
 /// Adds `law` to a set of envelopes, one per truncation.
@@ -121,26 +120,11 @@ impl Passage {
                 let hitting = passage_all_pairs(&rows, opts, 1.0, &mut |i, _, law| {
                     absorb(&mut sources[i], law);
                 })?;
-                let mut worst = Vec::new();
-                for set in &sources {
-                    for law in set {
-                        absorb(&mut worst, law.clone());
-                    }
-                }
-                let min_return = if (0..rows.len())
-                    .any(|i| rows.row(i).iter().any(|&(k, w)| k == i && w > 0.0))
-                {
-                    1
-                } else {
-                    2
-                };
                 Ok(Passage::Pairs(Box::new(PairPassage {
                     hitting,
                     sources,
-                    worst,
                     rows,
                     opts: *opts,
-                    min_return,
                 })))
             }
         }
@@ -154,29 +138,11 @@ impl Passage {
         }
     }
 
-    /// The fewest hops in which the walk can return to a user (1 with self-loops, else 2): the
-    /// spacing of a user's contributions that [`Charges::worst_placement`] assumes.
-    pub fn min_return(&self) -> u64 {
-        match self {
-            Passage::Complete { .. } => 2,
-            Passage::Pairs(p) => p.min_return,
-        }
-    }
-
     /// Laws that together bound every observer of user `i`.
     pub fn user_laws(&self, i: usize) -> &[PassageLaw] {
         match self {
             Passage::Complete { law, .. } => std::slice::from_ref(law),
             Passage::Pairs(p) => p.sources.get(i).map_or(&[], Vec::as_slice),
-        }
-    }
-
-    /// Laws that together bound every (user, observer) pair: what a budget for every user is
-    /// calibrated against.
-    pub fn worst_laws(&self) -> &[PassageLaw] {
-        match self {
-            Passage::Complete { law, .. } => std::slice::from_ref(law),
-            Passage::Pairs(p) => &p.worst,
         }
     }
 
@@ -446,16 +412,17 @@ pub fn all_users(
         .collect()
 }
 
-/// Orders the all-pairs matrix evaluates, around the best order of each user's envelope figure:
-/// any order gives a valid bound, and a pair's best order is near its user's.
-const PAIR_ORDERS: usize = 16;
+/// The orders the all-pairs matrix evaluates, as multiples of the best order of each user's
+/// envelope figure (the nearest orders of the grid): any order gives a valid bound, and a pair's
+/// best order lies near its user's, above it for the pairs that learn less.
+const PAIR_ORDER_RATIOS: [f64; 8] = [0.7, 0.85, 1.0, 1.15, 1.35, 1.6, 2.0, 2.6];
 
 /// The network ε of every ordered pair for users with one contribution (`n × n`, row = user,
 /// column = observer; 0 on the diagonal, for observers that see nothing of the user and for
 /// users without contributions; `+∞` where there is no finite guarantee). Refused for a user
 /// with more than one contribution ([`NETWORK_ONE_CONTRIBUTION`]). On a graph the laws are recomputed pair by pair (they are not kept: `n²` laws
-/// would not fit), and each pair is evaluated at the [`PAIR_ORDERS`] orders around its user's
-/// best one.
+/// would not fit), and each pair is evaluated at the orders [`PAIR_ORDER_RATIOS`] around its
+/// user's best one.
 pub fn pair_epsilons(
     setup: &Setup,
     passage: &Passage,
@@ -493,21 +460,42 @@ pub fn pair_epsilons(
             for (i, c) in charges.iter().enumerate().take(n) {
                 let env = envelope_curve(&p.sources[i], &setup.orders, setup.noise, c);
                 let best = match env.to_dp(setup.delta, setup.conversion)? {
-                    DpBound::Finite(g) => all.iter().position(|&a| a == g.order).unwrap_or(0),
-                    DpBound::NoFiniteGuarantee { .. } => 0,
+                    DpBound::Finite(g) => g.order,
+                    DpBound::NoFiniteGuarantee { .. } => all[0],
                 };
-                let lo = best.saturating_sub(PAIR_ORDERS / 4);
-                let hi = (lo + PAIR_ORDERS).min(all.len());
-                per_user.push(Orders::new(&all[lo..hi])?);
+                let mut picked: Vec<f64> = PAIR_ORDER_RATIOS
+                    .iter()
+                    .map(|r| {
+                        let target = best * r;
+                        let at = all.partition_point(|&a| a < target).min(all.len() - 1);
+                        all[at]
+                    })
+                    .collect();
+                picked.dedup();
+                per_user.push(Orders::new(&picked)?);
             }
             let empty = Charges::default();
             let mut failure = None;
+            // Each user's `exp(a·g)` tables at its orders, for the truncation of the current
+            // block (all of a user's laws in a block share it): computed once, not per pair.
+            let mut tables: Vec<Vec<Exps>> = vec![Vec::new(); n];
             passage_all_pairs(&p.rows, &p.opts, 1.0, &mut |i, j, law| {
                 let c = charges.get(i).unwrap_or(&empty);
                 if c.count() == 0 || failure.is_some() {
                     return;
                 }
-                let curve = network_curve(&law, &per_user[i], setup.noise, c);
+                let table = &mut tables[i];
+                if table
+                    .first()
+                    .is_none_or(|e| e.truncation() != law.truncation())
+                {
+                    *table = per_user[i]
+                        .as_slice()
+                        .iter()
+                        .map(|&alpha| law.exps(order_exponent(alpha, setup.noise)))
+                        .collect();
+                }
+                let curve = curve_with(&law, &per_user[i], setup.noise, c, table);
                 match eps_of(&curve) {
                     Ok(e) => out[i * n + j] = e,
                     Err(e) => failure = Some(e),

@@ -248,20 +248,10 @@ impl PassageLaw {
         self.truncation
     }
 
-    /// The Lipschitz constant the law's `g` was computed with.
-    pub fn lipschitz(&self) -> f64 {
-        self.lipschitz
-    }
-
     /// An upper bound on `E[g(M)]` (no final model): the first-moment summary of the law, the
     /// share of `ε_loc` a contribution costs when `ε_loc` is small.
     pub fn path_share(&self) -> f64 {
         self.gsum.iter().sum::<f64>() + self.tail * self.tail_g
-    }
-
-    /// Whether the observer is reached at all within the truncation or after it.
-    pub fn reaches(&self) -> bool {
-        self.mass.iter().any(|&m| m > 0.0) || (self.tail > 0.0 && self.tail_g > 0.0)
     }
 
     /// The last hop count of bucket `b`.
@@ -271,22 +261,46 @@ impl PassageLaw {
             .map_or(self.truncation, |next| next - 1)
     }
 
+    /// The `exp(a·g) − 1` of every bucket end of this law's grid (and of `T + 1`): all that
+    /// [`PassageLaw::log_mgf`] needs of `a`, shared by every law with the same truncation (and
+    /// Lipschitz constant), so that evaluating many laws at one order costs multiplications.
+    pub(crate) fn exps(&self, a: f64) -> Exps {
+        let g = |m: u64| path_factor(self.lipschitz, m);
+        let g_lo: Vec<f64> = self.starts.iter().map(|&m| g(m)).collect();
+        let g_hi: Vec<f64> = (0..self.starts.len())
+            .map(|b| g(self.bucket_end(b)))
+            .collect();
+        let em1 = |x: &f64| (a * x).exp_m1();
+        Exps {
+            a,
+            truncation: self.truncation,
+            e_lo: g_lo.iter().map(em1).collect(),
+            e_hi: g_hi.iter().map(em1).collect(),
+            g_next: g(self.truncation + 1),
+            e_next: em1(&g(self.truncation + 1)),
+            g_lo,
+            g_hi,
+        }
+    }
+
     /// Writes `ln E[exp(a·g(min(M, h)))]` (an upper bound) for each horizon, `a > 0`: the
-    /// per-contribution Rényi divergence times `α − 1`. `horizons` must be sorted.
-    pub(crate) fn log_mgf(&self, a: f64, horizons: &[Horizon], out: &mut [f64]) {
+    /// per-contribution Rényi divergence times `α − 1`. `horizons` must be sorted; `exps` comes
+    /// from [`PassageLaw::exps`] of a law with this one's truncation.
+    pub(crate) fn log_mgf(&self, exps: &Exps, horizons: &[Horizon], out: &mut [f64]) {
         debug_assert!(horizons.windows(2).all(|w| w[0] <= w[1]));
-        let mut sum = MgfSum::new(a);
+        debug_assert_eq!(exps.truncation, self.truncation);
+        let mut sum = MgfSum::new(exps.a);
         let mut next = 0; // first horizon not yet written
         let mut rest = 1.0_f64; // mass from this bucket on (tail included)
         for b in 0..self.mass.len() {
-            let (lo, hi) = (self.starts[b], self.bucket_end(b));
-            let g_lo = path_factor(self.lipschitz, lo);
+            let hi = self.bucket_end(b);
+            let (g_lo, e_lo) = (exps.g_lo[b], exps.e_lo[b]);
             // Horizons inside this bucket: everything from here on is seen at ≤ g(lo).
             while let Some(&Horizon::Final(h)) = horizons.get(next) {
                 if h > hi {
                     break;
                 }
-                out[next] = sum.with(rest.max(0.0), g_lo).value();
+                out[next] = sum.with(rest.max(0.0), g_lo, e_lo).value();
                 next += 1;
             }
             let mass = self.mass[b];
@@ -294,16 +308,16 @@ impl PassageLaw {
             if mass <= 0.0 {
                 continue;
             }
-            if lo == hi {
-                sum.add(mass, g_lo);
+            if self.starts[b] == hi {
+                sum.add(mass, g_lo, e_lo);
                 continue;
             }
-            let g_hi = path_factor(self.lipschitz, hi);
+            let (g_hi, e_hi) = (exps.g_hi[b], exps.e_hi[b]);
             let upper = ((self.gsum[b] - mass * g_hi) / (g_lo - g_hi)).clamp(0.0, mass);
-            sum.add(mass - upper, g_hi);
-            sum.add(upper, g_lo);
+            sum.add(mass - upper, g_hi, e_hi);
+            sum.add(upper, g_lo, e_lo);
         }
-        let g_next = path_factor(self.lipschitz, self.truncation + 1);
+        let g_next = exps.g_next;
         let g_inf = if self.certain {
             -(-2.0 * self.lipschitz.ln()).exp_m1()
         } else {
@@ -317,8 +331,29 @@ impl PassageLaw {
             let share = ((self.tail_g + extra) / g_next).min(1.0);
             // The tail splits between g(T+1) and 0 (the chord from 0); what is charged at 0
             // (the rest of the tail, and any rounding slack of the bucket masses) costs nothing.
-            *o = sum.with(self.tail * share, g_next).value();
+            *o = sum.with(self.tail * share, g_next, exps.e_next).value();
         }
+    }
+}
+
+/// `exp(a·g) − 1` at the bucket ends of one truncation's grid, for one `a` (see
+/// [`PassageLaw::exps`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Exps {
+    a: f64,
+    truncation: u64,
+    g_lo: Vec<f64>,
+    g_hi: Vec<f64>,
+    e_lo: Vec<f64>,
+    e_hi: Vec<f64>,
+    g_next: f64,
+    e_next: f64,
+}
+
+impl Exps {
+    /// The truncation of the laws these serve.
+    pub(crate) fn truncation(&self) -> u64 {
+        self.truncation
     }
 }
 
@@ -348,21 +383,22 @@ impl MgfSum {
         }
     }
 
-    fn add(&mut self, weight: f64, g: f64) {
+    /// Adds `weight` at `g`, whose `exp(a g) − 1` is `em1` (used in the excess form; the log
+    /// form recomputes it in log space, where it cannot overflow).
+    fn add(&mut self, weight: f64, g: f64, em1: f64) {
         if weight <= 0.0 {
             return;
         }
         if self.log_form {
-            // The weight at 0 is not summed; in log space it must be, so add the point and let
-            // `value` add the missing mass at g = 0 through `ln(1 + …)`: see `value`.
+            // ln Σ w·expm1(a g); `value` adds the 1 (the weight at g = 0 included).
             self.acc = log_add(self.acc, weight.ln() + (self.a * g).ln_exp_m1());
         } else {
-            self.acc += weight * (self.a * g).exp_m1();
+            self.acc += weight * em1;
         }
     }
 
-    fn with(mut self, weight: f64, g: f64) -> Self {
-        self.add(weight, g);
+    fn with(mut self, weight: f64, g: f64, em1: f64) -> Self {
+        self.add(weight, g, em1);
         self
     }
 
@@ -469,7 +505,7 @@ mod tests {
                     Horizon::Final(50),
                 ] {
                     let mut out = [0.0];
-                    law.log_mgf(a, &[h], &mut out);
+                    law.log_mgf(&law.exps(a), &[h], &mut out);
                     let hh = match h {
                         Horizon::Final(h) => Some(h),
                         Horizon::Open => None,
@@ -494,7 +530,7 @@ mod tests {
             let law = law_from(&f, lipschitz);
             for a in [0.01, 1.0, 10.0] {
                 let mut out = [0.0];
-                law.log_mgf(a, &[Horizon::Final(10_000)], &mut out);
+                law.log_mgf(&law.exps(a), &[Horizon::Final(10_000)], &mut out);
                 let exact = direct(&f, lipschitz, a, None);
                 assert!(out[0] >= exact * (1.0 - 1e-12), "{a}: {} < {exact}", out[0]);
             }
@@ -513,7 +549,7 @@ mod tests {
             Horizon::Open,
         ];
         let mut out = [0.0; 5];
-        law.log_mgf(a, &hs, &mut out);
+        law.log_mgf(&law.exps(a), &hs, &mut out);
         assert!((out[0] - a).abs() < 1e-12, "h = 1 sees the step itself");
         for w in out.windows(2) {
             assert!(w[0] >= w[1], "{out:?}");
@@ -547,9 +583,9 @@ mod tests {
         for a in [0.1, 3.0, 50.0] {
             for h in [Horizon::Final(2), Horizon::Final(35), Horizon::Open] {
                 let (mut e, mut x1, mut x2) = ([0.0], [0.0], [0.0]);
-                env.log_mgf(a, &[h], &mut e);
-                l1.log_mgf(a, &[h], &mut x1);
-                l2.log_mgf(a, &[h], &mut x2);
+                env.log_mgf(&env.exps(a), &[h], &mut e);
+                l1.log_mgf(&l1.exps(a), &[h], &mut x1);
+                l2.log_mgf(&l2.exps(a), &[h], &mut x2);
                 assert!(e[0] >= x1[0].max(x2[0]) - 1e-12, "{a} {h:?}");
             }
         }

@@ -13,19 +13,16 @@
 //! `ε_{i→j}(α) = ln( Σ_m P(M = m) · exp((α−1)·ε_loc(α)·g(m)) )/(α − 1)` ([`network_curve`]).
 //! It holds at every order (no validity condition), is never above `(1 + c)·ε_loc·E[1/M]` where
 //! `L = 1` and that older rule was valid (`c = (α−1)ε_loc ≤ 1`), and is an equality when the
-//! observer learns the hop count. It replaces that rule.
+//! observer learns the hop count. It replaces that rule, for one contribution (below).
 //!
 //! # The final model
 //! The model published at the end of a `K`-step walk reaches every member: a contribution at step
-//! `k` is seen after `min(M, K − k)` hops ([`Horizon`]). Where `k` is known (a ledger, a finished
-//! simulation) each contribution is charged at its own horizon; before a run (calibration) the
-//! `c`-th last contribution of a user is charged at `h = 1 + (c − 1)·r`, `r` the shortest return
-//! time of the walk, the earliest it can be ([`Charges::worst_placement`]): provably conservative.
+//! `k` is seen after `min(M, K − k)` hops ([`Horizon`]), charged at its own horizon.
 //!
 //! # Spent users
-//! A user whose budget is spent still adds noise when it forwards the token (a data-free step, in
-//! `dpwalk_core::step`), so every hop of every path is a noisy `L`-Lipschitz map and `M` counts
-//! noisy hops, as the bound needs.
+//! A user whose budget is spent still adds noise when it forwards the token (a data-free step,
+//! `dpwalk_core::step::noise_only_step`), so every hop of every path is a noisy map and `M`
+//! counts noisy hops, as the bound needs.
 //!
 //! # DP-SGD on the walk
 //! The gradient step `w ↦ prox(w − η·clip(∇f_l(w), C))` is non-expansive for a convex `β`-smooth
@@ -33,12 +30,16 @@
 //! in one dimension); we do not check it on the data and account DP-SGD with `L = 1` under that
 //! assumption, which every DP-SGD figure prints ([`DP_SGD_ASSUMPTION`]).
 //!
-//! # What stays assumed
-//! Composition over a user's contributions, and "only the first visit after a contribution
-//! counts": sound for DP-SGD (later visits are post-processing plus fresh noise), unproved for
-//! ADMM, whose intermediate users' `u` carry part of the contribution to later visits; the
-//! linear-Gaussian reference ([`crate::linear_gaussian`] when present) measures that channel.
-//! [`crate::walk::ASSUMPTIONS`] lists them; they are printed with every network figure.
+//! # What the exact reference decided ([`crate::linear_gaussian`], `tests/linear_gaussian.rs`)
+//! - ADMM: the bound fails even for the first visit (up to 2.30×): a user revisited between the
+//!   contribution and the observer takes its own earlier noise back out of the token, so the hops
+//!   are not fresh noise on a fixed map. No network figure is offered for the ADMM walk
+//!   ([`crate::walk::ADMM_NETWORK_WITHDRAWN`]); the `L = 1 + 2λ/n` analysis above stays as the
+//!   documented, tested reason why the per-path form was tried ([`admm_lipschitz`]).
+//! - DP-SGD: one contribution is within the bound on every path (the observer's later visits
+//!   add nothing), but contributions first seen at the same visit share the noise after them and
+//!   do not compose additively (up to 10.8× short): the figure is offered for one contribution
+//!   per user ([`crate::walk::NETWORK_ONE_CONTRIBUTION`]).
 //!
 //! # The laws
 //! The complete graph's law is geometric ([`PassageLaw::complete`]); any other graph's laws come
@@ -183,14 +184,6 @@ impl Charges {
         )
     }
 
-    /// `count` contributions before a run, with the final model published: the `c`-th last is
-    /// charged at `h = 1 + (c − 1)·min_return`, the earliest it can be for a walk whose shortest
-    /// return to a user takes `min_return ≥ 1` hops. Every placement costs at most this.
-    pub fn worst_placement(count: u64, min_return: u64) -> Self {
-        let r = min_return.max(1);
-        Self::from_pairs((0..count).map(|c| (Horizon::Final(1 + c.saturating_mul(r)), 1)))
-    }
-
     /// Sorted and merged charges.
     pub fn from_pairs(pairs: impl IntoIterator<Item = (Horizon, u64)>) -> Self {
         let mut v: Vec<(Horizon, u64)> = pairs.into_iter().filter(|p| p.1 > 0).collect();
@@ -225,11 +218,33 @@ pub fn network_curve(
     noise: Noise,
     charges: &Charges,
 ) -> RdpCurve {
+    let exps: Vec<law::Exps> = orders
+        .as_slice()
+        .iter()
+        .map(|&alpha| law.exps(order_exponent(alpha, noise)))
+        .collect();
+    curve_with(law, orders, noise, charges, &exps)
+}
+
+/// `a = (α − 1)·ε_loc(α)`, the exponent of the mixture at order `α`.
+pub(crate) fn order_exponent(alpha: f64, noise: Noise) -> f64 {
+    (alpha - 1.0) * eps_loc(alpha, noise.sigma(), noise.clip())
+}
+
+/// [`network_curve`] with the `exps` of each order precomputed (one per order of `orders`, for
+/// this law's truncation): what evaluating many laws of one pass shares.
+pub(crate) fn curve_with(
+    law: &PassageLaw,
+    orders: &Orders,
+    noise: Noise,
+    charges: &Charges,
+    exps: &[law::Exps],
+) -> RdpCurve {
     let horizons: Vec<Horizon> = charges.0.iter().map(|p| p.0).collect();
     let mut logs = vec![0.0; horizons.len()];
-    let values = orders.as_slice().iter().map(|&alpha| {
+    let values = orders.as_slice().iter().zip(exps).map(|(&alpha, exps)| {
         let local = eps_loc(alpha, noise.sigma(), noise.clip());
-        law.log_mgf((alpha - 1.0) * local, &horizons, &mut logs);
+        law.log_mgf(exps, &horizons, &mut logs);
         charges
             .0
             .iter()

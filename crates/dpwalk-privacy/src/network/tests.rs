@@ -1,6 +1,11 @@
 use super::*;
 use crate::rdp::Conversion;
 
+/// `k` contributions at the latest steps a walk without self-loops allows: `h = 1, 3, 5, …`.
+fn latest(k: u64) -> Charges {
+    Charges::from_pairs((0..k).map(|c| (Horizon::Final(1 + 2 * c), 1)))
+}
+
 fn eps(curve: &RdpCurve, delta: f64) -> f64 {
     curve.to_dp(delta, Conversion::Tight).unwrap().epsilon()
 }
@@ -70,12 +75,7 @@ fn the_curve_grows_with_contributions_order_and_falls_with_noise() {
     let orders = Orders::default_grid();
     let law = PassageLaw::complete(50, admm_lipschitz(0.5, 50)).unwrap();
     let curve = |sigma: f64, k: u64| {
-        network_curve(
-            &law,
-            &orders,
-            Noise::new(sigma, 1.0).unwrap(),
-            &Charges::worst_placement(k, 2),
-        )
+        network_curve(&law, &orders, Noise::new(sigma, 1.0).unwrap(), &latest(k))
     };
     let base = curve(10.0, 20);
     for w in base.values().windows(2) {
@@ -101,10 +101,7 @@ fn the_final_model_charges_late_contributions_more() {
     // The last contribution made at the last step: one hop, the full local charge.
     let last = Charges::from_pairs([(Horizon::Open, 99), (Horizon::Final(1), 1)]);
     let with_last = eps(&network_curve(&law, &orders, noise, &last), 1e-6);
-    let worst = eps(
-        &network_curve(&law, &orders, noise, &Charges::worst_placement(100, 2)),
-        1e-6,
-    );
+    let worst = eps(&network_curve(&law, &orders, noise, &latest(100)), 1e-6);
     assert!(
         open < with_last && with_last < worst,
         "{open} {with_last} {worst}"
@@ -166,10 +163,7 @@ fn charges_sort_merge_and_count() {
         ]
     );
     assert_eq!(c.count(), 7);
-    assert_eq!(
-        Charges::worst_placement(3, 2).entries()[2],
-        (Horizon::Final(5), 1)
-    );
+    assert_eq!(latest(3).entries()[2], (Horizon::Final(5), 1));
     assert_eq!(
         Charges::at_steps([9, 3], 10).entries()[0],
         (Horizon::Final(1), 1)

@@ -148,6 +148,64 @@ fn five_daemons_end_with_the_simulators_z_bit_for_bit() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// A run with a budget: every node calibrates σ from the run file's `[budget]` and enforces it
+/// with the simulator's policy, so the daemons and `dpwalk sim` skip the same steps (on a star the
+/// centre holds the token every other step, far more often than planned) and end with the same
+/// `z`; no node ends above the budget.
+#[test]
+fn with_a_budget_the_daemons_skip_the_simulators_steps_and_stay_within_it() {
+    let out = temp_dir("budget");
+    let sets = [
+        "--set",
+        "users=5",
+        "--set",
+        "steps=200",
+        "--set",
+        "topology.kind=star",
+        "--set",
+        "privacy.epsilon=8",
+        "--set",
+        "algorithm.sigma=0",
+    ];
+    swarm(
+        &out.join("swarm"),
+        &[&["--nodes", "5"][..], &sets[2..]].concat(),
+    );
+    let status = dpwalk()
+        .args(["sim", "sim/swarm.toml", "--quiet", "--out"])
+        .arg(out.join("sim"))
+        .args(sets)
+        .status()
+        .expect("runs");
+    assert!(status.success());
+    let z = check_final_models_agree(&out.join("swarm"), 5, 200);
+    assert_eq!(z, z_bits(&json(&out.join("sim/final_model.json"))));
+    let (mut skipped, mut recorded) = (0, 0);
+    for i in 0..5 {
+        let dir = out.join(format!("swarm/node-{i}/state"));
+        let privacy = &json(&dir.join("final_model.json"))["privacy"];
+        let seqs = Ledger::seqs(&dir.join("ledger.bin")).unwrap();
+        assert_eq!(
+            Some(seqs.len() as u64),
+            privacy["contributions"].as_u64(),
+            "node {i}"
+        );
+        recorded += seqs.len() as u64;
+        let spent = privacy["epsilon_local"].as_f64().unwrap();
+        assert!(spent <= 8.0, "node {i} spent {spent}");
+        assert_eq!(privacy["budget_epsilon"].as_f64(), Some(8.0));
+        skipped += privacy["skipped"].as_u64().unwrap();
+    }
+    let budget = &json(&out.join("sim/summary.json"))["points"][0]["privacy"]["budget"];
+    assert!(skipped > 0, "the star's centre runs out of budget");
+    assert_eq!(
+        budget["skipped_contributions"].as_f64(),
+        Some(skipped as f64)
+    );
+    assert_eq!(recorded + skipped, 200, "every step made or skipped once");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 /// Parses "N holders killed|stopped" from the swarm's last line.
 fn disruptions(stdout: &str) -> u32 {
     let line = stdout.lines().last().unwrap_or("");

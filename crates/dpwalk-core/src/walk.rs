@@ -2,9 +2,9 @@
 //!
 //! [`visit`] is the whole of a decentralized step at the holder — the algorithm's update, then
 //! the next hop from the holder's own RNG — so the daemon and the simulator cannot drift apart.
-//! A node that must skip its step (its privacy budget is spent) calls [`visit_spent`]: a step
-//! with the same noise and no data ([`crate::step::noise_only_step`]), then the next hop; the
-//! iteration stays valid, and every hop of the walk adds noise.
+//! A node that must skip its step (its privacy budget is spent) takes a [`Turn::NoiseOnly`]: a
+//! step with the same noise and no data ([`crate::step::noise_only_step`]), then the next hop;
+//! the iteration stays valid, and every hop of the walk adds noise.
 
 use crate::params::AdmmParams;
 use crate::params::SgdParams;
@@ -41,40 +41,45 @@ pub enum Update<'a, 'p> {
     },
 }
 
-/// One decentralized step at `holder`: the update of the token's `w`, then the next holder.
+/// What the holder does with its turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn {
+    /// Its step on its own data: a contribution.
+    Contribute,
+    /// Its budget is spent: a step with the same noise and no data
+    /// ([`crate::step::noise_only_step`]), which costs no privacy and keeps the hop noisy.
+    NoiseOnly,
+}
+
+/// One decentralized step at `holder`: the update of the token's `w`, then the next holder, drawn
+/// from the holder's stream after the step's noise. The contribution is `None` for a
+/// [`Turn::NoiseOnly`].
+#[allow(clippy::too_many_arguments)]
 pub fn visit(
     problem: &Problem,
     topology: &Topology,
     holder: usize,
     update: Update<'_, '_>,
+    turn: Turn,
     w: &mut [f64],
     rng: &mut NodeRng,
     scratch: &mut StepScratch,
-) -> (Contribution, usize) {
-    let contribution = match update {
-        Update::Admm { prox, params, u } => {
-            admm_walk_step(problem, prox, params, holder, u, w, rng, scratch)
+) -> (Option<Contribution>, usize) {
+    let contribution = match (turn, update) {
+        (Turn::Contribute, Update::Admm { prox, params, u }) => Some(admm_walk_step(
+            problem, prox, params, holder, u, w, rng, scratch,
+        )),
+        (Turn::Contribute, Update::Sgd { params }) => {
+            Some(sgd_step(problem, params, holder, w, rng, scratch))
         }
-        Update::Sgd { params } => sgd_step(problem, params, holder, w, rng, scratch),
+        (Turn::NoiseOnly, Update::Admm { params, u, .. }) => {
+            noise_only_step(problem, &mut NoiseOnly::Admm { params, u }, w, rng, scratch);
+            None
+        }
+        (Turn::NoiseOnly, Update::Sgd { params }) => {
+            noise_only_step(problem, &mut NoiseOnly::Sgd { params }, w, rng, scratch);
+            None
+        }
     };
     (contribution, topology.next_hop(holder, rng))
-}
-
-/// The step of a holder whose budget is spent: noise without data, then the next holder (same
-/// draws from the holder's stream as [`visit`]: `dim` normals, then the hop).
-pub fn visit_spent(
-    problem: &Problem,
-    topology: &Topology,
-    holder: usize,
-    update: Update<'_, '_>,
-    w: &mut [f64],
-    rng: &mut NodeRng,
-    scratch: &mut StepScratch,
-) -> usize {
-    let mut noise = match update {
-        Update::Admm { params, u, .. } => NoiseOnly::Admm { params, u },
-        Update::Sgd { params } => NoiseOnly::Sgd { params },
-    };
-    noise_only_step(problem, &mut noise, w, rng, scratch);
-    topology.next_hop(holder, rng)
 }

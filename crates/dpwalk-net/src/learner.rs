@@ -51,7 +51,7 @@ use dpwalk_core::params::AdmmParams;
 use dpwalk_core::problem::{LocalProx, Loss, Problem, ProblemError};
 use dpwalk_core::rng::{NodeRng, node_rng};
 use dpwalk_core::step::{Algorithm, StepScratch};
-use dpwalk_core::walk::{Update, start_holder, visit, visit_spent};
+use dpwalk_core::walk::{Turn, Update, start_holder, visit};
 use dpwalk_privacy::budget::Policy;
 use dpwalk_privacy::ledger::{Budget, Ledger, LedgerError};
 use dpwalk_privacy::local::local_view;
@@ -298,35 +298,27 @@ impl<'p> Learner<'p> {
             );
         }
         let mut w = token.w;
-        let mut clipped = false;
         let update = Update::Admm {
             prox: self.prox,
             params: &self.params,
             u: &mut self.state.u,
         };
-        let next = if spent {
-            visit_spent(
-                self.problem,
-                self.run.topology(),
-                self.index,
-                update,
-                &mut w,
-                &mut self.rng,
-                &mut self.scratch,
-            )
+        let turn = if spent {
+            Turn::NoiseOnly
         } else {
-            let (contribution, next) = visit(
-                self.problem,
-                self.run.topology(),
-                self.index,
-                update,
-                &mut w,
-                &mut self.rng,
-                &mut self.scratch,
-            );
-            clipped = contribution.clipped;
-            next
+            Turn::Contribute
         };
+        let (contribution, next) = visit(
+            self.problem,
+            self.run.topology(),
+            self.index,
+            update,
+            turn,
+            &mut w,
+            &mut self.rng,
+            &mut self.scratch,
+        );
+        let clipped = contribution.is_some_and(|c| c.clipped);
         if !spent && self.state.unflushed_charges.len() >= MAX_UNFLUSHED {
             self.flush_ledger()?;
         }

@@ -16,7 +16,7 @@ use dpwalk_core::problem::{Loss, Problem, Regularizer};
 use dpwalk_core::rng::{NodeRng, node_rng};
 use dpwalk_core::step::StepScratch;
 use dpwalk_core::topology::Topology;
-use dpwalk_core::walk::{Update, visit};
+use dpwalk_core::walk::{Turn, Update, visit};
 use std::time::Instant;
 
 fn peak_rss_mib() -> Option<f64> {
@@ -69,6 +69,7 @@ fn main() {
             &topology,
             holder,
             update,
+            Turn::Contribute,
             &mut w,
             &mut rngs[holder],
             &mut scratch,

@@ -27,7 +27,7 @@ use dpwalk_core::problem::{Loss, Problem, Regularizer};
 use dpwalk_core::rng::{NodeRng, node_rng};
 use dpwalk_core::step::StepScratch;
 use dpwalk_core::topology::Topology;
-use dpwalk_core::walk::{Update, visit};
+use dpwalk_core::walk::{Turn, Update, visit};
 use rand::Rng;
 use std::path::Path;
 
@@ -74,6 +74,7 @@ fn walk(b: Bencher, problem: &Problem, params: &AdmmParams, steps: usize) {
                 &topology,
                 holder,
                 update,
+                Turn::Contribute,
                 &mut w,
                 &mut rngs[holder],
                 &mut scratch,

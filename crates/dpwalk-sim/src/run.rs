@@ -11,7 +11,7 @@ use dpwalk_core::problem::{LocalProx, Problem, ProblemError};
 use dpwalk_core::rng::{NodeRng, Purpose, derive_seed, node_rng};
 use dpwalk_core::step::{Algorithm, StepScratch, add_to_average, admm_contribution};
 use dpwalk_core::topology::Topology;
-use dpwalk_core::walk::{Update, start_holder, visit, visit_spent};
+use dpwalk_core::walk::{Turn, Update, start_holder, visit};
 use dpwalk_privacy::budget::Policy;
 use std::time::Instant;
 
@@ -159,33 +159,31 @@ pub fn run(
                         (Algorithm::Sgd(params), _) => Update::Sgd { params },
                         (Algorithm::Admm(_), None) => unreachable!("prox is built above for ADMM"),
                     };
-                    if !admit(per_user[holder]) {
-                        skipped += 1;
-                        holder = visit_spent(
-                            problem,
-                            topology,
-                            holder,
-                            update,
-                            &mut state.w,
-                            &mut state.rngs[holder],
-                            &mut scratch,
-                        );
-                        continue;
-                    }
+                    let turn = if admit(per_user[holder]) {
+                        Turn::Contribute
+                    } else {
+                        Turn::NoiseOnly
+                    };
                     let (c, next) = visit(
                         problem,
                         topology,
                         holder,
                         update,
+                        turn,
                         &mut state.w,
                         &mut state.rngs[holder],
                         &mut scratch,
                     );
-                    clipped += u64::from(c.clipped);
-                    contributions += 1;
-                    per_user[holder] += 1;
-                    if schedule.steps - seq <= LATE_WINDOW {
-                        late.push((holder, seq));
+                    match c {
+                        Some(c) => {
+                            clipped += u64::from(c.clipped);
+                            contributions += 1;
+                            per_user[holder] += 1;
+                            if schedule.steps - seq <= LATE_WINDOW {
+                                late.push((holder, seq));
+                            }
+                        }
+                        None => skipped += 1,
                     }
                     holder = next;
                 }

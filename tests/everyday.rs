@@ -466,7 +466,7 @@ fn runfile_new_writes_a_run_file_a_node_accepts_and_refuses_bad_members() {
         err.contains("is not a multiaddr") && err.contains("tcpp"),
         "{err}"
     );
-    let err = bad(format!("{}", peers[1].split('=').next().unwrap()));
+    let err = bad(peers[1].split('=').next().unwrap().to_string());
     assert!(err.contains("PEERID=MULTIADDR"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,9 +2,13 @@
 
 mod account;
 mod calibrate;
+mod eval;
 mod keygen;
+mod ledger;
 mod node;
 mod report;
+mod rundir;
+mod runfile;
 mod sim;
 mod status;
 mod swarm;
@@ -38,6 +42,14 @@ enum Command {
     Status(status::StatusArgs),
     /// Start N real nodes on 127.0.0.1 from a scenario and watch them train.
     Swarm(swarm::SwarmArgs),
+    /// Apply a final model to a dataset: objective, error rate, predictions.
+    Eval(eval::EvalArgs),
+    /// Write a run file (run.toml) from the members' PeerIds and addresses.
+    #[command(subcommand)]
+    Runfile(runfile::RunfileCommand),
+    /// Read a node's privacy ledger (state/ledger.bin).
+    #[command(subcommand)]
+    Ledger(ledger::LedgerCommand),
     /// Inspect topology files.
     #[command(subcommand)]
     Topo(topo::TopoCommand),
@@ -63,6 +75,9 @@ pub fn main() -> ExitCode {
         Command::Status(args) => status::run(args),
         Command::Swarm(args) => swarm::run(args),
         Command::Topo(cmd) => topo::run(cmd),
+        Command::Ledger(cmd) => ledger::run(cmd),
+        Command::Eval(args) => eval::run(args),
+        Command::Runfile(cmd) => runfile::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,6 +1,7 @@
 //! `dpwalk sim`: run a scenario and write its run directory.
 
 use super::report::{self, utc_stamp};
+use super::rundir;
 use anyhow::Context;
 use clap::Args;
 use dpwalk_sim::{output, scenario, simulate};
@@ -10,9 +11,12 @@ use std::path::PathBuf;
 pub struct SimArgs {
     /// Scenario file (TOML), e.g. sim/quickstart.toml.
     scenario: PathBuf,
-    /// Output directory [default: runs/<scenario>-<UTC timestamp>].
+    /// Output directory [default: runs/<scenario>-<UTC timestamp>]; must be new or empty.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Write into a non-empty --out directory (files of the same name are replaced).
+    #[arg(long)]
+    force: bool,
     /// Override a scenario key, e.g. --set algorithm.sigma=2 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
@@ -33,6 +37,8 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from("runs").join(format!("{}-{}", loaded.name, utc_stamp())));
+    rundir::prepare(&out, args.force)?;
+    rundir::write_scenario(&out, &loaded)?;
     tracing::info!(scenario = %args.scenario.display(), out = %out.display(), "preparing data, problem and reference optimum");
     let prepared = simulate::prepare(&loaded)
         .with_context(|| format!("preparing scenario {}", args.scenario.display()))?;

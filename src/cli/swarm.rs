@@ -38,6 +38,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::report::{self, utc_stamp};
+use super::rundir;
 
 /// The scenario `dpwalk swarm` runs without `--scenario`.
 const BUILTIN: &str = include_str!("../../sim/swarm.toml");
@@ -53,9 +54,13 @@ pub struct SwarmArgs {
     /// Override the scenario's seed.
     #[arg(long)]
     seed: Option<u64>,
-    /// Output directory [default: runs/swarm-<UTC timestamp>].
+    /// Output directory [default: runs/swarm-<UTC timestamp>]; must be new or empty.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Write into a non-empty --out directory: files of the same name are replaced, and the
+    /// nodes' earlier state and logs (`node-<i>/state`, `node.log`) are removed first.
+    #[arg(long)]
+    force: bool,
     /// Kill the token holder with SIGKILL, and restart it, at this pace: hops of the walk
     /// (`100hops`: the t-th kill once the walk has made t·100 hops, however fast the machine) or
     /// seconds (`0.5`, `0.5s`: after the previous one; the count then depends on the machine).
@@ -263,7 +268,8 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("runs").join(format!("{}-swarm-{}", loaded.name, utc_stamp()))
     });
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    rundir::prepare(&out, args.force)?;
+    rundir::write_scenario(&out, &loaded)?;
     tracing::info!(out = %out.display(), nodes = args.nodes, "preparing data, problem and reference optimum");
     let prepared = simulate::prepare(&loaded).context("preparing the scenario")?;
     let (point, run_file) = plan(&loaded, &prepared)?;
@@ -431,6 +437,17 @@ fn write_nodes(
     let mut nodes = Vec::with_capacity(n);
     for i in 0..n {
         let dir = out.join(format!("node-{i}"));
+        // A node resumes from its state directory: one left by an earlier run (`--force`) goes.
+        for stale in [dir.join("state"), dir.join("node.log")] {
+            let removed = if stale.is_dir() {
+                std::fs::remove_dir_all(&stale)
+            } else if stale.exists() {
+                std::fs::remove_file(&stale)
+            } else {
+                Ok(())
+            };
+            removed.with_context(|| format!("removing the earlier run's {}", stale.display()))?;
+        }
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let key = dir.join("node.key");
         let keypair = match dpwalk_net::keys::load(&key) {

@@ -31,7 +31,7 @@
 //! [[members]]             # exactly one per index 0..n-1, n = the topology's node count
 //! index = 0
 //! peer-id = "12D3KooW…"   # distinct libp2p PeerIds
-//! addrs = ["/ip4/10.0.0.1/tcp/4001"]   # dial hints (multiaddrs, checked to start with '/')
+//! addrs = ["/ip4/10.0.0.1/tcp/4001"]   # dial hints (multiaddrs, checked to parse)
 //! ```
 //! A run file must be self-contained, since members on different hosts compare it: an edge list
 //! in another file (`kind = "file"`) is refused; write it inline with `kind = "edges"`.
@@ -575,12 +575,14 @@ fn check_members(members: &mut [MemberSpec]) -> Result<Vec<Member>, Problem> {
                 format!("{peer} appears twice"),
             ));
         }
-        if let Some(bad) = m.addrs.iter().find(|a| !a.starts_with('/')) {
-            return Err(member_problem(
-                i,
-                "addrs",
-                format!("{bad:?} is not a multiaddr (they start with '/')"),
-            ));
+        for addr in &m.addrs {
+            if let Err(e) = addr.parse::<libp2p::Multiaddr>() {
+                return Err(member_problem(
+                    i,
+                    "addrs",
+                    format!("{addr:?} is not a multiaddr (e.g. /ip4/10.0.0.1/tcp/4001): {e}"),
+                ));
+            }
         }
         m.peer_id = peer.to_base58();
         checked.push(Member {

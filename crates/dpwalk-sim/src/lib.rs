@@ -26,6 +26,7 @@ pub mod metrics;
 pub mod output;
 pub mod plot;
 pub mod privacy;
+pub mod resolved;
 pub mod run;
 pub mod scenario;
 pub mod simulate;

@@ -79,7 +79,48 @@ fn logits<'a>(x: &'a [f64], a: &'a [f64]) -> impl Iterator<Item = f64> + Clone +
     x.chunks_exact(a.len()).map(move |xk| dot(xk, a))
 }
 
+/// A model's prediction for one record (see [`Loss::predict`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prediction {
+    /// Squared: `aᵀx`. Logistic: `+1` when `aᵀx > 0`, else `−1`. Multinomial: the first class of
+    /// largest logit.
+    pub label: f64,
+    /// Logistic: `P(y = +1) = σ(aᵀx)`; multinomial: the softmax probability of the predicted
+    /// class; squared: none.
+    pub probability: Option<f64>,
+}
+
 impl Loss {
+    /// The prediction of model `x` for features `a` (`x` of the loss's model dimension for
+    /// `a.len()` features).
+    pub fn predict(self, a: &[f64], x: &[f64]) -> Prediction {
+        match self {
+            Loss::Squared => Prediction {
+                label: dot(a, x),
+                probability: None,
+            },
+            Loss::Logistic => {
+                let t = dot(a, x);
+                Prediction {
+                    label: if t > 0.0 { 1.0 } else { -1.0 },
+                    probability: Some(sigmoid(t)),
+                }
+            }
+            Loss::Multinomial { .. } => {
+                let (best, best_logit) =
+                    logits(x, a)
+                        .enumerate()
+                        .fold((0, f64::NEG_INFINITY), |(bk, bl), (k, l)| {
+                            if l > bl { (k, l) } else { (bk, bl) }
+                        });
+                Prediction {
+                    label: best as f64,
+                    probability: Some((best_logit - log_sum_exp(logits(x, a))).exp()),
+                }
+            }
+        }
+    }
+
     /// The model dimension for `n_features` features, `None` on overflow.
     pub(crate) fn model_dim(self, n_features: usize) -> Option<usize> {
         match self {

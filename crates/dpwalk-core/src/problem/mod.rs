@@ -23,6 +23,7 @@ mod prox;
 pub mod reference;
 mod regularizer;
 
+pub use loss::Prediction;
 pub use prox::{LocalProx, ProxScratch};
 
 use crate::data::{Dataset, LabelKind, UserData};
@@ -395,31 +396,23 @@ impl Problem {
             return Some(f64::NAN);
         }
         let errors = (0..data.rows())
-            .filter(|&r| {
-                let a = data.row(r);
-                let predicted = match self.loss {
-                    Loss::Multinomial { .. } => {
-                        let (best, _) = x
-                            .chunks_exact(p)
-                            .map(|xk| linalg::dot(xk, a))
-                            .enumerate()
-                            .fold((0, f64::NEG_INFINITY), |(bk, bl), (k, l)| {
-                                if l > bl { (k, l) } else { (bk, bl) }
-                            });
-                        best as f64
-                    }
-                    _ => {
-                        if linalg::dot(a, x) > 0.0 {
-                            1.0
-                        } else {
-                            -1.0
-                        }
-                    }
-                };
-                predicted != data.labels[r]
-            })
+            .filter(|&r| self.loss.predict(data.row(r), x).label != data.labels[r])
             .count();
         Some(errors as f64 / data.rows() as f64)
+    }
+
+    /// The prediction of `x` for every row of `data` ([`Loss::predict`]); `None` when `data` has
+    /// a different `n_features`.
+    pub fn predictions(&self, data: &Dataset, x: &[f64]) -> Option<Vec<Prediction>> {
+        assert_eq!(x.len(), self.dim, "model dimension");
+        if data.n_features != self.data.data.n_features {
+            return None;
+        }
+        Some(
+            (0..data.rows())
+                .map(|r| self.loss.predict(data.row(r), x))
+                .collect(),
+        )
     }
 
     /// The prox operators `prox_{γ f_i}` for every user, with their caches built for this `γ`.

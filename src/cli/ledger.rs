@@ -1,0 +1,141 @@
+//! `dpwalk ledger show`: read a node's privacy ledger (`state/ledger.bin`) without changing it.
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use dpwalk_privacy::ledger::{Ledger, LedgerError};
+use dpwalk_privacy::rdp::{Conversion, DpBound};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Subcommand)]
+pub enum LedgerCommand {
+    /// Records, seqs and the local ε spent, from a ledger file (verified, never modified).
+    Show(ShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The ledger, e.g. state/ledger.bin.
+    path: PathBuf,
+    /// δ of the (ε, δ) figure (tight conversion over the ledger's orders).
+    #[arg(long, default_value_t = 1e-6)]
+    delta: f64,
+    /// List the seq of every record.
+    #[arg(long)]
+    records: bool,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What `ledger show --json` prints.
+#[derive(Debug, Serialize)]
+struct LedgerReport {
+    path: String,
+    orders: usize,
+    min_order: Option<f64>,
+    max_order: Option<f64>,
+    records: u64,
+    first_seq: Option<u64>,
+    last_seq: Option<u64>,
+    /// The total local ε at `delta`: `null` when no order gives a finite figure.
+    epsilon: Option<f64>,
+    order: Option<f64>,
+    delta: f64,
+    conversion: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seqs: Option<Vec<u64>>,
+}
+
+pub fn run(cmd: LedgerCommand) -> anyhow::Result<()> {
+    match cmd {
+        LedgerCommand::Show(args) => show(args),
+    }
+}
+
+/// The advice that goes with a ledger that does not open.
+fn advice(e: &LedgerError) -> &'static str {
+    match e {
+        LedgerError::TornTail { .. } | LedgerError::Checksum { last: true, .. } => {
+            "its last record is incomplete or damaged (a crash during an append): start its node \
+             again (`dpwalk node --config node.toml`), which repairs the ledger from its durable \
+             state, then read it"
+        }
+        LedgerError::Checksum { last: false, .. } | LedgerError::Corrupt { .. } => {
+            "it is damaged before its last record, which no node repairs: restore it from a backup"
+        }
+        LedgerError::Header(_) => "is it a dpwalk ledger (state/ledger.bin)?",
+        _ => "check the path and its permissions",
+    }
+}
+
+fn open(path: &Path) -> anyhow::Result<(Ledger, Vec<u64>)> {
+    let opened = Ledger::open(path).and_then(|l| Ok((l, Ledger::seqs(path)?)));
+    opened.map_err(|e| {
+        let hint = advice(&e);
+        anyhow::Error::new(e).context(format!("cannot read the ledger {}; {hint}", path.display()))
+    })
+}
+
+fn show(args: ShowArgs) -> anyhow::Result<()> {
+    let (ledger, seqs) = open(&args.path)?;
+    let bound = ledger
+        .total()
+        .to_dp(args.delta, Conversion::Tight)
+        .with_context(|| format!("--delta {}", args.delta))?;
+    let (epsilon, order) = match bound {
+        DpBound::Finite(g) => (Some(g.epsilon), Some(g.order)),
+        DpBound::NoFiniteGuarantee { .. } => (None, None),
+    };
+    let orders = ledger.orders().as_slice();
+    let report = LedgerReport {
+        path: args.path.display().to_string(),
+        orders: orders.len(),
+        min_order: orders.first().copied(),
+        max_order: orders.last().copied(),
+        records: ledger.records(),
+        first_seq: seqs.first().copied(),
+        last_seq: ledger.last_seq(),
+        epsilon,
+        order,
+        delta: args.delta,
+        conversion: "tight",
+        seqs: args.records.then_some(seqs),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    let seq = |s: Option<u64>| s.map_or_else(|| "-".to_string(), |s| s.to_string());
+    println!("ledger     {}", report.path);
+    let order = |o: Option<f64>| o.map_or_else(|| "-".to_string(), |o| o.to_string());
+    println!(
+        "orders     {} ({} … {})",
+        report.orders,
+        order(report.min_order),
+        order(report.max_order)
+    );
+    println!("records    {}", report.records);
+    println!(
+        "seq        first {}, last {}",
+        seq(report.first_seq),
+        seq(report.last_seq)
+    );
+    match (report.epsilon, report.order) {
+        (Some(e), Some(o)) => println!(
+            "local eps  {e:.6} at delta {:e} (order {o}, tight conversion)",
+            args.delta
+        ),
+        _ => println!(
+            "local eps  unbounded at delta {:e} (every order is infinite)",
+            args.delta
+        ),
+    }
+    if let Some(seqs) = &report.seqs {
+        println!("seqs");
+        for s in seqs {
+            println!("  {s}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,37 @@
+//! Run directories of `dpwalk sim` and `dpwalk swarm`: refuse to write over an earlier run unless
+//! asked (`--force`), and keep the resolved scenario the run ran (`scenario.toml`).
+
+use anyhow::{Context, bail};
+use dpwalk_sim::output::write_atomic;
+use dpwalk_sim::resolved::{SCENARIO_FILE, resolved_toml};
+use dpwalk_sim::scenario::LoadedScenario;
+use std::path::Path;
+
+/// Creates `out`, refusing an existing non-empty directory (or a file) unless `force`.
+pub fn prepare(out: &Path, force: bool) -> anyhow::Result<()> {
+    if out.exists() {
+        if !out.is_dir() {
+            bail!(
+                "--out {} is a file, not a directory: give another path",
+                out.display()
+            );
+        }
+        let mut entries = std::fs::read_dir(out)
+            .with_context(|| format!("reading the output directory {}", out.display()))?;
+        if entries.next().is_some() && !force {
+            bail!(
+                "the output directory {} is not empty (an earlier run?): give another --out, \
+                 or --force to write over it",
+                out.display()
+            );
+        }
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))
+}
+
+/// Writes the resolved scenario as `scenario.toml` in `out`.
+pub fn write_scenario(out: &Path, loaded: &LoadedScenario) -> anyhow::Result<()> {
+    let text = resolved_toml(loaded).context("resolving the scenario for the run directory")?;
+    let path = out.join(SCENARIO_FILE);
+    write_atomic(&path, text.as_bytes()).with_context(|| format!("writing {}", path.display()))
+}

@@ -1,0 +1,227 @@
+//! `dpwalk runfile new`: write a run file (`run.toml`) from the members' PeerIds and addresses.
+//!
+//! The file is built as a [`RunFile`], serialized, and parsed back by [`Run::parse`] (the
+//! validation every node applies) before it is written: what this command writes, a node accepts.
+
+use super::eval::LossArg;
+use anyhow::{Context, bail, ensure};
+use clap::Args;
+use dpwalk_core::topology::TopologySpec;
+use dpwalk_net::run::{
+    AlgorithmSpec, BudgetSpec, LossName, MemberSpec, ProblemSpec, Run, RunError, RunFile,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum RunfileCommand {
+    /// Write a run file from a list of members (PeerId=multiaddr) and the run's parameters.
+    New(NewArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// A member, in index order: PEERID=MULTIADDR, e.g.
+    /// 12D3KooW…=/ip4/10.0.0.1/tcp/4001 (repeat once per member; at least 2).
+    #[arg(long = "peer", value_name = "PEERID=ADDR", required = true)]
+    peers: Vec<String>,
+    /// The run's id (1-64 characters of A-Z a-z 0-9 . _ -).
+    #[arg(long, default_value = "dpwalk-run")]
+    run_id: String,
+    /// The run seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// K: total token hops.
+    #[arg(long)]
+    steps: u64,
+    /// Model dimension p (features; classes × features for multinomial).
+    #[arg(long)]
+    dimension: usize,
+    /// The loss.
+    #[arg(long, value_enum, default_value_t = LossArg::Squared)]
+    loss: LossArg,
+    /// Number of classes (multinomial loss).
+    #[arg(long)]
+    classes: Option<usize>,
+    /// L1 weight of the regularizer.
+    #[arg(long, default_value_t = 0.0)]
+    l1: f64,
+    /// L2 weight of the regularizer.
+    #[arg(long, default_value_t = 0.0)]
+    l2: f64,
+    /// γ, the prox step.
+    #[arg(long, default_value_t = 1.0)]
+    gamma: f64,
+    /// λ, the relaxation, in (0, 1].
+    #[arg(long, default_value_t = 0.5)]
+    lambda: f64,
+    /// C, the clip bound (bounds every member's privacy loss).
+    #[arg(long)]
+    clip: f64,
+    /// Noise σ; or give --epsilon and --delta for a budget every member calibrates σ to.
+    #[arg(long, required_unless_present = "epsilon", conflicts_with_all = ["epsilon", "delta"])]
+    sigma: Option<f64>,
+    /// Budget ε (local view), with --delta.
+    #[arg(long, requires = "delta")]
+    epsilon: Option<f64>,
+    /// Budget δ, with --epsilon.
+    #[arg(long, requires = "epsilon")]
+    delta: Option<f64>,
+    /// Topology kind (complete, ring, star, torus, random-regular, erdos-renyi, small-world).
+    #[arg(long, default_value = "complete")]
+    topology: String,
+    /// A parameter of the topology, e.g. --topology-param degree=4 (repeatable).
+    #[arg(long = "topology-param", value_name = "KEY=VALUE")]
+    topology_params: Vec<String>,
+    /// Where to write the run file.
+    #[arg(long)]
+    out: PathBuf,
+    /// Replace an existing file.
+    #[arg(long)]
+    force: bool,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Written {
+    path: String,
+    run_id: String,
+    hash: String,
+    members: usize,
+}
+
+pub fn run(cmd: RunfileCommand) -> anyhow::Result<()> {
+    match cmd {
+        RunfileCommand::New(args) => new(args),
+    }
+}
+
+/// The members from `--peer PEERID=ADDR`, refusing a repeated PeerId or address.
+fn members(peers: &[String]) -> anyhow::Result<Vec<MemberSpec>> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut out = Vec::with_capacity(peers.len());
+    for (index, p) in peers.iter().enumerate() {
+        let Some((peer, addr)) = p.split_once('=') else {
+            bail!("--peer {p:?}: expected PEERID=MULTIADDR, e.g. 12D3KooW…=/ip4/10.0.0.1/tcp/4001");
+        };
+        let (peer, addr) = (peer.trim(), addr.trim());
+        ensure!(
+            !peer.is_empty() && !addr.is_empty(),
+            "--peer {p:?}: expected PEERID=MULTIADDR"
+        );
+        for key in [peer, addr] {
+            if let Some(first) = seen.insert(key, index) {
+                bail!("--peer {p:?}: {key} is already given by member {first}; each member once");
+            }
+        }
+        out.push(MemberSpec {
+            index,
+            peer_id: peer.to_string(),
+            addrs: vec![addr.to_string()],
+        });
+    }
+    Ok(out)
+}
+
+fn topology(kind: &str, params: &[String]) -> anyhow::Result<TopologySpec> {
+    let mut table = toml::Table::new();
+    table.insert("kind".into(), toml::Value::String(kind.to_string()));
+    for param in params {
+        let (key, raw) = param
+            .split_once('=')
+            .with_context(|| format!("--topology-param {param:?}: expected KEY=VALUE"))?;
+        let value = toml::from_str::<toml::Table>(&format!("v = {}", raw.trim()))
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .with_context(|| {
+                format!("--topology-param {param:?}: the value is not a number or a TOML value")
+            })?;
+        table.insert(key.trim().to_string(), value);
+    }
+    TopologySpec::deserialize(toml::Value::Table(table))
+        .with_context(|| format!("--topology {kind}"))
+}
+
+fn new(args: NewArgs) -> anyhow::Result<()> {
+    ensure!(
+        args.force || !args.out.exists(),
+        "{} exists: give another --out, or --force to replace it",
+        args.out.display()
+    );
+    let (loss, classes) = match args.loss {
+        LossArg::Squared => (LossName::Squared, args.classes),
+        LossArg::Logistic => (LossName::Logistic, args.classes),
+        LossArg::Multinomial => (LossName::Multinomial, args.classes),
+    };
+    let budget = match (args.epsilon, args.delta) {
+        (Some(epsilon), Some(delta)) => Some(BudgetSpec { epsilon, delta }),
+        _ => None,
+    };
+    let file = RunFile {
+        run_id: args.run_id.clone(),
+        seed: args.seed,
+        steps: args.steps,
+        dimension: args.dimension,
+        problem: ProblemSpec {
+            loss,
+            classes,
+            l1: args.l1,
+            l2: args.l2,
+        },
+        algorithm: AlgorithmSpec {
+            gamma: args.gamma,
+            lambda: args.lambda,
+            clip: args.clip,
+            sigma: args.sigma,
+        },
+        budget,
+        topology: topology(&args.topology, &args.topology_params)?,
+        members: members(&args.peers)?,
+    };
+    let text = toml::to_string(&file).context("serializing the run file")?;
+    // The check every node makes; a member's problem names its --peer.
+    let run = Run::parse(&text, "the run file").map_err(|e| match &e {
+        RunError::Invalid {
+            key: Some(key),
+            message,
+            ..
+        } => match key.strip_prefix("members[").and_then(|k| k.split_once(']')) {
+            Some((i, field)) => {
+                let given = i
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|i| args.peers.get(i))
+                    .map_or("?", String::as_str);
+                let field = field.trim_start_matches('.');
+                anyhow::anyhow!("--peer {given:?} ({field}): {message}")
+            }
+            None => anyhow::anyhow!("`{key}`: {message}"),
+        },
+        _ => anyhow::Error::new(e),
+    })?;
+    let header = format!(
+        "# Written by `dpwalk runfile new`; identical on every member (checked by hash).\n\
+         # Members: {} (index order as given by --peer).\n",
+        run.members().len()
+    );
+    std::fs::write(&args.out, format!("{header}{text}"))
+        .with_context(|| format!("writing {}", args.out.display()))?;
+    let written = Written {
+        path: args.out.display().to_string(),
+        run_id: run.run_id().to_string(),
+        hash: run.hash().to_string(),
+        members: run.members().len(),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&written)?);
+    } else {
+        println!(
+            "wrote {} (run {}, {} members, hash {})",
+            written.path, written.run_id, written.members, written.hash
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,472 @@
+//! The everyday commands, end to end through the binary: run directories (`scenario.toml`,
+//! `--force`), `dpwalk eval`, `dpwalk ledger show` and `dpwalk runfile new`.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn dpwalk() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_dpwalk"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dpwalk-everyday-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn run(args: &[&str]) -> Output {
+    dpwalk().args(args).output().expect("runs")
+}
+
+/// Runs and requires success; returns stdout.
+fn ok(args: &[&str]) -> String {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "dpwalk {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs and requires failure; returns stderr.
+fn fails(args: &[&str]) -> String {
+    let out = run(args);
+    assert!(!out.status.success(), "dpwalk {args:?} succeeded");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+fn z_bits(model: &serde_json::Value) -> Vec<u64> {
+    let z = model["z"].as_array().unwrap();
+    z.iter().map(|v| v.as_f64().unwrap().to_bits()).collect()
+}
+
+fn refs(a: &[String]) -> Vec<&str> {
+    a.iter().map(String::as_str).collect()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn a_sim_run_directory_keeps_its_resolved_scenario_and_is_not_overwritten() {
+    let dir = temp_dir("rundir");
+    let out = dir.join("run");
+    let args = [
+        "sim",
+        "sim/swarm.toml",
+        "--quiet",
+        "--set",
+        "steps=300",
+        "--set",
+        "algorithm.sigma=0.1",
+        "--seed",
+        "5",
+        "--out",
+        s(&out),
+    ];
+    ok(&args);
+    let text = std::fs::read_to_string(out.join("scenario.toml")).unwrap();
+    let resolved: toml::Table = toml::from_str(&text).unwrap();
+    assert_eq!(resolved["seed"].as_integer(), Some(5), "{text}");
+    assert_eq!(resolved["steps"].as_integer(), Some(300));
+    assert_eq!(resolved["algorithm"]["sigma"].as_float(), Some(0.1));
+    assert_eq!(resolved["name"].as_str(), Some("swarm"));
+
+    // The same --out again is refused, naming the flag, and the earlier run is untouched.
+    let before = std::fs::read(out.join("final_model.json")).unwrap();
+    let err = fails(&args);
+    assert!(
+        err.contains("not empty") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(out.join("final_model.json")).unwrap(), before);
+    // A file is refused too.
+    std::fs::write(dir.join("file"), "x").unwrap();
+    let err = fails(&[
+        "sim",
+        "sim/swarm.toml",
+        "--quiet",
+        "--out",
+        s(&dir.join("file")),
+    ]);
+    assert!(err.contains("is a file"), "{err}");
+    // With --force it runs again, to the same model.
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    ok(&forced);
+    assert_eq!(std::fs::read(out.join("final_model.json")).unwrap(), before);
+
+    // The kept scenario, run from elsewhere and with no override, is the same run bit for bit.
+    let again = dir.join("again");
+    ok(&[
+        "sim",
+        s(&out.join("scenario.toml")),
+        "--quiet",
+        "--out",
+        s(&again),
+    ]);
+    assert_eq!(
+        z_bits(&json(&again.join("final_model.json"))),
+        z_bits(&json(&out.join("final_model.json")))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn eval_reproduces_the_simulators_test_objective_and_writes_predictions() {
+    let dir = temp_dir("eval");
+    let out = dir.join("run");
+    ok(&[
+        "sim",
+        "sim/swarm.toml",
+        "--quiet",
+        "--set",
+        "steps=400",
+        "--out",
+        s(&out),
+    ]);
+    let summary = json(&out.join("summary.json"));
+    let test_objective = summary["points"][0]["final"]["test_objective"]
+        .as_f64()
+        .unwrap();
+    // The kept scenario's [data] table and seed give the simulator's test split.
+    let predictions = dir.join("pred.csv");
+    let report: serde_json::Value = serde_json::from_str(&ok(&[
+        "eval",
+        "--model",
+        s(&out.join("final_model.json")),
+        "--data",
+        s(&out.join("scenario.toml")),
+        "--l1",
+        "0.001",
+        "--predictions",
+        s(&predictions),
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(report["split"], "test");
+    assert_eq!(report["rows"], 200);
+    assert_eq!(report["dimension"], 64);
+    assert!(
+        report["error_rate"].is_null(),
+        "no error rate for regression"
+    );
+    let objective = report["objective"].as_f64().unwrap();
+    assert!(
+        (objective - test_objective).abs() <= 1e-12 * test_objective.abs(),
+        "eval {objective} against the simulator's {test_objective}"
+    );
+    // The predictions are the model's: their squared error is the mean loss.
+    let csv = std::fs::read_to_string(&predictions).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("row,prediction,label"));
+    let rows: Vec<(f64, f64)> = lines
+        .map(|l| {
+            let f: Vec<f64> = l.split(',').map(|v| v.parse().unwrap()).collect();
+            (f[1], f[2])
+        })
+        .collect();
+    assert_eq!(rows.len(), 200);
+    let mean_loss = rows.iter().map(|(p, y)| 0.5 * (p - y).powi(2)).sum::<f64>() / 200.0;
+    let reported = report["mean_loss"].as_f64().unwrap();
+    assert!(
+        (mean_loss - reported).abs() <= 1e-12 * reported,
+        "{mean_loss} {reported}"
+    );
+
+    // A model of another dimension is refused with both numbers.
+    std::fs::write(dir.join("three.csv"), "1,2,3,0.5\n0,1,0,1.5\n").unwrap();
+    let err = fails(&[
+        "eval",
+        "--model",
+        s(&out.join("final_model.json")),
+        "--data",
+        s(&dir.join("three.csv")),
+    ]);
+    assert!(
+        err.contains("dimension 64") && err.contains("3 features"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn eval_computes_a_logistic_objective_and_error_rate_by_hand() {
+    let dir = temp_dir("eval-logistic");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A node's final_model.json carries more than z; eval reads z only.
+    std::fs::write(
+        dir.join("model.json"),
+        r#"{"z": [1.0, -1.0], "steps": 10, "seed": 1, "run_id": "r", "privacy": {}}"#,
+    )
+    .unwrap();
+    // Scores aᵀz: 1 (+1, right), -1 (+1, wrong), 1 (-1, wrong), -2 (-1, right).
+    std::fs::write(dir.join("d.csv"), "1,0,1\n0,1,1\n2,1,-1\n0,2,-1\n").unwrap();
+    let model = dir.join("model.json");
+    let data = dir.join("d.csv");
+    let args = [
+        "eval",
+        "--model",
+        s(&model),
+        "--data",
+        s(&data),
+        "--loss",
+        "logistic",
+        "--l2",
+        "0.5",
+        "--json",
+    ];
+    let report: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+    let l = |t: f64| (1.0 + (-t).exp()).ln();
+    let mean_loss = (l(1.0) + l(-1.0) + l(-1.0) + l(2.0)) / 4.0;
+    let regularizer = 0.25 * 2.0; // (l2/2)‖z‖²
+    let objective = report["objective"].as_f64().unwrap();
+    assert!(
+        (objective - (mean_loss + regularizer)).abs() < 1e-12,
+        "{report}"
+    );
+    assert_eq!(report["error_rate"].as_f64(), Some(0.5));
+    let text = ok(&args[..args.len() - 1]);
+    assert!(
+        text.contains("error      0.5000 (2 of 4 misclassified)"),
+        "{text}"
+    );
+    // Labels that are not ±1, and a multinomial loss without its classes, are refused.
+    std::fs::write(dir.join("bad.csv"), "1,0,0.3\n").unwrap();
+    let err = fails(&[
+        "eval",
+        "--model",
+        s(&model),
+        "--data",
+        s(&dir.join("bad.csv")),
+        "--loss",
+        "logistic",
+    ]);
+    assert!(err.contains("+1 or -1"), "{err}");
+    let err = fails(&[
+        "eval",
+        "--model",
+        s(&model),
+        "--data",
+        s(&data),
+        "--loss",
+        "multinomial",
+    ]);
+    assert!(err.contains("--classes"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn ledger_show_reads_a_nodes_ledger_and_refuses_a_torn_one() {
+    let out = temp_dir("ledger");
+    let args = [
+        "swarm",
+        "--nodes",
+        "3",
+        "--quiet",
+        "--set",
+        "steps=90",
+        "--out",
+        s(&out),
+    ];
+    ok(&args);
+    let mut total = 0;
+    for i in 0..3 {
+        let state = out.join(format!("node-{i}/state"));
+        let ledger = state.join("ledger.bin");
+        let report: serde_json::Value =
+            serde_json::from_str(&ok(&["ledger", "show", s(&ledger), "--records", "--json"]))
+                .unwrap();
+        let node = json(&state.join("final_model.json"));
+        let records = report["records"].as_u64().unwrap();
+        assert_eq!(records, node["privacy"]["contributions"].as_u64().unwrap());
+        let seqs: Vec<u64> = report["seqs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        assert_eq!(seqs.len() as u64, records);
+        assert!(seqs.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(report["first_seq"].as_u64(), seqs.first().copied());
+        assert_eq!(report["last_seq"].as_u64(), seqs.last().copied());
+        assert_eq!(report["orders"], 198);
+        // The node's own figure at the same δ, by the same conversion.
+        let eps = report["epsilon"].as_f64().unwrap();
+        let node_eps = node["privacy"]["epsilon_local"].as_f64().unwrap();
+        assert!(
+            (eps - node_eps).abs() <= 1e-12 * node_eps,
+            "{eps} {node_eps}"
+        );
+        // A looser δ gives a smaller ε.
+        let looser: serde_json::Value = serde_json::from_str(&ok(&[
+            "ledger",
+            "show",
+            s(&ledger),
+            "--delta",
+            "1e-3",
+            "--json",
+        ]))
+        .unwrap();
+        assert!(looser["epsilon"].as_f64().unwrap() < eps);
+        assert!(looser.get("seqs").is_none(), "seqs only with --records");
+        total += records;
+    }
+    assert_eq!(total, 90, "every step in exactly one ledger");
+
+    // A torn copy: a clear error that says how to repair it; the original is untouched.
+    let ledger = out.join("node-0/state/ledger.bin");
+    let bytes = std::fs::read(&ledger).unwrap();
+    let torn = out.join("torn.bin");
+    std::fs::write(&torn, &bytes[..bytes.len() - 5]).unwrap();
+    let err = fails(&["ledger", "show", s(&torn)]);
+    assert!(
+        err.contains("torn last record") && err.contains("dpwalk node"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&torn).unwrap().len(), bytes.len() - 5);
+    let err = fails(&["ledger", "show", s(&out.join("run.toml"))]);
+    assert!(err.contains("not a dpwalk ledger"), "{err}");
+
+    // The swarm refuses its earlier directory; with --force the nodes start afresh (their old
+    // state removed), so the ledgers again hold the 90 steps once.
+    let err = fails(&args);
+    assert!(err.contains("--force"), "{err}");
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    ok(&forced);
+    assert!(out.join("scenario.toml").exists());
+    let records: u64 = (0..3)
+        .map(|i| {
+            let ledger = out.join(format!("node-{i}/state/ledger.bin"));
+            let r: serde_json::Value =
+                serde_json::from_str(&ok(&["ledger", "show", s(&ledger), "--json"])).unwrap();
+            r["records"].as_u64().unwrap()
+        })
+        .sum();
+    assert_eq!(records, 90);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn runfile_new_writes_a_run_file_a_node_accepts_and_refuses_bad_members() {
+    let dir = temp_dir("runfile");
+    std::fs::create_dir_all(&dir).unwrap();
+    let peers: Vec<String> = (0..3)
+        .map(|i| {
+            let key = dir.join(format!("k{i}"));
+            let printed = ok(&["keygen", "--out", s(&key)]);
+            let id = printed
+                .split_whitespace()
+                .find(|w| w.starts_with("12D3KooW"))
+                .expect("a PeerId")
+                .to_string();
+            format!("{id}=/ip4/10.0.0.{}/tcp/4001", i + 1)
+        })
+        .collect();
+    let out = dir.join("run.toml");
+    let mut args: Vec<String> = vec!["runfile".into(), "new".into()];
+    for p in &peers {
+        args.extend(["--peer".into(), p.clone()]);
+    }
+    let common: Vec<String> = [
+        "--run-id",
+        "hospitals",
+        "--steps",
+        "300",
+        "--dimension",
+        "6",
+        "--loss",
+        "multinomial",
+        "--classes",
+        "3",
+        "--l2",
+        "0.01",
+        "--clip",
+        "0.5",
+        "--epsilon",
+        "2",
+        "--delta",
+        "1e-6",
+        "--topology",
+        "ring",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(common.iter().cloned());
+    let with_out = |out: &Path, extra: &[&str]| {
+        let mut a = args.clone();
+        a.extend(["--out".to_string(), s(out).to_string()]);
+        a.extend(extra.iter().map(|e| e.to_string()));
+        a
+    };
+    let written: serde_json::Value =
+        serde_json::from_str(&ok(&refs(&with_out(&out, &["--json"])))).unwrap();
+
+    // What a node checks: the file validates, and its hash is the one printed.
+    let parsed = dpwalk_net::run::Run::load(&out).expect("a valid run file");
+    assert_eq!(written["hash"], parsed.hash().to_string());
+    assert_eq!(parsed.run_id(), "hospitals");
+    assert_eq!(parsed.steps(), 300);
+    assert_eq!(
+        parsed.loss(),
+        dpwalk_core::problem::Loss::Multinomial { classes: 3 }
+    );
+    assert!(matches!(
+        parsed.noise(),
+        dpwalk_net::run::Noise::Budget { epsilon, .. } if epsilon == 2.0
+    ));
+    for (i, m) in parsed.members().iter().enumerate() {
+        assert_eq!(m.index, i);
+        assert_eq!(format!("{}={}", m.peer, m.addrs[0]), peers[i]);
+    }
+    assert_eq!(parsed.topology().n(), 3);
+
+    // An existing file needs --force.
+    let err = fails(&refs(&with_out(&out, &[])));
+    assert!(err.contains("--force"), "{err}");
+    ok(&refs(&with_out(&out, &["--force"])));
+
+    // Bad members are refused with the reason, naming the --peer.
+    let id0 = peers[0].split('=').next().unwrap();
+    let bad = |member: String| {
+        let mut a: Vec<String> = vec!["runfile".into(), "new".into()];
+        a.extend(["--peer".into(), peers[0].clone(), "--peer".into(), member]);
+        a.extend(common.iter().cloned());
+        a.extend(["--out".into(), s(&dir.join("bad.toml")).into()]);
+        let err = fails(&refs(&a));
+        assert!(!dir.join("bad.toml").exists(), "nothing written");
+        err
+    };
+    let err = bad(format!("{id0}=/ip4/10.0.0.9/tcp/4001"));
+    assert!(err.contains("already given"), "{err}");
+    let err = bad(format!(
+        "{}=/ip4/10.0.0.1/tcp/4001",
+        peers[1].split('=').next().unwrap()
+    ));
+    assert!(err.contains("already given"), "duplicate address: {err}");
+    let err = bad("12D3KooWnotapeer=/ip4/10.0.0.2/tcp/4001".into());
+    assert!(err.contains("is not a PeerId"), "{err}");
+    let err = bad(format!(
+        "{}=/ip4/10.0.0.2/tcpp/4001",
+        peers[1].split('=').next().unwrap()
+    ));
+    assert!(
+        err.contains("is not a multiaddr") && err.contains("tcpp"),
+        "{err}"
+    );
+    let err = bad(peers[1].split('=').next().unwrap().to_string());
+    assert!(err.contains("PEERID=MULTIADDR"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

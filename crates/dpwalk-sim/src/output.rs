@@ -9,9 +9,11 @@
 //! directory; otherwise `point-<p>/rep-<r>/final_model.json`.
 
 use crate::metrics::EvalPoint;
-use crate::plot::{Heatmap, LinePlot, PlotError, Series, write_heatmap, write_line_plot};
+use crate::plot::{
+    Heatmap, LinePlot, PlotError, Series, significant, write_heatmap, write_line_plot,
+};
 use crate::privacy::PointPrivacy;
-use crate::scenario::LoadedScenario;
+use crate::scenario::{BudgetView, LoadedScenario};
 use crate::simulate::{PointResult, Prepared};
 use dpwalk_privacy::local::local_rdp;
 use dpwalk_privacy::walk::UserFigures;
@@ -384,21 +386,6 @@ fn clip_label(clip: Option<f64>) -> String {
     clip.map_or_else(|| "none".into(), |c| c.to_string())
 }
 
-/// `x` to four significant digits, without trailing zeros, for legends (a calibrated σ has
-/// sixteen).
-fn significant(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return x.to_string();
-    }
-    let decimals = (3 - x.abs().log10().floor() as i32).clamp(0, 15) as usize;
-    let text = format!("{x:.decimals$}");
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    }
-}
-
 fn point_label(pr: &PointResult, results: &[PointResult], prepared: &Prepared) -> String {
     let alg = &pr.point.algorithm;
     let mut label = match pr.point.budget {
@@ -494,7 +481,7 @@ pub fn write_all(
         &LinePlot {
             title: format!("{}: convergence", loaded.name),
             x_label: "steps".into(),
-            y_label: "(F(z) - F*) / |F*|".into(),
+            y_label: "relative gap (F(z) − F*) / |F*|".into(),
             log_x: false,
             log_y: true,
             series,
@@ -523,6 +510,7 @@ fn write_privacy_details(
     summary: &Summary,
 ) -> Result<(), OutputError> {
     let n = prepared.problem.n_users();
+    let name = &summary.scenario;
     for (p, pr) in results.iter().enumerate() {
         let Some(run) = pr.runs.first() else { continue };
         let sub = if results.len() == 1 {
@@ -545,14 +533,17 @@ fn write_privacy_details(
         write_heatmap(
             &Heatmap {
                 title: format!(
-                    "network epsilon (delta = {}), {} sigma={:.3} on {}",
-                    point.privacy.accounting.delta, point.algorithm, point.sigma, point.topology
+                    "{name}: network ε (δ = {delta:e}) of each user towards each observer, {} σ={} on {}",
+                    point.algorithm,
+                    significant(point.sigma),
+                    point.topology,
+                    delta = point.privacy.accounting.delta,
                 ),
                 n,
                 values: pairs,
                 x_label: "observer j".into(),
                 y_label: "user i".into(),
-                colorbar_label: "epsilon of user i towards j".into(),
+                colorbar_label: "network ε of user i towards observer j".into(),
             },
             &sub.join("privacy_heatmap"),
         )?;
@@ -586,7 +577,7 @@ fn users_csv(users: &[UserFigures]) -> String {
     csv
 }
 
-/// Final relative gap against σ, one series per algorithm (and clip, γ, λ, lr combination).
+/// Final relative gap against σ (or the budget ε), one series per algorithm (and clip, γ, λ, lr combination).
 fn write_privacy_utility(
     dir: &Path,
     loaded: &LoadedScenario,
@@ -645,30 +636,36 @@ fn write_privacy_utility(
             .as_ref()
             .map(|sp| order.iter().map(|&i| sp[i]).collect());
     }
-    let budgets = summary
+    let budget = summary
         .points
         .iter()
-        .any(|p| p.privacy.accounting.budget.is_some());
-    let (title, x_label) = if budgets {
-        let d = summary
-            .points
-            .first()
-            .map_or(0.0, |p| p.privacy.accounting.delta);
-        (
-            "final relative gap vs privacy budget",
-            format!("epsilon (delta = {d:e}, budget view, sigma calibrated)"),
-        )
-    } else {
-        (
-            "final relative gap vs noise",
-            "sigma (noise std; per-contribution local RDP = 8 alpha C^2 / sigma^2)".to_string(),
-        )
+        .find_map(|p| p.privacy.accounting.budget.as_ref());
+    let (title, x_label) = match budget {
+        Some(b) => {
+            let view = match b.view {
+                BudgetView::Local => "local",
+                BudgetView::Network => "network",
+                BudgetView::Central => "central",
+            };
+            let d = summary
+                .points
+                .first()
+                .map_or(0.0, |p| p.privacy.accounting.delta);
+            (
+                format!("final relative gap vs {view} privacy budget ε"),
+                format!("{view} ε (δ = {d:e}; σ calibrated to each budget)"),
+            )
+        }
+        None => (
+            "final relative gap vs noise σ".to_string(),
+            "σ (noise std; one contribution's local RDP is 8αC²/σ²)".to_string(),
+        ),
     };
     write_line_plot(
         &LinePlot {
-            title: format!("{}: privacy-utility ({title})", loaded.name),
+            title: format!("{}: {title}", loaded.name),
             x_label,
-            y_label: "(F(z) - F*) / |F*|".into(),
+            y_label: "relative gap (F(z) − F*) / |F*|".into(),
             log_x: true,
             log_y: true,
             series: groups.into_iter().map(|(_, s)| s).collect(),

@@ -8,7 +8,7 @@
 
 use crate::params::AdmmParams;
 use crate::params::SgdParams;
-use crate::problem::{LocalProx, Problem};
+use crate::problem::{LocalProx, Problem, ProblemError};
 use crate::rng::{NodeRng, Purpose, derive_seed, node_rng};
 use crate::step::{
     Contribution, NoiseOnly, StepScratch, admm_walk_step, noise_only_step, sgd_step,
@@ -42,6 +42,11 @@ pub enum Update<'a, 'p> {
 }
 
 /// One decentralized step at `holder`: the update of the token's `w`, then the next holder.
+///
+/// # Errors
+/// A `w`, `u_i` or scratch of another dimension than the problem's, or a holder the problem
+/// does not have ([`ProblemError::Length`], [`ProblemError::User`]): nothing changes, no hop is
+/// drawn.
 pub fn visit(
     problem: &Problem,
     topology: &Topology,
@@ -50,18 +55,21 @@ pub fn visit(
     w: &mut [f64],
     rng: &mut NodeRng,
     scratch: &mut StepScratch,
-) -> (Contribution, usize) {
+) -> Result<(Contribution, usize), ProblemError> {
     let contribution = match update {
         Update::Admm { prox, params, u } => {
-            admm_walk_step(problem, prox, params, holder, u, w, rng, scratch)
+            admm_walk_step(problem, prox, params, holder, u, w, rng, scratch)?
         }
-        Update::Sgd { params } => sgd_step(problem, params, holder, w, rng, scratch),
+        Update::Sgd { params } => sgd_step(problem, params, holder, w, rng, scratch)?,
     };
-    (contribution, topology.next_hop(holder, rng))
+    Ok((contribution, topology.next_hop(holder, rng)))
 }
 
 /// The step of a holder whose budget is spent: noise without data, then the next holder (same
 /// draws from the holder's stream as [`visit`]: `dim` normals, then the hop).
+///
+/// # Errors
+/// As [`visit`].
 pub fn visit_spent(
     problem: &Problem,
     topology: &Topology,
@@ -70,11 +78,11 @@ pub fn visit_spent(
     w: &mut [f64],
     rng: &mut NodeRng,
     scratch: &mut StepScratch,
-) -> usize {
+) -> Result<usize, ProblemError> {
     let mut noise = match update {
         Update::Admm { params, u, .. } => NoiseOnly::Admm { params, u },
         Update::Sgd { params } => NoiseOnly::Sgd { params },
     };
-    noise_only_step(problem, &mut noise, w, rng, scratch);
-    topology.next_hop(holder, rng)
+    noise_only_step(problem, &mut noise, w, rng, scratch)?;
+    Ok(topology.next_hop(holder, rng))
 }

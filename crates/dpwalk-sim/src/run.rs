@@ -169,7 +169,7 @@ pub fn run(
                             &mut state.w,
                             &mut state.rngs[holder],
                             &mut scratch,
-                        );
+                        )?;
                         continue;
                     }
                     let (c, next) = visit(
@@ -180,7 +180,7 @@ pub fn run(
                         &mut state.w,
                         &mut state.rngs[holder],
                         &mut scratch,
-                    );
+                    )?;
                     clipped += u64::from(c.clipped);
                     contributions += 1;
                     per_user[holder] += 1;
@@ -209,7 +209,7 @@ pub fn run(
                             continue;
                         }
                         let (rng, u) = (&mut state.rngs[i], &mut state.u[i * dim..(i + 1) * dim]);
-                        let c = admm_contribution(prox, params, i, u, &z, rng, &mut scratch);
+                        let c = admm_contribution(prox, params, i, u, &z, rng, &mut scratch)?;
                         for (acc, d) in round_du.iter_mut().zip(scratch.last_du()) {
                             *acc += d;
                         }

@@ -409,6 +409,103 @@ mod tests {
         }
     }
 
+    /// Vectors of another length than the problem's dimension (a run file's `dimension` that is
+    /// not its data's) are refused with a typed error naming both lengths, and change nothing.
+    #[test]
+    fn mismatched_lengths_are_refused_without_a_change() {
+        use crate::problem::test_util::user_data;
+        use crate::problem::{Loss, Problem};
+        use crate::topology::Topology;
+        use crate::walk::{Update, visit, visit_spent};
+        use rand::SeedableRng;
+        let p = 5;
+        let problem = Problem::new(
+            Loss::Squared,
+            Regularizer::L1 { l1: 0.1 },
+            user_data(3, Loss::Squared, &[4, 4], p),
+        )
+        .unwrap();
+        let prox = problem.local_prox(1.0).unwrap();
+        let params = AdmmParams::new(1.0, 0.5, 1.0, Some(1.0)).unwrap();
+        let topology = Topology::Complete { n: 2 };
+        let mut rng = NodeRng::seed_from_u64(1);
+        let mut scratch = StepScratch::new(p, prox.scratch());
+        let mut u = vec![0.25; p];
+        let mut w = vec![0.5; p + 2];
+        let expected = ProblemError::Length {
+            what: "the token's w",
+            expected: p,
+            got: p + 2,
+        };
+        let update = Update::Admm {
+            prox: &prox,
+            params: &params,
+            u: &mut u,
+        };
+        let got = visit(
+            &problem,
+            &topology,
+            0,
+            update,
+            &mut w,
+            &mut rng,
+            &mut scratch,
+        );
+        assert_eq!(got.unwrap_err(), expected);
+        assert_eq!(
+            expected.to_string(),
+            "the token's w has 7 values, but the problem's model dimension is 5"
+        );
+        let update = Update::Admm {
+            prox: &prox,
+            params: &params,
+            u: &mut u,
+        };
+        let got = visit_spent(
+            &problem,
+            &topology,
+            0,
+            update,
+            &mut w,
+            &mut rng,
+            &mut scratch,
+        );
+        assert_eq!(got.unwrap_err(), expected);
+        assert_eq!(u, vec![0.25; p]);
+        assert_eq!(w, vec![0.5; p + 2]);
+        // The prox alone, and a user the problem does not have.
+        let mut out = vec![0.0; p];
+        assert!(matches!(
+            prox.prox(0, &w, &mut out, &mut ProxScratch::default()),
+            Err(ProblemError::Length {
+                got: 7,
+                expected: 5,
+                ..
+            })
+        ));
+        assert_eq!(
+            prox.prox(9, &u, &mut out, &mut ProxScratch::default()),
+            Err(ProblemError::User {
+                user: 9,
+                n_users: 2
+            })
+        );
+        // Scratch buffers sized for another problem.
+        let mut small = StepScratch::new(p - 1, ProxScratch::default());
+        let mut w = vec![0.5; p];
+        let got = admm_walk_step(
+            &problem, &prox, &params, 0, &mut u, &mut w, &mut rng, &mut small,
+        );
+        assert!(matches!(
+            got,
+            Err(ProblemError::Length {
+                got: 4,
+                expected: 5,
+                ..
+            })
+        ));
+    }
+
     #[test]
     fn no_clip_leaves_vector_unchanged() {
         let mut d = vec![3.0, 4.0];

@@ -365,6 +365,7 @@ pub async fn run(
         unreachable: HashMap::new(),
         dialed: HashMap::new(),
         waiting: None,
+        failed_handoffs: 0,
         started: Instant::now(),
     };
     node.start()?;
@@ -394,18 +395,35 @@ fn member_name(index: Option<usize>) -> String {
 }
 
 /// Why a listen address could not be bound, in words a user can act on. libp2p's transport error
-/// prints nothing of its own for an OS error (the reason is its source), so the chain is walked.
-fn listen_failure(e: &libp2p::TransportError<std::io::Error>) -> String {
-    match e {
-        libp2p::TransportError::MultiaddrNotSupported(addr) => format!(
-            "{addr} is not an address this node can listen on (use /ip4/<address>/tcp/<port> or /ip6/…)"
-        ),
-        libp2p::TransportError::Other(io) => match io.kind() {
-            std::io::ErrorKind::AddrInUse => "the port is already in use (another dpwalk node, or another program): stop it, or choose another port in node.toml's `listen` (and in this member's `addrs` of the run file)".into(),
-            std::io::ErrorKind::AddrNotAvailable => format!("{io}: this host has no such address; listen on one of its own addresses, or on /ip4/0.0.0.0"),
-            std::io::ErrorKind::PermissionDenied => format!("{io}: ports below 1024 need privileges; choose a higher port in node.toml's `listen`"),
-            _ => io.to_string(),
-        },
+/// prints nothing of its own for an OS error and hides the OS error's kind under its wrappers, so
+/// the kind is learnt by binding the same TCP address once more, with the standard library.
+fn listen_failure(addr: &Multiaddr, e: &libp2p::TransportError<std::io::Error>) -> String {
+    use libp2p::multiaddr::Protocol;
+    let io = match e {
+        libp2p::TransportError::MultiaddrNotSupported(addr) => {
+            return format!(
+                "{addr} is not an address this node can listen on (use /ip4/<address>/tcp/<port> or /ip6/…)"
+            );
+        }
+        libp2p::TransportError::Other(io) => io,
+    };
+    let mut parts = addr.iter();
+    let ip: Option<std::net::IpAddr> = match parts.next() {
+        Some(Protocol::Ip4(ip)) => Some(ip.into()),
+        Some(Protocol::Ip6(ip)) => Some(ip.into()),
+        _ => None,
+    };
+    let kind = match (ip, parts.next()) {
+        (Some(ip), Some(Protocol::Tcp(port))) => std::net::TcpListener::bind((ip, port))
+            .err()
+            .map(|e| e.kind()),
+        _ => None,
+    };
+    match kind {
+        Some(std::io::ErrorKind::AddrInUse) => "the port is already in use (another dpwalk node, or another program): stop it, or choose another port in node.toml's `listen` (and in this member's `addrs` of the run file)".into(),
+        Some(std::io::ErrorKind::AddrNotAvailable) => format!("{io}: this host has no such address; listen on one of its own addresses, or on /ip4/0.0.0.0"),
+        Some(std::io::ErrorKind::PermissionDenied) => format!("{io}: ports below 1024 need privileges; choose a higher port in node.toml's `listen`"),
+        _ => io.to_string(),
     }
 }
 
@@ -479,6 +497,8 @@ struct Node<'a> {
     waiting: Option<(Vec<usize>, Instant)>,
     /// When the node started.
     started: Instant,
+    /// Hand-offs that timed out in a row since the last acknowledged token.
+    failed_handoffs: u32,
 }
 
 impl Node<'_> {
@@ -501,10 +521,12 @@ impl Node<'_> {
                 addr: addr.clone(),
                 message: format!("not a multiaddr: {e}"),
             })?;
-            self.swarm.listen_on(ma).map_err(|e| NodeError::Listen {
-                addr: addr.clone(),
-                message: listen_failure(&e),
-            })?;
+            self.swarm
+                .listen_on(ma.clone())
+                .map_err(|e| NodeError::Listen {
+                    addr: addr.clone(),
+                    message: listen_failure(&ma, &e),
+                })?;
         }
         for m in self.run.members() {
             if m.peer == self.me {
@@ -894,6 +916,7 @@ impl Node<'_> {
             }
             Message::Ack { seq, .. } if is_token => {
                 self.attempt = None;
+                self.failed_handoffs = 0;
                 if let Some((predecessor, given)) = self.learner.acknowledged(seq) {
                     let released = Message::Released {
                         run_id: self.run.run_id().to_string(),
@@ -1053,9 +1076,17 @@ impl Node<'_> {
             return Ok(());
         }
         // A member with another run file never takes a token: re-route at once. Any other
-        // receiver gets the hand-off timeout (it may be restarting with the token taken).
+        // receiver gets the hand-off timeout (it may be restarting with the token taken). After
+        // hand-offs that failed in a row (every neighbour down, or refusing our run file) the
+        // patience doubles, up to 8 times the timeout, rather than re-route every few seconds.
         let other_run = self.mismatched.contains(&custody.to);
-        if other_run || now.duration_since(attempt.since) > self.config.timeouts.handoff() {
+        let patience = if other_run && self.failed_handoffs == 0 {
+            Duration::ZERO
+        } else {
+            self.config.timeouts.handoff() * (1 << self.failed_handoffs.min(3))
+        };
+        if now.duration_since(attempt.since) > patience {
+            self.failed_handoffs = self.failed_handoffs.saturating_add(1);
             let why = if other_run {
                 Unreachable::OtherRun
             } else if !self.swarm.is_connected(&custody.to) {

@@ -187,6 +187,94 @@ fn members_with_different_run_files_name_the_key_and_both_values() {
     // No token crossed: neither node made more than the first holder's one step.
     let steps: u64 = (0..2).map(|i| cluster.status(i).unwrap().steps_done).sum();
     assert!(steps <= 1, "{steps} steps across a run-file mismatch");
+    for i in 0..2 {
+        let log = cluster.log(i);
+        // Without bootstrap peers Kademlia has nothing to bootstrap from: not worth a warning.
+        assert!(!log.contains("Failed to trigger bootstrap"), "{log}");
+        // The mismatch is said once per member (from its hello or from its refusal of ours,
+        // whichever comes first), however often the token is re-routed.
+        assert_eq!(
+            log.matches("runs another run file, so no token").count()
+                + log.matches("refused our run file").count(),
+            1,
+            "{log}"
+        );
+    }
     drop(reaper);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One δ everywhere: `account` and `calibrate` default to the δ of scenarios and run files.
+#[test]
+fn delta_defaults_to_one_value_everywhere() {
+    let delta = dpwalk_privacy::DEFAULT_DELTA;
+    assert_eq!(delta, 1e-6);
+    for args in [
+        &[
+            "account",
+            "gaussian",
+            "--noise-multiplier",
+            "2",
+            "--steps",
+            "10",
+            "--json",
+        ][..],
+        &[
+            "calibrate",
+            "--epsilon",
+            "1",
+            "--complete",
+            "10",
+            "--clip",
+            "1",
+            "--steps-per-user",
+            "2",
+            "--json",
+        ][..],
+    ] {
+        let out = dpwalk(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let text = json.to_string();
+        assert!(
+            text.contains("\"delta\":1e-6") || text.contains("\"delta\":0.000001"),
+            "{args:?}: {text}"
+        );
+    }
+    // A run file's and a node.toml's [budget] may leave delta out.
+    let config = dpwalk_net::config::NodeConfig::parse(
+        "run = \"r\"\nidentity = \"k\"\nstate-dir = \"s\"\n[data]\nsource = \"csv\"\npath = \"d\"\n[budget]\nepsilon = 2.0\n",
+        std::path::Path::new("node.toml"),
+        std::path::Path::new(""),
+    )
+    .unwrap();
+    assert_eq!(config.budget.map(|b| b.delta), Some(delta));
+}
+
+/// `--log-level` replaces RUST_LOG: at `warn` a failing node prints its error and no INFO line.
+#[test]
+fn log_level_flag_replaces_rust_log() {
+    let dir = temp_dir("first-hour-log-level");
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 100, "sigma = 0.5");
+    let _busy = std::net::TcpListener::bind(("127.0.0.1", cluster.members[0].port)).unwrap();
+    let run = |level: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_dpwalk"))
+            .args(["--log-level", level, "node", "--config"])
+            .arg(cluster.members[0].dir.join("node.toml"))
+            .env("RUST_LOG", "info")
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let warn = run("warn");
+    assert!(warn.contains("the port is already in use"), "{warn}");
+    assert!(!warn.contains(" INFO "), "{warn}");
+    let info = run("info");
+    assert!(info.contains(" INFO "), "{info}");
     let _ = std::fs::remove_dir_all(&dir);
 }

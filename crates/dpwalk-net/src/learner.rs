@@ -68,7 +68,7 @@ use crate::state::{Custody, NodeState, StateDir, StateError};
 pub const LEDGER_FILE: &str = "ledger.bin";
 
 /// δ of the figures a node reports when neither its budget nor the run names one.
-pub const DEFAULT_DELTA: f64 = 1e-6;
+pub use dpwalk_privacy::DEFAULT_DELTA;
 
 /// How many contributions may wait for the ledger's flush (their seqs ride in every state commit:
 /// 8 bytes each). [`Learner::receive`] flushes the ledger first rather than let the list grow

@@ -20,10 +20,10 @@
 //! clip = 1.0              # C > 0 (required: a daemon run always has a privacy guarantee)
 //! sigma = 2.0             # σ ≥ 0; either this or [budget]
 //!
-//! [budget]                # either this or sigma: σ is calibrated to (epsilon, delta) against
-//!                         # the network view, every member's worst observer ([`Run::calibrate`])
+//! [budget]                # either this or sigma: σ is calibrated to (epsilon, delta) on the
+//!                         # local view, for a member's planned visits ([`Run::calibrate`])
 //! epsilon = 1.0           # > 0
-//! delta = 1e-6            # ∈ (0, 1)
+//! delta = 1e-6            # ∈ (0, 1); default dpwalk_privacy::DEFAULT_DELTA (1e-6)
 //!
 //! [topology]              # dpwalk_core::topology::TopologySpec; not kind = "file"
 //! kind = "complete"
@@ -141,8 +141,14 @@ pub struct AlgorithmSpec {
 pub struct BudgetSpec {
     /// Target ε.
     pub epsilon: f64,
-    /// Target δ.
+    /// Target δ ([`dpwalk_privacy::DEFAULT_DELTA`] when omitted; the canonical form always
+    /// names it, so omitting it and writing the default are the same run).
+    #[serde(default = "default_delta")]
     pub delta: f64,
+}
+
+fn default_delta() -> f64 {
+    dpwalk_privacy::DEFAULT_DELTA
 }
 
 /// One `[[members]]` entry.

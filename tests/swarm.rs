@@ -194,7 +194,16 @@ fn with_a_budget_the_daemons_skip_the_simulators_steps_and_stay_within_it() {
         let spent = privacy["epsilon_local"].as_f64().unwrap();
         assert!(spent <= 8.0, "node {i} spent {spent}");
         assert_eq!(privacy["budget_epsilon"].as_f64(), Some(8.0));
-        skipped += privacy["skipped"].as_u64().unwrap();
+        let skipped_here = privacy["skipped"].as_u64().unwrap();
+        skipped += skipped_here;
+        // One line when the budget runs out, not one per skipped visit.
+        let log = std::fs::read_to_string(out.join(format!("swarm/node-{i}/node.log"))).unwrap();
+        assert_eq!(
+            log.matches("privacy budget spent").count(),
+            usize::from(skipped_here > 0),
+            "node {i}, {skipped_here} skipped:\n{log}"
+        );
+        assert!(!log.contains("noise-only step\n"), "node {i}:\n{log}");
     }
     let budget = &json(&out.join("sim/summary.json"))["points"][0]["privacy"]["budget"];
     assert!(skipped > 0, "the star's centre runs out of budget");

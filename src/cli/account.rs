@@ -116,7 +116,7 @@ pub struct GaussianArgs {
     #[arg(
         long,
         value_name = "D",
-        default_value_t = 1e-5,
+        default_value_t = dpwalk_privacy::DEFAULT_DELTA,
         allow_negative_numbers = true
     )]
     delta: f64,
@@ -411,7 +411,7 @@ pub struct WalkArgs {
     #[arg(
         long,
         value_name = "D",
-        default_value_t = 1e-5,
+        default_value_t = dpwalk_privacy::DEFAULT_DELTA,
         allow_negative_numbers = true
     )]
     delta: f64,

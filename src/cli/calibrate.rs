@@ -55,7 +55,12 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "E", allow_negative_numbers = true)]
     epsilon: f64,
     /// Target δ in (0, 1).
-    #[arg(long, value_name = "D", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "D",
+        default_value_t = dpwalk_privacy::DEFAULT_DELTA,
+        allow_negative_numbers = true
+    )]
     delta: f64,
     /// The view to protect against.
     #[arg(long, value_enum, default_value_t = CalibrateView::Local)]

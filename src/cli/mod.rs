@@ -23,6 +23,72 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Log level: error, warn, info (the default), debug or trace. Given, it replaces RUST_LOG;
+    /// otherwise RUST_LOG (any tracing filter, e.g. `dpwalk_net=debug`) applies when set.
+    #[arg(long, global = true, value_name = "LEVEL")]
+    log_level: Option<LogLevel>,
+    /// More log lines: -v is --log-level debug, -vv trace.
+    #[arg(short = 'v', global = true, action = clap::ArgAction::Count, conflicts_with = "log_level")]
+    verbose: u8,
+}
+
+/// `--log-level`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+    Trace,
+}
+
+impl LogLevel {
+    fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Error => "error",
+            LogLevel::Warn => "warn",
+            LogLevel::Info => "info",
+            LogLevel::Debug => "debug",
+            LogLevel::Trace => "trace",
+        }
+    }
+}
+
+/// The level the flags gave, for the nodes `dpwalk swarm` starts.
+static FLAG_LEVEL: std::sync::OnceLock<LogLevel> = std::sync::OnceLock::new();
+
+/// `--log-level <level>` when the flags gave one (for child processes), else nothing.
+pub(crate) fn log_level_args() -> Vec<&'static str> {
+    FLAG_LEVEL
+        .get()
+        .map_or_else(Vec::new, |l| vec!["--log-level", l.as_str()])
+}
+
+/// The log filter: the flags, else RUST_LOG, else `info`. A level from the flags or the default
+/// keeps libp2p's Kademlia at `error`: it warns on every start without bootstrap peers
+/// ("Failed to trigger bootstrap"), which needs no action (members are dialled from the run file).
+fn log_filter(level: Option<LogLevel>, verbose: u8) -> tracing_subscriber::EnvFilter {
+    let level = level.or(match verbose {
+        0 => None,
+        1 => Some(LogLevel::Debug),
+        _ => Some(LogLevel::Trace),
+    });
+    let quiet_kad = |level: LogLevel| {
+        let kad = if level == LogLevel::Trace || level == LogLevel::Debug {
+            level.as_str()
+        } else {
+            "error"
+        };
+        tracing_subscriber::EnvFilter::new(format!("{},libp2p_kad={kad}", level.as_str()))
+    };
+    match level {
+        Some(level) => {
+            let _ = FLAG_LEVEL.set(level);
+            quiet_kad(level)
+        }
+        None => tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| quiet_kad(LogLevel::Info)),
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -58,10 +124,7 @@ enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
+        .with_env_filter(log_filter(cli.log_level, cli.verbose))
         .with_writer(std::io::stderr)
         // Colours only on a terminal: a node's log is often a file (`dpwalk swarm`'s node.log).
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// The node's status address (node.toml's `status`).
+    /// The node's status address (node.toml's `status`): host:port, e.g. 127.0.0.1:9101 or
+    /// localhost:9101.
     #[arg(long, default_value = "127.0.0.1:9101")]
     addr: String,
     /// Print the JSON as served.
@@ -16,7 +17,7 @@ pub struct StatusArgs {
 
 pub fn run(args: StatusArgs) -> anyhow::Result<()> {
     let s = dpwalk_net::status::fetch_status(&args.addr, Duration::from_secs(5))
-        .with_context(|| format!("is a node running with status = \"{}\"?", args.addr))?;
+        .with_context(|| format!("asking the node at {} for its status", args.addr))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&s)?);
         return Ok(());

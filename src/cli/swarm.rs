@@ -208,6 +208,7 @@ impl NodeProc {
             .open(self.dir.join("node.log"))
             .with_context(|| format!("opening the log of node {}", self.index))?;
         let child = Command::new(exe)
+            .args(super::log_level_args())
             .arg("node")
             .arg("--config")
             .arg(self.dir.join("node.toml"))

@@ -44,7 +44,7 @@
 
 use crate::noise::fill_standard_normal;
 use crate::params::{AdmmParams, SgdParams};
-use crate::problem::{LocalProx, Problem, ProxScratch, Regularizer};
+use crate::problem::{LocalProx, Problem, ProblemError, ProxScratch, Regularizer};
 use crate::rng::NodeRng;
 
 /// Which update a block performs.
@@ -118,6 +118,18 @@ impl StepScratch {
     pub fn last_du(&self) -> &[f64] {
         &self.du
     }
+
+    /// The dimension the buffers were sized for.
+    pub fn dim(&self) -> usize {
+        // Not `z`: the walk step lends `z` out while the contribution runs. All buffers are
+        // sized alike by `new`.
+        self.du.len()
+    }
+
+    /// Refuses buffers sized for another dimension than `dim`.
+    fn check(&self, dim: usize) -> Result<(), ProblemError> {
+        ProblemError::check_length("the step's scratch buffers", dim, self.dim())
+    }
 }
 
 /// Scales `d` in place to Euclidean norm at most `clip`; returns whether it was scaled.
@@ -140,6 +152,10 @@ fn clip_scale(norm_sq: f64, clip: Option<f64>) -> Option<f64> {
 /// One ADMM contribution of `user` against the model `z`: updates `u` (the user's `u_i`) in
 /// place and leaves `u_i' − u_i` in `scratch.last_du()`. Does not touch `w`: the caller adds
 /// `du / n` to it ([`add_to_average`]) now (walk) or after the round (federated, centralized).
+///
+/// # Errors
+/// [`ProblemError::Length`] when `u`, `z` or the scratch is not of the problem's dimension,
+/// [`ProblemError::User`] for a user the problem does not have; nothing is changed then.
 #[allow(clippy::too_many_arguments)]
 pub fn admm_contribution(
     prox: &LocalProx<'_>,
@@ -149,7 +165,11 @@ pub fn admm_contribution(
     z: &[f64],
     rng: &mut NodeRng,
     scratch: &mut StepScratch,
-) -> Contribution {
+) -> Result<Contribution, ProblemError> {
+    let dim = prox.dim();
+    ProblemError::check_length("u_i", dim, u.len())?;
+    ProblemError::check_length("the model z", dim, z.len())?;
+    scratch.check(dim)?;
     let StepScratch {
         v,
         x,
@@ -163,7 +183,7 @@ pub fn admm_contribution(
         *vk = 2.0 * zk - uk;
         *xk = zk;
     }
-    prox.prox(user, v, x, prox_scratch);
+    prox.prox(user, v, x, prox_scratch)?;
     // Δ = x − z, held in `du` until it becomes the update, and ‖Δ‖² summed in coordinate order.
     let mut norm_sq = 0.0;
     for ((d, &xk), &zk) in du.iter_mut().zip(x.iter()).zip(z) {
@@ -181,9 +201,9 @@ pub fn admm_contribution(
         *d = two_lambda * (*d * s + half_sigma * ek);
         *uk += *d;
     }
-    Contribution {
+    Ok(Contribution {
         clipped: scale.is_some(),
-    }
+    })
 }
 
 /// `w ← w + du / n`: how one block's change enters the token's running average.
@@ -197,6 +217,10 @@ pub fn add_to_average(w: &mut [f64], du: &[f64], n_users: usize) {
 /// One decentralized ADMM step at the token holder `user`: `z = prox_{γ r}(w)`, the contribution,
 /// and `w ← w + (u_i' − u_i)/n`. This is what a node does on receiving the token, in the daemon and
 /// in the simulator alike; the next hop is drawn afterwards by the caller.
+///
+/// # Errors
+/// As [`admm_contribution`], and [`ProblemError::Length`] for a `w` of another dimension than
+/// the problem's (checked before anything changes).
 #[allow(clippy::too_many_arguments)]
 pub fn admm_walk_step(
     problem: &Problem,
@@ -207,15 +231,20 @@ pub fn admm_walk_step(
     w: &mut [f64],
     rng: &mut NodeRng,
     scratch: &mut StepScratch,
-) -> Contribution {
+) -> Result<Contribution, ProblemError> {
+    let dim = problem.dim();
+    ProblemError::check_length("the token's w", dim, w.len())?;
+    ProblemError::check_length("u_i", dim, u.len())?;
+    scratch.check(dim)?;
     problem
         .regularizer()
         .prox(params.gamma(), w, &mut scratch.z);
     let z = std::mem::take(&mut scratch.z);
     let c = admm_contribution(prox, params, user, u, &z, rng, scratch);
     scratch.z = z;
+    let c = c?;
     add_to_average(w, &scratch.du, problem.n_users());
-    c
+    Ok(c)
 }
 
 /// The step of a holder whose budget is spent: the same noise as a contribution, no data. For
@@ -223,13 +252,23 @@ pub fn admm_walk_step(
 /// DP-SGD `w ← prox_{lr·r}(w − lr·(σ/2)η)` (a step with a zero gradient). It costs no privacy
 /// (nothing depends on the user's data) and keeps every hop of the walk noisy, which the network
 /// view's per-path bound needs (`dpwalk_privacy::network`, "Spent users").
+///
+/// # Errors
+/// [`ProblemError::Length`] when `w`, `u_i` or the scratch is not of the problem's dimension
+/// (checked before anything changes).
 pub fn noise_only_step(
     problem: &Problem,
     algorithm: &mut NoiseOnly<'_>,
     w: &mut [f64],
     rng: &mut NodeRng,
     scratch: &mut StepScratch,
-) {
+) -> Result<(), ProblemError> {
+    let dim = problem.dim();
+    ProblemError::check_length("the token's w", dim, w.len())?;
+    if let NoiseOnly::Admm { u, .. } = algorithm {
+        ProblemError::check_length("u_i", dim, u.len())?;
+    }
+    scratch.check(dim)?;
     fill_standard_normal(rng, &mut scratch.eta);
     match algorithm {
         NoiseOnly::Admm { params, u } => {
@@ -248,6 +287,7 @@ pub fn noise_only_step(
             problem.regularizer().prox(params.lr(), &scratch.v, w);
         }
     }
+    Ok(())
 }
 
 /// What a spent holder's [`noise_only_step`] needs.
@@ -268,6 +308,10 @@ pub enum NoiseOnly<'a> {
 }
 
 /// One DP-SGD step at `user` on the model `w` (carried by the token): see the module docs.
+///
+/// # Errors
+/// [`ProblemError::Length`] when `w` or the scratch is not of the problem's dimension,
+/// [`ProblemError::User`] for a user the problem does not have; nothing is changed then.
 pub fn sgd_step(
     problem: &Problem,
     params: &SgdParams,
@@ -275,7 +319,16 @@ pub fn sgd_step(
     w: &mut [f64],
     rng: &mut NodeRng,
     scratch: &mut StepScratch,
-) -> Contribution {
+) -> Result<Contribution, ProblemError> {
+    let dim = problem.dim();
+    ProblemError::check_length("the token's w", dim, w.len())?;
+    scratch.check(dim)?;
+    if user >= problem.n_users() {
+        return Err(ProblemError::User {
+            user,
+            n_users: problem.n_users(),
+        });
+    }
     let g = &mut scratch.x;
     problem.user_grad(user, w, g);
     let clipped = clip_in_place(g, params.clip());
@@ -291,7 +344,7 @@ pub fn sgd_step(
         *vk = wk - lr * (gk + half_sigma * ek);
     }
     problem.regularizer().prox(lr, &scratch.v, w);
-    Contribution { clipped }
+    Ok(Contribution { clipped })
 }
 
 #[cfg(test)]
@@ -342,7 +395,7 @@ mod tests {
             let mut u: Vec<f64> = normals(&mut rng, p).iter().map(|v| v * scale).collect();
             let before = u.clone();
             let mut scratch = StepScratch::new(p, ProxScratch::default());
-            let out = admm_contribution(&prox, &params, 0, &mut u, &z, &mut rng, &mut scratch);
+            let out = admm_contribution(&prox, &params, 0, &mut u, &z, &mut rng, &mut scratch).unwrap();
             let du = scratch.last_du();
             let norm = du.iter().map(|v| v * v).sum::<f64>().sqrt();
             prop_assert!(norm <= 2.0 * lambda * c * (1.0 + 1e-12), "{norm} > 2λC = {}", 2.0 * lambda * c);
@@ -354,6 +407,105 @@ mod tests {
                 prop_assert!((norm - 2.0 * lambda * c).abs() <= 1e-12 * 2.0 * lambda * c);
             }
         }
+    }
+
+    /// Vectors of another length than the problem's dimension (a run file's `dimension` that is
+    /// not its data's) are refused with a typed error naming both lengths, and change nothing.
+    #[test]
+    fn mismatched_lengths_are_refused_without_a_change() {
+        use crate::problem::test_util::user_data;
+        use crate::problem::{Loss, Problem};
+        use crate::topology::Topology;
+        use crate::walk::{Turn, Update, visit};
+        use rand::SeedableRng;
+        let p = 5;
+        let problem = Problem::new(
+            Loss::Squared,
+            Regularizer::L1 { l1: 0.1 },
+            user_data(3, Loss::Squared, &[4, 4], p),
+        )
+        .unwrap();
+        let prox = problem.local_prox(1.0).unwrap();
+        let params = AdmmParams::new(1.0, 0.5, 1.0, Some(1.0)).unwrap();
+        let topology = Topology::Complete { n: 2 };
+        let mut rng = NodeRng::seed_from_u64(1);
+        let mut scratch = StepScratch::new(p, prox.scratch());
+        let mut u = vec![0.25; p];
+        let mut w = vec![0.5; p + 2];
+        let expected = ProblemError::Length {
+            what: "the token's w",
+            expected: p,
+            got: p + 2,
+        };
+        let update = Update::Admm {
+            prox: &prox,
+            params: &params,
+            u: &mut u,
+        };
+        let got = visit(
+            &problem,
+            &topology,
+            0,
+            update,
+            Turn::Contribute,
+            &mut w,
+            &mut rng,
+            &mut scratch,
+        );
+        assert_eq!(got.unwrap_err(), expected);
+        assert_eq!(
+            expected.to_string(),
+            "the token's w has 7 values, but the problem's model dimension is 5"
+        );
+        let update = Update::Admm {
+            prox: &prox,
+            params: &params,
+            u: &mut u,
+        };
+        let got = visit(
+            &problem,
+            &topology,
+            0,
+            update,
+            Turn::NoiseOnly,
+            &mut w,
+            &mut rng,
+            &mut scratch,
+        );
+        assert_eq!(got.unwrap_err(), expected);
+        assert_eq!(u, vec![0.25; p]);
+        assert_eq!(w, vec![0.5; p + 2]);
+        // The prox alone, and a user the problem does not have.
+        let mut out = vec![0.0; p];
+        assert!(matches!(
+            prox.prox(0, &w, &mut out, &mut ProxScratch::default()),
+            Err(ProblemError::Length {
+                got: 7,
+                expected: 5,
+                ..
+            })
+        ));
+        assert_eq!(
+            prox.prox(9, &u, &mut out, &mut ProxScratch::default()),
+            Err(ProblemError::User {
+                user: 9,
+                n_users: 2
+            })
+        );
+        // Scratch buffers sized for another problem.
+        let mut small = StepScratch::new(p - 1, ProxScratch::default());
+        let mut w = vec![0.5; p];
+        let got = admm_walk_step(
+            &problem, &prox, &params, 0, &mut u, &mut w, &mut rng, &mut small,
+        );
+        assert!(matches!(
+            got,
+            Err(ProblemError::Length {
+                got: 4,
+                expected: 5,
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use crate::params::AdmmParams;
 use crate::params::SgdParams;
-use crate::problem::{LocalProx, Problem};
+use crate::problem::{LocalProx, Problem, ProblemError};
 use crate::rng::{NodeRng, Purpose, derive_seed, node_rng};
 use crate::step::{
     Contribution, NoiseOnly, StepScratch, admm_walk_step, noise_only_step, sgd_step,
@@ -54,6 +54,11 @@ pub enum Turn {
 /// One decentralized step at `holder`: the update of the token's `w`, then the next holder, drawn
 /// from the holder's stream after the step's noise. The contribution is `None` for a
 /// [`Turn::NoiseOnly`].
+///
+/// # Errors
+/// A `w`, `u_i` or scratch of another dimension than the problem's, or a holder the problem
+/// does not have ([`ProblemError::Length`], [`ProblemError::User`]): nothing changes, no hop is
+/// drawn.
 #[allow(clippy::too_many_arguments)]
 pub fn visit(
     problem: &Problem,
@@ -64,22 +69,22 @@ pub fn visit(
     w: &mut [f64],
     rng: &mut NodeRng,
     scratch: &mut StepScratch,
-) -> (Option<Contribution>, usize) {
+) -> Result<(Option<Contribution>, usize), ProblemError> {
     let contribution = match (turn, update) {
         (Turn::Contribute, Update::Admm { prox, params, u }) => Some(admm_walk_step(
             problem, prox, params, holder, u, w, rng, scratch,
-        )),
+        )?),
         (Turn::Contribute, Update::Sgd { params }) => {
-            Some(sgd_step(problem, params, holder, w, rng, scratch))
+            Some(sgd_step(problem, params, holder, w, rng, scratch)?)
         }
         (Turn::NoiseOnly, Update::Admm { params, u, .. }) => {
-            noise_only_step(problem, &mut NoiseOnly::Admm { params, u }, w, rng, scratch);
+            noise_only_step(problem, &mut NoiseOnly::Admm { params, u }, w, rng, scratch)?;
             None
         }
         (Turn::NoiseOnly, Update::Sgd { params }) => {
-            noise_only_step(problem, &mut NoiseOnly::Sgd { params }, w, rng, scratch);
+            noise_only_step(problem, &mut NoiseOnly::Sgd { params }, w, rng, scratch)?;
             None
         }
     };
-    (contribution, topology.next_hop(holder, rng))
+    Ok((contribution, topology.next_hop(holder, rng)))
 }

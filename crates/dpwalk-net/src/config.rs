@@ -66,8 +66,13 @@ pub enum ConfigError {
 pub struct BudgetConfig {
     /// ε.
     pub epsilon: f64,
-    /// δ.
+    /// δ ([`dpwalk_privacy::DEFAULT_DELTA`] when omitted).
+    #[serde(default = "default_delta")]
     pub delta: f64,
+}
+
+fn default_delta() -> f64 {
+    dpwalk_privacy::DEFAULT_DELTA
 }
 
 /// Timeouts, in milliseconds.

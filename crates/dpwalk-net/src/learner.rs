@@ -68,7 +68,7 @@ use crate::state::{Custody, NodeState, StateDir, StateError};
 pub const LEDGER_FILE: &str = "ledger.bin";
 
 /// δ of the figures a node reports when neither its budget nor the run names one.
-pub const DEFAULT_DELTA: f64 = 1e-6;
+pub use dpwalk_privacy::DEFAULT_DELTA;
 
 /// How many contributions may wait for the ledger's flush (their seqs ride in every state commit:
 /// 8 bytes each). [`Learner::receive`] flushes the ledger first rather than let the list grow
@@ -94,6 +94,14 @@ pub enum LearnerError {
     /// The node's data do not fit the run's problem.
     #[error("the node's data do not fit the run: {0}")]
     Problem(#[from] ProblemError),
+    /// The problem (the node's data) is not of the run's dimension.
+    #[error("the run's dimension is {run}, but the node's data make a model of dimension {data}")]
+    Dimension {
+        /// The run file's `dimension`.
+        run: usize,
+        /// The problem's.
+        data: usize,
+    },
     /// The state and the ledger disagree in a way no crash explains.
     #[error("state and ledger {ledger} disagree: {message}")]
     Inconsistent {
@@ -152,6 +160,8 @@ pub struct Learner<'p> {
     /// policy of `dpwalk_privacy::budget` that the simulator applies too.
     policy: Option<Policy>,
     delta: f64,
+    /// Whether this process has said that the budget is spent (one line, not one per visit).
+    spent_said: bool,
 }
 
 impl std::fmt::Debug for Learner<'_> {
@@ -178,6 +188,12 @@ impl<'p> Learner<'p> {
         state_dir: &Path,
         budgets: &[Budget],
     ) -> Result<Self, LearnerError> {
+        if problem.dim() != run.dimension() {
+            return Err(LearnerError::Dimension {
+                run: run.dimension(),
+                data: problem.dim(),
+            });
+        }
         let states = StateDir::open(state_dir)?;
         let state = states
             .load_for(run.hash())?
@@ -255,6 +271,7 @@ impl<'p> Learner<'p> {
             step_charge,
             policy,
             delta,
+            spent_said: false,
         })
     }
 
@@ -296,6 +313,22 @@ impl<'p> Learner<'p> {
                 contributions = self.state.contributions,
                 "budget spent: a noise-only step"
             );
+            if !self.spent_said {
+                self.spent_said = true;
+                let spent = self
+                    .local_epsilon()
+                    .ok()
+                    .flatten()
+                    .map_or_else(|| "unbounded".into(), |e| format!("{e:.4}"));
+                let budget = self
+                    .budget_epsilon()
+                    .map_or_else(|| "?".into(), |e| e.to_string());
+                tracing::info!(
+                    "privacy budget spent: {} contributions made, local epsilon {spent} of the budget's {budget} at delta {:e}; from now on this node forwards the token with a noise-only step (no data), logged at debug level",
+                    self.state.contributions,
+                    self.delta
+                );
+            }
         }
         let mut w = token.w;
         let update = Update::Admm {
@@ -317,7 +350,7 @@ impl<'p> Learner<'p> {
             &mut w,
             &mut self.rng,
             &mut self.scratch,
-        );
+        )?;
         let clipped = contribution.is_some_and(|c| c.clipped);
         if !spent && self.state.unflushed_charges.len() >= MAX_UNFLUSHED {
             self.flush_ledger()?;

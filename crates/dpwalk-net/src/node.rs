@@ -68,6 +68,38 @@ const STATUS_EVERY: Duration = Duration::from_millis(200);
 const LEDGER_FLUSH_EVERY: Duration = Duration::from_secs(1);
 /// Window of the hop rate.
 const RATE_WINDOW: Duration = Duration::from_secs(5);
+/// How often a node still waiting for members says whom it waits for (and at once on a change).
+const WAITING_EVERY: Duration = Duration::from_secs(30);
+/// How long after its start, and between two changes, a node waits before saying whom it waits for.
+const WAITING_GRACE: Duration = Duration::from_secs(1);
+/// Least pause between two dials of the same token receiver that is not connected.
+const DIAL_RECEIVER_EVERY: Duration = Duration::from_millis(500);
+
+/// Why the token could not be handed to a member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unreachable {
+    /// No connection (not started yet, or its address is wrong or firewalled).
+    NotConnected,
+    /// Connected, but it runs another run file.
+    OtherRun,
+    /// Connected, but the run files were not compared yet.
+    NotVerified,
+    /// Connected and verified, but it did not take the token in time.
+    NoAnswer,
+}
+
+impl std::fmt::Display for Unreachable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Unreachable::NotConnected => {
+                "is not connected (not started yet, or its address in the run file is wrong or firewalled)"
+            }
+            Unreachable::OtherRun => "runs another run file",
+            Unreachable::NotVerified => "is connected but has not answered our run file",
+            Unreachable::NoAnswer => "did not take the token in time",
+        })
+    }
+}
 
 /// Errors that stop a node.
 #[derive(Debug, Error)]
@@ -97,6 +129,24 @@ pub enum NodeError {
     /// The node's data do not fit the run's problem.
     #[error("node data: {0}")]
     Problem(#[from] ProblemError),
+    /// The node's data make a model of another dimension than the run's `dimension`.
+    #[error(
+        "the run file {run_file} says dimension = {run_dimension}, but this node's data ({data}) have {features} features per record, a model of dimension {data_dimension}{per_class}: set dimension = {data_dimension} in the run file (every member must use the same file), or give this node data of the run's dimension"
+    )]
+    Dimension {
+        /// The run file.
+        run_file: PathBuf,
+        /// Its `dimension`.
+        run_dimension: usize,
+        /// The node's `[data]`, as a user names it.
+        data: String,
+        /// Features per record of the data.
+        features: usize,
+        /// The model dimension the data make for the run's loss.
+        data_dimension: usize,
+        /// `" (k classes × f features)"` for a multinomial loss, else empty.
+        per_class: String,
+    },
     /// The run asks for something the daemon does not do.
     #[error("run file: {0}")]
     Unsupported(String),
@@ -252,7 +302,24 @@ pub async fn run(
     stop: impl Future<Output = ()>,
 ) -> Result<NodeReport, NodeError> {
     let loaded = load(&config)?;
+    let features = loaded.data.n_features;
     let problem = node_problem(&loaded.run, loaded.index, loaded.data)?;
+    if problem.dim() != loaded.run.dimension() {
+        let per_class = match loaded.run.loss() {
+            dpwalk_core::problem::Loss::Multinomial { classes } => {
+                format!(" ({classes} classes × {features} features)")
+            }
+            _ => String::new(),
+        };
+        return Err(NodeError::Dimension {
+            run_file: config.resolve(&config.run),
+            run_dimension: loaded.run.dimension(),
+            data: data_origin(&config),
+            features,
+            data_dimension: problem.dim(),
+            per_class,
+        });
+    }
     let prox = problem.local_prox(loaded.params.gamma())?;
     let own = config
         .budget
@@ -295,6 +362,11 @@ pub async fn run(
         ledger_flushed: Instant::now(),
         listen: Vec::new(),
         last_status: None,
+        unreachable: HashMap::new(),
+        dialed: HashMap::new(),
+        waiting: None,
+        failed_handoffs: 0,
+        started: Instant::now(),
     };
     node.start()?;
     let endpoint = match &config.status {
@@ -315,6 +387,58 @@ pub async fn run(
         result = node.event_loop(stop) => result,
         () = serve => unreachable_serve(),
     }
+}
+
+/// `member 3`, or `a non-member` for a peer that is not in the run.
+fn member_name(index: Option<usize>) -> String {
+    index.map_or_else(|| "a non-member".into(), |i| format!("member {i}"))
+}
+
+/// Why a listen address could not be bound, in words a user can act on. libp2p's transport error
+/// prints nothing of its own for an OS error and hides the OS error's kind under its wrappers, so
+/// the kind is learnt by binding the same TCP address once more, with the standard library.
+fn listen_failure(addr: &Multiaddr, e: &libp2p::TransportError<std::io::Error>) -> String {
+    use libp2p::multiaddr::Protocol;
+    let io = match e {
+        libp2p::TransportError::MultiaddrNotSupported(addr) => {
+            return format!(
+                "{addr} is not an address this node can listen on (use /ip4/<address>/tcp/<port> or /ip6/…)"
+            );
+        }
+        libp2p::TransportError::Other(io) => io,
+    };
+    let mut parts = addr.iter();
+    let ip: Option<std::net::IpAddr> = match parts.next() {
+        Some(Protocol::Ip4(ip)) => Some(ip.into()),
+        Some(Protocol::Ip6(ip)) => Some(ip.into()),
+        _ => None,
+    };
+    let kind = match (ip, parts.next()) {
+        (Some(ip), Some(Protocol::Tcp(port))) => std::net::TcpListener::bind((ip, port))
+            .err()
+            .map(|e| e.kind()),
+        _ => None,
+    };
+    match kind {
+        Some(std::io::ErrorKind::AddrInUse) => "the port is already in use (another dpwalk node, or another program): stop it, or choose another port in node.toml's `listen` (and in this member's `addrs` of the run file)".into(),
+        Some(std::io::ErrorKind::AddrNotAvailable) => format!("{io}: this host has no such address; listen on one of its own addresses, or on /ip4/0.0.0.0"),
+        Some(std::io::ErrorKind::PermissionDenied) => format!("{io}: ports below 1024 need privileges; choose a higher port in node.toml's `listen`"),
+        _ => io.to_string(),
+    }
+}
+
+/// The node's `[data]` as a user names it: the file it reads, or its built-in source.
+fn data_origin(config: &NodeConfig) -> String {
+    use dpwalk_core::data::spec::DataSpec;
+    let path = match &config.data {
+        DataSpec::Csv(c) => &c.path,
+        DataSpec::Libsvm(c) => &c.path,
+        DataSpec::Adult(c) => &c.path,
+        DataSpec::Mnist(c) => &c.path,
+        DataSpec::SyntheticLasso(_) => return "[data] source = \"synthetic-lasso\"".into(),
+        DataSpec::SyntheticLogistic(_) => return "[data] source = \"synthetic-logistic\"".into(),
+    };
+    config.resolve(path).display().to_string()
 }
 
 /// The endpoint's accept loop never ends; typed so that `select!` needs no panic.
@@ -364,6 +488,17 @@ struct Node<'a> {
     ledger_flushed: Instant,
     listen: Vec<String>,
     last_status: Option<Instant>,
+    /// Members the token could not be handed to, and why: each reason is logged once (at WARN),
+    /// until the member verifies again.
+    unreachable: HashMap<PeerId, Unreachable>,
+    /// When a token receiver that is not connected was last dialled.
+    dialed: HashMap<PeerId, Instant>,
+    /// The members last reported as awaited, and when.
+    waiting: Option<(Vec<usize>, Instant)>,
+    /// When the node started.
+    started: Instant,
+    /// Hand-offs that timed out in a row since the last acknowledged token.
+    failed_handoffs: u32,
 }
 
 impl Node<'_> {
@@ -386,10 +521,12 @@ impl Node<'_> {
                 addr: addr.clone(),
                 message: format!("not a multiaddr: {e}"),
             })?;
-            self.swarm.listen_on(ma).map_err(|e| NodeError::Listen {
-                addr: addr.clone(),
-                message: e.to_string(),
-            })?;
+            self.swarm
+                .listen_on(ma.clone())
+                .map_err(|e| NodeError::Listen {
+                    addr: addr.clone(),
+                    message: listen_failure(&ma, &e),
+                })?;
         }
         for m in self.run.members() {
             if m.peer == self.me {
@@ -430,7 +567,7 @@ impl Node<'_> {
             hash = %self.run.hash(),
             index = self.learner.index(),
             peer = %self.me,
-            last_seq = ?s.last_seq,
+            last_seq = %s.last_seq.map_or_else(|| "none".into(), |q| q.to_string()),
             contributions = s.contributions,
             "node started"
         );
@@ -469,6 +606,7 @@ impl Node<'_> {
             self.publish_step();
             self.flush_ledger_when_idle()?;
             self.refresh_status();
+            self.report_waiting();
             if let Some(report) = self.done() {
                 self.learner.flush_ledger()?;
                 return Ok(report);
@@ -723,7 +861,7 @@ impl Node<'_> {
         }
         match self.compare(&peer, &hello) {
             Ok(()) => {
-                self.verified.insert(peer);
+                self.on_verified(peer);
                 let mine = Message::Welcome(self.hello());
                 self.respond(channel, mine);
             }
@@ -734,25 +872,32 @@ impl Node<'_> {
         }
     }
 
-    /// Checks a peer's run against ours; on a mismatch, logs and returns the keys that differ.
+    /// Checks a peer's run against ours; on a mismatch, logs (once per connection) each key that
+    /// differs with both values, and returns them as the peer should read them (its values
+    /// "here", ours "in member <our index>'s").
     fn compare(&mut self, peer: &PeerId, hello: &Hello) -> Result<(), Vec<String>> {
         if hello.run_hash == self.run.hash().0 {
             self.mismatched.remove(peer);
             return Ok(());
         }
-        let differences = match Run::parse(&hello.run, "the peer's run file") {
-            Ok(theirs) => self.run.diff(&theirs),
-            Err(e) => vec![format!("(the peer's run does not parse: {e})")],
-        };
-        tracing::error!(
-            peer = %peer,
-            member = ?self.member_index(peer),
-            differences = %differences.join(", "),
-            "this member runs a different run file: no tokens will be exchanged with it"
-        );
-        self.mismatched.insert(*peer);
+        let differences = self.run.diff_text(&hello.run);
+        let theirs = member_name(self.member_index(peer));
+        if self.mismatched.insert(*peer) {
+            let described: Vec<String> = differences
+                .iter()
+                .map(|d| d.describe(&format!("{theirs}'s")))
+                .collect();
+            tracing::error!(
+                "{theirs} ({peer}) runs another run file, so no token will go to or come from it: {}. Every member must use the same run file",
+                described.join("; ")
+            );
+        }
         self.verified.remove(peer);
-        Err(differences)
+        let me = member_name(Some(self.learner.index()));
+        Err(differences
+            .iter()
+            .map(|d| d.swapped().describe(&format!("{me}'s")))
+            .collect())
     }
 
     fn on_response(
@@ -767,10 +912,11 @@ impl Node<'_> {
         }
         match response {
             Message::Welcome(hello) if self.compare(&peer, &hello).is_ok() => {
-                self.verified.insert(peer);
+                self.on_verified(peer);
             }
             Message::Ack { seq, .. } if is_token => {
                 self.attempt = None;
+                self.failed_handoffs = 0;
                 if let Some((predecessor, given)) = self.learner.acknowledged(seq) {
                     let released = Message::Released {
                         run_id: self.run.run_id().to_string(),
@@ -809,12 +955,14 @@ impl Node<'_> {
     ) -> Result<(), NodeError> {
         match why {
             Rejection::RunMismatch { differences } => {
-                tracing::error!(
-                    peer = %peer,
-                    differences = %differences.join(", "),
-                    "the member refused our run file"
-                );
-                self.mismatched.insert(peer);
+                // Our own comparison of its hello usually said it already, with the same keys.
+                if self.mismatched.insert(peer) {
+                    tracing::error!(
+                        "{} ({peer}) refused our run file: {}. Every member must use the same run file",
+                        member_name(self.member_index(&peer)),
+                        differences.join("; ")
+                    );
+                }
                 self.verified.remove(&peer);
             }
             Rejection::NotVerified if is_token => {
@@ -877,7 +1025,7 @@ impl Node<'_> {
             .chain(self.mismatched.iter().copied())
             .collect();
         if let Some(custody) = self.learner.reroute(&avoid)? {
-            tracing::info!(seq = custody.token.seq, to = ?self.member_index(&custody.to), "re-routed the token");
+            tracing::debug!(seq = custody.token.seq, to = %member_name(self.member_index(&custody.to)), "re-routed the token");
             self.begin_attempt(&custody);
         }
         Ok(())
@@ -902,7 +1050,10 @@ impl Node<'_> {
             && now.duration_since(since) > self.config.timeouts.resume()
             && self.learner.state().outgoing.is_none()
         {
-            tracing::warn!(member = ?self.member_index(&to), "no news of the token since we handed it on: resuming the walk from our copy");
+            tracing::warn!(
+                "no news of the token since we handed it to {}: resuming the walk from our copy",
+                member_name(self.member_index(&to))
+            );
             self.backup_since = None;
             self.avoid.insert(to, now);
             if let Some(custody) = self.learner.resume(to)? {
@@ -924,8 +1075,36 @@ impl Node<'_> {
         if self.inflight.is_some() || now < attempt.next_try {
             return Ok(());
         }
-        if now.duration_since(attempt.since) > self.config.timeouts.handoff() {
-            tracing::warn!(seq = custody.token.seq, member = ?self.member_index(&custody.to), "receiver unreachable: re-routing the token");
+        // A member with another run file never takes a token: re-route at once. Any other
+        // receiver gets the hand-off timeout (it may be restarting with the token taken). After
+        // hand-offs that failed in a row (every neighbour down, or refusing our run file) the
+        // patience doubles, up to 8 times the timeout, rather than re-route every few seconds.
+        let other_run = self.mismatched.contains(&custody.to);
+        let patience = if other_run && self.failed_handoffs == 0 {
+            Duration::ZERO
+        } else {
+            self.config.timeouts.handoff() * (1 << self.failed_handoffs.min(3))
+        };
+        if now.duration_since(attempt.since) > patience {
+            self.failed_handoffs = self.failed_handoffs.saturating_add(1);
+            let why = if other_run {
+                Unreachable::OtherRun
+            } else if !self.swarm.is_connected(&custody.to) {
+                Unreachable::NotConnected
+            } else if !self.verified.contains(&custody.to) {
+                Unreachable::NotVerified
+            } else {
+                Unreachable::NoAnswer
+            };
+            let who = member_name(self.member_index(&custody.to));
+            if self.unreachable.insert(custody.to, why) == Some(why) {
+                tracing::debug!(seq = custody.token.seq, "{who} {why}: re-routing the token");
+            } else {
+                tracing::warn!(
+                    seq = custody.token.seq,
+                    "{who} {why}: re-routing the token (said once; later re-routes around it are logged at debug level)"
+                );
+            }
             self.avoid.insert(custody.to, now);
             return self.reroute();
         }
@@ -937,12 +1116,113 @@ impl Node<'_> {
                 .send_request(&custody.to, Message::Token(custody.token.clone()));
             self.inflight = Some((id, custody.token.seq));
         } else if let Some(a) = self.attempt.as_mut() {
-            if !self.swarm.is_connected(&custody.to) {
+            a.next_try = now + VERIFY_PAUSE;
+            let recently = self
+                .dialed
+                .get(&custody.to)
+                .is_some_and(|t| now.duration_since(*t) < DIAL_RECEIVER_EVERY);
+            if !self.swarm.is_connected(&custody.to) && !recently {
+                self.dialed.insert(custody.to, now);
                 let _ = self.swarm.dial(custody.to);
             }
-            a.next_try = now + VERIFY_PAUSE;
         }
         Ok(())
+    }
+
+    /// `peer` runs our run file: tokens may go to it.
+    fn on_verified(&mut self, peer: PeerId) {
+        self.verified.insert(peer);
+        self.mismatched.remove(&peer);
+        if self.unreachable.remove(&peer).is_some() {
+            tracing::info!(
+                "{} is reachable again and runs our run file",
+                member_name(self.member_index(&peer))
+            );
+        }
+    }
+
+    /// Says whom the node waits for: at once when the set of members not (yet) verified changes,
+    /// then every [`WAITING_EVERY`] while it is not empty. Quiet once the run is over.
+    fn report_waiting(&mut self) {
+        if self.learner.state().final_model.is_some() || self.leaving.is_some() {
+            return;
+        }
+        let now = Instant::now();
+        let awaited: Vec<usize> = self
+            .run
+            .members()
+            .iter()
+            .filter(|m| m.peer != self.me && !self.verified.contains(&m.peer))
+            .map(|m| m.index)
+            .collect();
+        let others = self.run.members().len() - 1;
+        if awaited.is_empty() {
+            if self
+                .waiting
+                .as_ref()
+                .is_none_or(|(last, _)| !last.is_empty())
+            {
+                self.waiting = Some((awaited, now));
+                tracing::info!(
+                    "{} connected and run{} our run file",
+                    if others == 1 {
+                        "the other member is".to_string()
+                    } else {
+                        format!("all {others} other members are")
+                    },
+                    if others == 1 { "s" } else { "" }
+                );
+            }
+            return;
+        }
+        // Members started together connect within milliseconds: give them a moment, and then
+        // report a change at most once a second.
+        if self.started.elapsed() < WAITING_GRACE {
+            return;
+        }
+        let due = self.waiting.as_ref().is_none_or(|(last, at)| {
+            let gap = now.duration_since(*at);
+            (*last != awaited && gap >= WAITING_GRACE) || gap >= WAITING_EVERY
+        });
+        if !due {
+            return;
+        }
+        self.waiting = Some((awaited.clone(), now));
+        let (mut absent, mut other, mut checking) = (Vec::new(), Vec::new(), Vec::new());
+        for &i in &awaited {
+            let peer = self.run.members()[i].peer;
+            if self.mismatched.contains(&peer) {
+                other.push(i);
+            } else if self.swarm.is_connected(&peer) {
+                checking.push(i);
+            } else {
+                absent.push(i);
+            }
+        }
+        let list = |v: &[usize]| {
+            v.iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut parts = Vec::new();
+        if !absent.is_empty() {
+            parts.push(format!(
+                "not connected (not started yet, or unreachable at the run file's addrs): {}",
+                list(&absent)
+            ));
+        }
+        if !other.is_empty() {
+            parts.push(format!("running another run file: {}", list(&other)));
+        }
+        if !checking.is_empty() {
+            parts.push(format!("comparing run files: {}", list(&checking)));
+        }
+        tracing::info!(
+            "waiting for {} of {others} other members: {}",
+            awaited.len(),
+            parts.join("; ")
+        );
     }
 
     fn begin_publish(&mut self, model: FinalModel) {

@@ -170,7 +170,9 @@ pub enum StateError {
         message: String,
     },
     /// The state is for another run.
-    #[error("state {path} belongs to run {found}, not to this run {expected}")]
+    #[error(
+        "the state directory {path} holds the state of another run (run hash {found}; this run's is {expected}): give this node another `state-dir` in node.toml, or, if that run is over and you no longer need its model and ledger, remove {path}"
+    )]
     OtherRun {
         /// The file.
         path: PathBuf,

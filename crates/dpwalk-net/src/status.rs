@@ -72,6 +72,22 @@ pub enum StatusError {
         /// The reason.
         source: std::io::Error,
     },
+    /// The address is not `host:port`, or its host name does not resolve.
+    #[error("status address {addr}: {message}")]
+    Address {
+        /// The address.
+        addr: String,
+        /// Why.
+        message: String,
+    },
+    /// Nothing listens at the address.
+    #[error(
+        "nothing is listening at {addr}: is the node running (`dpwalk node --config node.toml`), and is this its node.toml's `status` address?"
+    )]
+    NotListening {
+        /// The address.
+        addr: String,
+    },
     /// The answer was not a status.
     #[error("status endpoint {addr} answered something that is not a dpwalk status: {message}")]
     Malformed {
@@ -256,11 +272,7 @@ pub fn fetch(addr: &str, path: &str, timeout: Duration) -> Result<String, Status
         addr: addr.to_string(),
         source,
     };
-    let target: std::net::SocketAddr = addr.parse().map_err(|e| StatusError::Malformed {
-        addr: addr.to_string(),
-        message: format!("not a host:port address: {e}"),
-    })?;
-    let mut stream = std::net::TcpStream::connect_timeout(&target, timeout).map_err(io)?;
+    let mut stream = connect(addr, timeout)?;
     stream.set_read_timeout(Some(timeout)).map_err(io)?;
     stream
         .write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
@@ -281,6 +293,49 @@ pub fn fetch(addr: &str, path: &str, timeout: Duration) -> Result<String, Status
         return Err(malformed(head.lines().next().unwrap_or("")));
     }
     Ok(body.to_string())
+}
+
+/// Connects to `addr` (`host:port`; a host name such as `localhost` is resolved, and each of its
+/// addresses tried in turn), within `timeout` per address.
+fn connect(addr: &str, timeout: Duration) -> Result<std::net::TcpStream, StatusError> {
+    use std::net::ToSocketAddrs;
+    let bad = |message: String| StatusError::Address {
+        addr: addr.to_string(),
+        message,
+    };
+    if addr
+        .rsplit_once(':')
+        .is_none_or(|(host, port)| host.is_empty() || port.parse::<u16>().is_err())
+    {
+        return Err(bad(
+            "not a host:port address (e.g. 127.0.0.1:9101 or localhost:9101)".into(),
+        ));
+    }
+    let targets: Vec<std::net::SocketAddr> = addr
+        .to_socket_addrs()
+        .map_err(|e| bad(format!("the host does not resolve: {e}")))?
+        .collect();
+    let mut refused = 0;
+    let mut last = None;
+    for target in &targets {
+        match std::net::TcpStream::connect_timeout(target, timeout) {
+            Ok(stream) => return Ok(stream),
+            Err(e) => {
+                refused += usize::from(e.kind() == std::io::ErrorKind::ConnectionRefused);
+                last = Some(e);
+            }
+        }
+    }
+    match last {
+        _ if refused == targets.len() && refused > 0 => Err(StatusError::NotListening {
+            addr: addr.to_string(),
+        }),
+        Some(source) => Err(StatusError::Io {
+            addr: addr.to_string(),
+            source,
+        }),
+        None => Err(bad("the host resolves to no address".into())),
+    }
 }
 
 /// Fetches and decodes the status at `addr`.

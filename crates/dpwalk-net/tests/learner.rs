@@ -282,3 +282,25 @@ fn the_last_step_publishes_the_final_model() {
     assert!(l.state().outgoing.is_none());
     assert!(l.state().final_model.is_some());
 }
+
+/// A run whose `dimension` is not the data's is refused when the learner opens, with both
+/// numbers, before any state is written (it used to panic in the prox at the first step).
+#[test]
+fn a_run_dimension_that_is_not_the_datas_is_refused_at_open() {
+    let run = Run::parse(&RUN.replace("dimension = 3", "dimension = 5"), "test").unwrap();
+    let problem = node_problem(&run, 0, data()).unwrap();
+    let params = run.admm_params().unwrap();
+    let prox = problem.local_prox(params.gamma()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let err = Learner::open(&run, 0, &problem, &prox, params, &state, &[]).unwrap_err();
+    assert!(
+        matches!(err, LearnerError::Dimension { run: 5, data: 3 }),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "the run's dimension is 5, but the node's data make a model of dimension 3"
+    );
+    assert!(!state.exists(), "state written before the refusal");
+}

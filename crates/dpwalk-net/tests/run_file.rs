@@ -390,3 +390,40 @@ fn a_budget_calibrates_sigma_for_the_planned_contributions() {
     let run = parse(EXAMPLE).unwrap();
     assert!(run.calibrate().unwrap().is_none());
 }
+
+/// The refusal of another member's run file names each key with both values, from the other
+/// member's canonical text, even when that text is not a valid run.
+#[test]
+fn differences_carry_both_values() {
+    let base = parse(EXAMPLE).unwrap();
+    let other = parse(&EXAMPLE.replace("sigma = 2.0", "sigma = 2.5")).unwrap();
+    let d = base.diff_text(&other.canonical_toml());
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(
+        d[0].describe("member 1's"),
+        "algorithm.sigma: 2.0 here, 2.5 in member 1's"
+    );
+    assert_eq!(
+        d[0].swapped().describe("member 0's"),
+        "algorithm.sigma: 2.5 here, 2.0 in member 0's"
+    );
+    // Not a valid run (σ < 0), still TOML: the key and both values.
+    let invalid = base.canonical_toml().replace("sigma = 2.0", "sigma = -1.0");
+    assert_eq!(
+        base.diff_text(&invalid)[0].describe("theirs"),
+        "algorithm.sigma: 2.0 here, -1.0 in theirs"
+    );
+    // A key only one side has.
+    let extra =
+        parse(&EXAMPLE.replace("kind = \"complete\"", "kind = \"complete\"\nseed = 3")).unwrap();
+    assert_eq!(
+        base.diff_text(&extra.canonical_toml())[0].describe("theirs"),
+        "topology.seed: absent here, 3 in theirs"
+    );
+    // Not TOML at all: said so, with this run's hash.
+    let garbage = base.diff_text("\u{0}not toml");
+    assert!(
+        garbage[0].describe("theirs").contains("not TOML"),
+        "{garbage:?}"
+    );
+}

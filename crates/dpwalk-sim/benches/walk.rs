@@ -78,7 +78,8 @@ fn walk(b: Bencher, problem: &Problem, params: &AdmmParams, steps: usize) {
                 &mut w,
                 &mut rngs[holder],
                 &mut scratch,
-            );
+            )
+            .expect("the bench's vectors fit its problem");
             holder = next;
         }
     });

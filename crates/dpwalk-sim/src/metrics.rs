@@ -114,8 +114,12 @@ impl Evaluator<'_> {
                     *vk = 2.0 * zk - uk;
                 }
                 x.copy_from_slice(z);
-                prox.prox(i, &v, &mut x, &mut scratch);
-                distance(&x, z)
+                // A metric: a prox that refuses its input (never, for the simulator's own
+                // vectors) makes the gap NaN rather than stop the run.
+                match prox.prox(i, &v, &mut x, &mut scratch) {
+                    Ok(()) => distance(&x, z),
+                    Err(_) => f64::NAN,
+                }
             })
             .sum();
         total / n as f64

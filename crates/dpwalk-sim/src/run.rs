@@ -112,7 +112,7 @@ pub const LATE_WINDOW: u64 = 65_536;
 /// Runs `algorithm` on `problem` with `schedule`; `progress(k)` is called as steps complete.
 /// With a `policy`, every contribution is first allowed by it (the run's budget, as a daemon
 /// asks its own); a walk holder it refuses makes a noise-only step
-/// ([`visit_spent`]), a federated or centralized block sits the round out.
+/// ([`Turn::NoiseOnly`]), a federated or centralized block sits the round out.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     problem: &Problem,
@@ -173,7 +173,7 @@ pub fn run(
                         &mut state.w,
                         &mut state.rngs[holder],
                         &mut scratch,
-                    );
+                    )?;
                     match c {
                         Some(c) => {
                             clipped += u64::from(c.clipped);
@@ -207,7 +207,7 @@ pub fn run(
                             continue;
                         }
                         let (rng, u) = (&mut state.rngs[i], &mut state.u[i * dim..(i + 1) * dim]);
-                        let c = admm_contribution(prox, params, i, u, &z, rng, &mut scratch);
+                        let c = admm_contribution(prox, params, i, u, &z, rng, &mut scratch)?;
                         for (acc, d) in round_du.iter_mut().zip(scratch.last_du()) {
                             *acc += d;
                         }

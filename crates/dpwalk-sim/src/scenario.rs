@@ -351,7 +351,7 @@ impl Default for PrivacySpec {
 }
 
 fn default_delta() -> f64 {
-    1e-6
+    dpwalk_privacy::DEFAULT_DELTA
 }
 fn default_true() -> bool {
     true
@@ -728,8 +728,10 @@ impl Scenario {
                         for &gamma in &or(&s.gamma, a.gamma) {
                             for &lambda in &or(&s.lambda, a.lambda) {
                                 for &lr in &or(&s.lr, a.lr) {
+                                    let clip_text =
+                                        clip.map_or_else(|| "none".into(), |c| c.to_string());
                                     let context = format!(
-                                        "{} point (sigma={sigma}, clip={clip:?}, gamma={gamma}, lambda={lambda}, lr={lr})",
+                                        "{} point (sigma={sigma}, clip={clip_text}, gamma={gamma}, lambda={lambda}, lr={lr})",
                                         name.as_str()
                                     );
                                     let param = |source| ScenarioError::Param {

@@ -139,6 +139,40 @@ pub enum ProblemError {
         /// Objective at the last iterate.
         objective: f64,
     },
+    /// A vector handed to a step or a prox has the wrong length for the problem (e.g. a run's
+    /// `dimension` that is not its data's).
+    #[error("{what} has {got} values, but the problem's model dimension is {expected}")]
+    Length {
+        /// Which vector (`"the token's w"`, `"u_i"`, …).
+        what: &'static str,
+        /// The problem's dimension.
+        expected: usize,
+        /// The vector's length.
+        got: usize,
+    },
+    /// A user index past the problem's users.
+    #[error("user {user} does not exist: the problem has {n_users} users")]
+    User {
+        /// The index given.
+        user: usize,
+        /// Users of the problem.
+        n_users: usize,
+    },
+}
+
+impl ProblemError {
+    /// `Ok` when `got == expected`, else [`ProblemError::Length`] naming `what`.
+    pub fn check_length(what: &'static str, expected: usize, got: usize) -> Result<(), Self> {
+        if got == expected {
+            Ok(())
+        } else {
+            Err(ProblemError::Length {
+                what,
+                expected,
+                got,
+            })
+        }
+    }
 }
 
 /// The loss of one record.

@@ -48,7 +48,7 @@ fn check_prox_optimality(
         } else {
             normals(&mut rng, problem.dim())
         };
-        prox.prox(user, &v, &mut x, &mut scratch);
+        prox.prox(user, &v, &mut x, &mut scratch).unwrap();
         let (res, scale) = prox_residual(problem, user, gamma, &v, &x);
         prop_assert!(
             res <= rel_tol * scale,
@@ -86,7 +86,7 @@ proptest! {
         for (user, &m) in ms.iter().enumerate() {
             let v = normals(&mut rng, p);
             let mut x = vec![0.0; p];
-            prox.prox(user, &v, &mut x, &mut scratch);
+            prox.prox(user, &v, &mut x, &mut scratch).unwrap();
             let a = DMatrix::from_row_slice(m, p, problem.data().features(user));
             let b = DVector::from_column_slice(problem.data().labels(user));
             let mf = m.max(1) as f64;
@@ -229,7 +229,7 @@ fn user_without_records_has_zero_loss_and_identity_prox() {
         assert!(g.iter().all(|&v| v == 0.0));
         let prox = problem.local_prox(1.0).unwrap();
         let mut out = vec![0.0; problem.dim()];
-        prox.prox(1, &x, &mut out, &mut prox.scratch());
+        prox.prox(1, &x, &mut out, &mut prox.scratch()).unwrap();
         assert_eq!(out, x);
     }
 }
@@ -697,7 +697,8 @@ fn throughput() {
             &mut w,
             &mut rng,
             &mut scratch,
-        );
+        )
+        .unwrap();
     }
     let rate = steps as f64 / start.elapsed().as_secs_f64();
     eprintln!("squared p = 64, one record: {rate:.3e} walk steps/s");
@@ -707,7 +708,7 @@ fn throughput() {
     let mut x = vec![0.0; p];
     let start = Instant::now();
     for k in 0..steps {
-        prox.prox(k % n, &v, &mut x, &mut ps);
+        prox.prox(k % n, &v, &mut x, &mut ps).unwrap();
     }
     eprintln!(
         "squared p = 64, one record: {:.3e} prox/s",
@@ -758,7 +759,7 @@ fn throughput() {
         for k in 0..calls {
             x.resize(dim, 0.0);
             x.copy_from_slice(&z);
-            prox.prox(k % ms.len(), &v, &mut x, &mut ps);
+            prox.prox(k % ms.len(), &v, &mut x, &mut ps).unwrap();
             worst = worst.max(ps.last_certificate());
         }
         let rate = calls as f64 / start.elapsed().as_secs_f64();

@@ -111,6 +111,11 @@ impl<'a> LocalProx<'a> {
         self.gamma
     }
 
+    /// The problem's model dimension, which [`LocalProx::prox`] requires of its vectors.
+    pub fn dim(&self) -> usize {
+        self.problem.dim()
+    }
+
     /// Buffers sized for this problem.
     pub fn scratch(&self) -> ProxScratch {
         let data = self.problem.data();
@@ -165,16 +170,30 @@ impl<'a> LocalProx<'a> {
     /// On entry `out` holds a starting point for iterative solvers (the step passes the current
     /// model `z`). Exact for squared loss; certified to a tolerance for the others
     /// ([`ProxScratch::last_certificate`]).
-    pub fn prox(&self, user: usize, v: &[f64], out: &mut [f64], scratch: &mut ProxScratch) {
+    ///
+    /// # Errors
+    /// [`ProblemError::Length`] when `v` or `out` is not of the problem's dimension,
+    /// [`ProblemError::User`] when `user` is not one of its users; nothing is computed then.
+    pub fn prox(
+        &self,
+        user: usize,
+        v: &[f64],
+        out: &mut [f64],
+        scratch: &mut ProxScratch,
+    ) -> Result<(), ProblemError> {
         let dim = self.problem.dim();
-        assert_eq!(v.len(), dim, "model dimension");
-        assert_eq!(out.len(), dim, "model dimension");
+        ProblemError::check_length("the prox's argument", dim, v.len())?;
+        ProblemError::check_length("the prox's output", dim, out.len())?;
+        let n_users = self.problem.n_users();
+        if user >= n_users {
+            return Err(ProblemError::User { user, n_users });
+        }
         let data = self.problem.data();
         let m = data.records(user);
         scratch.certificate = 0.0;
         if m == 0 {
             out.copy_from_slice(v);
-            return;
+            return Ok(());
         }
         let p = data.data.n_features;
         let (a, b) = (data.features(user), data.labels(user));
@@ -237,6 +256,7 @@ impl<'a> LocalProx<'a> {
                 }
             }
         }
+        Ok(())
     }
 }
 

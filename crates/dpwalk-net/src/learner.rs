@@ -34,6 +34,19 @@
 //! has custody, re-sends, and the node steps again from the same `u_i` and RNG position, to the
 //! same result.
 //!
+//! # Restored copies
+//! A state directory is not a backup to restore. The state carries the node's RNG position: a
+//! state put back from an older copy would draw again the noise it already drew (and published,
+//! in the tokens it sent) for the steps after the copy, and its ledger would lose those steps.
+//! [`Learner::open`] refuses a state older than its ledger ([`LearnerError::RolledBack`]: more
+//! records than the state's contributions, or a record past the state's last seq), and a ledger
+//! older than its state ([`LearnerError::Inconsistent`]). A state and a ledger restored
+//! *together*, from one older copy of the whole directory, agree with each other and are not
+//! detected: nothing on the host records the node's progress outside the directory a restore
+//! puts back (only the other members saw the later steps, and they keep no per-member record of
+//! them). Restoring a state directory from a backup in the middle of a run therefore reuses noise
+//! without a word; see README.md, "What a node guarantees".
+//!
 //! What happens after the commit (acknowledgements, releases) is kept in memory only: after a
 //! restart the node re-sends its outgoing token, and the receiver's answer (an acknowledgement for
 //! a token it already took, a refusal for one the walk has passed) settles it.
@@ -101,6 +114,26 @@ pub enum LearnerError {
         run: usize,
         /// The problem's.
         data: usize,
+    },
+    /// The ledger holds contributions the state does not: the state files were put back from an
+    /// older copy (or replaced), which no crash does.
+    #[error(
+        "the state in {state_dir} is older than its ledger: {ledger} holds {records} contributions up to seq {ledger_last}, the state knows of {contributions}{}. The state files were restored from an older copy (or replaced); resuming from them would draw again the noise this node already used for later steps (the RNG position is rewound) and lose those steps from its privacy accounting, so the node refuses to start. Put back the state files (`state.0` and `state.1`) that go with this ledger; if they are lost, this member cannot rejoin this run safely: its noise stream is fixed by the run's seed and its index, so even a fresh `state-dir` would reuse it. Keep the ledger (it is what this member has spent) and start a new run (another `seed`) with fresh state directories",
+        state_last.map_or_else(|| ", and no seq handled".to_string(), |s| format!(" up to seq {s}"))
+    )]
+    RolledBack {
+        /// The state directory.
+        state_dir: PathBuf,
+        /// The ledger file.
+        ledger: PathBuf,
+        /// The ledger's records.
+        records: u64,
+        /// The ledger's last seq.
+        ledger_last: u64,
+        /// The state's contributions.
+        contributions: u64,
+        /// The last seq the state handled.
+        state_last: Option<u64>,
     },
     /// The state and the ledger disagree in a way no crash explains.
     #[error("state and ledger {ledger} disagree: {message}")]
@@ -241,10 +274,25 @@ impl<'p> Learner<'p> {
                 "repaired the ledger: a crash came before these contributions' records reached it"
             );
         }
-        if ledger.records() != state.contributions {
+        let records = ledger.records();
+        // No crash leaves a ledger record without its step's commit: a ledger ahead of its state
+        // means the state was put back (see the module docs, "Restored copies").
+        if let Some(ledger_last) = ledger.last_seq()
+            && (records > state.contributions
+                || state.last_seq.is_none_or(|last| ledger_last > last))
+        {
+            return Err(LearnerError::RolledBack {
+                state_dir: state_dir.to_path_buf(),
+                ledger: ledger_path.clone(),
+                records,
+                ledger_last,
+                contributions: state.contributions,
+                state_last: state.last_seq,
+            });
+        }
+        if records != state.contributions {
             return Err(inconsistent(format!(
-                "{} records for {} contributions",
-                ledger.records(),
+                "the ledger holds {records} records for the state's {} contributions: it lacks records of contributions this node made (it was restored from an older copy, truncated or replaced), and the node would under-count its privacy spending. Put back the ledger that matches the state",
                 state.contributions
             )));
         }

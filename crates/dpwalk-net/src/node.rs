@@ -373,6 +373,12 @@ pub async fn run(
         Some(addr) => {
             let (bound, serve) = crate::status::bind(addr, status).await?;
             tracing::info!(%bound, "status endpoint: GET /status, GET /metrics");
+            if !bound.ip().is_loopback() {
+                tracing::warn!(
+                    "the status endpoint listens on {bound}, not on loopback: anyone who can reach that address can read this node's privacy spending (local epsilon against its budget) and its step counts; set `status = \"127.0.0.1:{}\"` in node.toml unless that is what you want",
+                    bound.port()
+                );
+            }
             Some(serve)
         }
         None => None,

@@ -31,6 +31,16 @@
 //! reported, never guessed (guessing would fork the walk): a torn or damaged file, the wrong
 //! magic, a checksum failure.
 //!
+//! # One process per state directory
+//! [`StateDir::open`] first takes an exclusive advisory lock on `lock` in the directory
+//! ([`std::fs::File::try_lock`]: `flock` on Unix, `LockFileEx` on Windows), before it reads
+//! anything, and holds it as long as the [`StateDir`] lives (the node's lifetime): a second process
+//! on the same directory, such as the same `node.toml` started twice, is refused at once with
+//! [`StateError::Locked`], naming the directory and the holder's PID, which the holder writes into
+//! the lock file. Two processes on one state would fork the walk from one `u_i` and one RNG
+//! position and split one ledger between them. The lock is released by the operating system when
+//! the process ends, however it ends; the file stays.
+//!
 //! This costs one flush of one small file per commit where the rename scheme cost two file and
 //! directory flushes (`BENCHMARKS.md`, `state_commit_p64`); it is what keeps a hop near 1 ms.
 //!
@@ -49,6 +59,9 @@ use crate::run::RunHash;
 
 /// The two slot files' names in the state directory.
 pub const SLOT_FILES: [&str; 2] = ["state.0", "state.1"];
+
+/// The lock file's name in the state directory (it holds the PID of the process holding it).
+pub const LOCK_FILE: &str = "lock";
 
 const MAGIC: &[u8; 8] = b"DPWSTAT3";
 /// Magic, generation and length before the payload, checksum after.
@@ -169,6 +182,17 @@ pub enum StateError {
         /// The reason.
         message: String,
     },
+    /// Another process holds the state directory (see the module docs).
+    #[error(
+        "the state directory {dir} is in use by another process{}: a second node on the same state would fork the walk and split its privacy ledger. Stop that node first; to run another member, give it its own node.toml with its own `identity` and `state-dir`",
+        holder(*.pid)
+    )]
+    Locked {
+        /// The state directory.
+        dir: PathBuf,
+        /// The PID the holder wrote into the lock file, if it is there yet.
+        pid: Option<u32>,
+    },
     /// The state is for another run.
     #[error(
         "the state directory {path} holds the state of another run (run hash {found}; this run's is {expected}): give this node another `state-dir` in node.toml, or, if that run is over and you no longer need its model and ledger, remove {path}"
@@ -183,10 +207,17 @@ pub enum StateError {
     },
 }
 
-/// The directory holding a node's state: its two slot files, open for commits.
+/// ` (pid 1234)`, or nothing when the PID is not known.
+fn holder(pid: Option<u32>) -> String {
+    pid.map_or_else(String::new, |pid| format!(" (pid {pid})"))
+}
+
+/// The directory holding a node's state: its two slot files, open for commits, and its lock.
 #[derive(Debug)]
 pub struct StateDir {
     dir: PathBuf,
+    /// The lock file, locked exclusively until this value drops.
+    _lock: File,
     slots: [File; 2],
     /// The slot holding the newest valid record and its generation, if any.
     newest: Option<(usize, u64)>,
@@ -196,13 +227,16 @@ pub struct StateDir {
 type SlotRecord = Result<Option<(u64, NodeState)>, StateError>;
 
 impl StateDir {
-    /// Opens the state directory `dir`, creating it and its slot files (durably) if needed.
+    /// Opens the state directory `dir`, creating it and its slot files (durably) if needed, and
+    /// locks it for this process first (see the module docs): [`StateError::Locked`] if another
+    /// process holds it.
     pub fn open(dir: &Path) -> Result<Self, StateError> {
         let io = |path: &Path| {
             let path = path.to_path_buf();
             move |source| StateError::Io { path, source }
         };
         std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let lock = lock(dir)?;
         let mut created = false;
         let mut open = |name: &str| -> Result<File, StateError> {
             let path = dir.join(name);
@@ -221,6 +255,7 @@ impl StateDir {
         }
         let mut states = StateDir {
             dir: dir.to_path_buf(),
+            _lock: lock,
             slots,
             newest: None,
         };
@@ -295,6 +330,42 @@ impl StateDir {
         self.newest = Some((slot, generation));
         Ok(())
     }
+}
+
+/// Takes the exclusive lock on `dir`'s lock file and writes this process's PID into it.
+fn lock(dir: &Path) -> Result<File, StateError> {
+    let path = dir.join(LOCK_FILE);
+    let io = |source| StateError::Io {
+        path: path.clone(),
+        source,
+    };
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(io)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            // The holder may not have written its PID yet: then it is not named.
+            let mut text = String::new();
+            let pid = file
+                .read_to_string(&mut text)
+                .ok()
+                .and_then(|_| text.trim().parse().ok());
+            return Err(StateError::Locked {
+                dir: dir.to_path_buf(),
+                pid,
+            });
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+    }
+    file.set_len(0)
+        .and_then(|()| file.write_all(format!("{}\n", std::process::id()).as_bytes()))
+        .map_err(io)?;
+    Ok(file)
 }
 
 /// The record in slot file `path`: `None` when it is empty.

@@ -11,8 +11,9 @@ use dpwalk_net::learner::{
     LEDGER_FILE, Learner, LearnerError, MAX_UNFLUSHED, Outcome, node_problem,
 };
 use dpwalk_net::run::Run;
+use dpwalk_net::state::SLOT_FILES;
 use dpwalk_privacy::ledger::{Budget, Ledger};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const RUN: &str = r#"
 run-id = "durable"
@@ -164,46 +165,135 @@ fn flushing_the_ledger_empties_the_list_and_the_list_stays_bounded() {
     assert_eq!(a.state().contributions, seqs.len() as u64);
 }
 
+/// The state files of `dir`, read.
+fn state_files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    SLOT_FILES
+        .iter()
+        .map(|name| {
+            let path = dir.join(name);
+            let bytes = std::fs::read(&path).unwrap();
+            (path, bytes)
+        })
+        .collect()
+}
+
+fn put_back(files: &[(PathBuf, Vec<u8>)]) {
+    for (path, bytes) in files {
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
+/// A state put back from an older copy beside a newer ledger: a record is appended only after
+/// its step's commit, so no crash does this. The node refuses to start, says what happened and
+/// what to do, and changes nothing; with the matching state files back it opens again.
 #[test]
-fn a_ledger_record_the_state_does_not_know_is_refused() {
+fn a_state_restored_from_an_older_copy_is_refused() {
     let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join(LEDGER_FILE);
     let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), &[]);
-    let slots = || {
-        let mut files: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.file_name().is_some_and(|n| n != LEDGER_FILE))
-            .collect();
-        files.sort();
-        files
-    };
 
     let mut a = open().unwrap();
     a.receive(token(0), None).unwrap();
-    let before: Vec<_> = slots()
-        .into_iter()
-        .map(|p| (std::fs::read(&p).unwrap(), p))
-        .collect();
-    assert!(
-        !before.is_empty(),
-        "the state lives in files beside the ledger"
-    );
     a.receive(token(4), None).unwrap();
-    drop(a);
-    // A record is appended only after its step's commit, so no crash leaves the ledger ahead of
-    // the state: put the state files back as they were after step 0.
-    for (bytes, path) in &before {
-        std::fs::write(path, bytes).unwrap();
+    a.flush_ledger().unwrap();
+    let copy = state_files(dir.path());
+    for seq in [8, 12, 16] {
+        a.receive(token(seq), None).unwrap();
     }
+    a.flush_ledger().unwrap();
+    a.receive(token(20), None).unwrap();
+    let newest = a.state().clone();
+    drop(a);
+    let current = state_files(dir.path());
+    let ledger_bytes = std::fs::read(&ledger).unwrap();
+
+    put_back(&copy);
+    let err = open().unwrap_err();
+    match &err {
+        LearnerError::RolledBack {
+            records,
+            ledger_last,
+            contributions,
+            state_last,
+            ..
+        } => assert_eq!(
+            (*records, *ledger_last, *contributions, *state_last),
+            (6, 20, 2, Some(4))
+        ),
+        other => panic!("expected a rolled-back state, got {other:?}"),
+    }
+    let message = err.to_string();
+    for needle in [
+        &format!(
+            "the state in {} is older than its ledger",
+            dir.path().display()
+        ),
+        "holds 6 contributions up to seq 20, the state knows of 2 up to seq 4",
+        "restored from an older copy",
+        "draw again the noise",
+        "lose those steps from its privacy accounting",
+        "Put back the state files (`state.0` and `state.1`) that go with this ledger",
+        "start a new run (another `seed`)",
+    ] {
+        assert!(
+            message.contains(needle),
+            "{needle:?} missing from: {message}"
+        );
+    }
+    assert_eq!(state_files(dir.path()), copy, "the refusal wrote the state");
+    assert_eq!(
+        std::fs::read(&ledger).unwrap(),
+        ledger_bytes,
+        "the refusal wrote the ledger"
+    );
+
+    // The state files removed altogether: the same refusal, for a state that handled nothing.
+    for (path, _) in &copy {
+        std::fs::remove_file(path).unwrap();
+    }
+    let message = open().unwrap_err().to_string();
+    assert!(
+        message.contains("the state knows of 0, and no seq handled"),
+        "{message}"
+    );
+
+    // The state files that go with the ledger: the node resumes where it was.
+    put_back(&current);
+    let b = open().unwrap();
+    assert_eq!(b.state(), &newest);
+    assert_eq!(Ledger::seqs(&ledger).unwrap(), vec![0, 4, 8, 12, 16, 20]);
+}
+
+/// A ledger put back from an older copy under a newer state loses contributions from the
+/// accounting: refused, with what happened.
+#[test]
+fn a_ledger_restored_from_an_older_copy_is_refused() {
+    let (run, problem, params) = node_zero();
+    let prox = problem.local_prox(params.gamma()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join(LEDGER_FILE);
+    let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), &[]);
+
+    let mut a = open().unwrap();
+    a.receive(token(0), None).unwrap();
+    a.flush_ledger().unwrap();
+    let old_ledger = std::fs::read(&ledger).unwrap();
+    a.receive(token(4), None).unwrap();
+    a.receive(token(8), None).unwrap();
+    a.flush_ledger().unwrap();
+    // One more commit, so that the state no longer lists the flushed records' seqs.
+    a.receive(token(12), None).unwrap();
+    drop(a);
+    std::fs::write(&ledger, &old_ledger).unwrap();
     match open() {
-        Err(LearnerError::Inconsistent { message, .. }) => {
-            assert!(
-                message.contains("2 records for 1 contributions"),
-                "{message}"
-            );
-        }
+        Err(LearnerError::Inconsistent { message, .. }) => assert!(
+            message.contains("the ledger holds 2 records for the state's 4 contributions")
+                && message.contains("restored from an older copy")
+                && message.contains("Put back the ledger that matches the state"),
+            "{message}"
+        ),
         other => panic!("expected an inconsistency, got {other:?}"),
     }
 }

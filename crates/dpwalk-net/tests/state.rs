@@ -1,11 +1,12 @@
 //! Durable node state: round trip, fresh directory, torn and damaged records detected at every
-//! byte, a crash mid-commit leaving the previous state, and states of other runs refused.
+//! byte, a crash mid-commit leaving the previous state, states of other runs refused, and a
+//! directory already open refused.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use dpwalk_net::codec::Token;
 use dpwalk_net::run::RunHash;
-use dpwalk_net::state::{Custody, NodeState, SLOT_FILES, StateDir, StateError};
+use dpwalk_net::state::{Custody, LOCK_FILE, NodeState, SLOT_FILES, StateDir, StateError};
 use libp2p_identity::PeerId;
 
 fn state(seq: u64) -> NodeState {
@@ -75,6 +76,7 @@ fn round_trip_is_exact() {
         states.commit(&b).unwrap();
         assert_eq!(states.load().unwrap().unwrap(), b);
         // A reopened directory continues from the newest slot.
+        drop(states);
         states = StateDir::open(dir.path()).unwrap();
         assert_eq!(states.load().unwrap().unwrap(), b);
     }
@@ -131,11 +133,13 @@ fn a_crash_mid_commit_keeps_the_previous_state() {
     let before = states.load().unwrap().unwrap();
     assert_eq!(before.last_seq, Some(3));
     let old = slot(dir.path(), 1);
+    drop(states);
     let next = {
         let mut s = StateDir::open(dir.path()).unwrap();
         s.commit(&state(4)).unwrap();
         slot(dir.path(), 1)
     };
+    let states = StateDir::open(dir.path()).unwrap();
     let path = dir.path().join(SLOT_FILES[1]);
     for written in 0..next.len() {
         let mut torn = old.clone();
@@ -154,6 +158,7 @@ fn a_crash_mid_commit_keeps_the_previous_state() {
         assert_eq!(states.load().unwrap().unwrap(), before, "byte {i}");
     }
     // The next commit goes through despite the wreck, and wins.
+    drop(states);
     let mut states = StateDir::open(dir.path()).unwrap();
     let after = state(4);
     states.commit(&after).unwrap();
@@ -183,4 +188,41 @@ fn a_file_of_something_else_is_refused() {
     )
     .unwrap();
     assert!(matches!(states.load(), Err(StateError::BadMagic { .. })));
+}
+
+#[test]
+fn a_directory_held_by_another_state_dir_is_refused_until_it_is_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = StateDir::open(dir.path()).unwrap();
+    first.commit(&state(1)).unwrap();
+    let pid = std::process::id();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(LOCK_FILE)).unwrap(),
+        format!("{pid}\n")
+    );
+    // The lock is per open file: a second opening, even in this process, is refused, names the
+    // directory and the holder's PID, and leaves the holder's state and lock file alone.
+    let err = StateDir::open(dir.path()).unwrap_err();
+    match &err {
+        StateError::Locked { dir: d, pid: p } => {
+            assert_eq!(d, dir.path());
+            assert_eq!(*p, Some(pid));
+        }
+        other => panic!("expected Locked, got {other:?}"),
+    }
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!(
+            "{} is in use by another process (pid {pid})",
+            dir.path().display()
+        )) && message.contains("Stop that node first")
+            && message.contains("`state-dir`"),
+        "{message}"
+    );
+    first.commit(&state(2)).unwrap();
+    assert_eq!(first.load().unwrap().unwrap().last_seq, Some(2));
+    // Closed, the directory opens again, with the state the holder left.
+    drop(first);
+    let again = StateDir::open(dir.path()).unwrap();
+    assert_eq!(again.load().unwrap().unwrap().last_seq, Some(2));
 }

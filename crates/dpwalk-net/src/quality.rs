@@ -67,8 +67,8 @@ impl std::fmt::Display for Warning {
         match *self {
             Warning::Clipped { clipped, of, clip } => write!(
                 f,
-                "the clip C = {clip} cut {clipped} of the last {of} updates of this node: they \
-                 all have norm C, whatever the data say; raise clip C (and sigma in proportion, \
+                "the clip C = {clip} cut {clipped} of the last {of} updates of this node: \
+                 those have norm C, whatever the data say; raise clip C (and sigma in proportion, \
                  to keep the same privacy: it depends on sigma/C); when the noise warning shows \
                  too, it is the noise carried in u_i that makes the updates large"
             ),

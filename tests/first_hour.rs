@@ -278,3 +278,64 @@ fn log_level_flag_replaces_rust_log() {
     assert!(info.contains(" INFO "), "{info}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Item 3 of "A new user's first hour": a run whose noise dwarfs the clipped update, and whose clip
+/// then cuts every update, is said in the log (once per condition) and in the status (JSON and
+/// `dpwalk status`), with what to change.
+#[test]
+fn noise_that_dwarfs_the_update_and_a_clip_cutting_every_update_are_warned_about() {
+    let dir = temp_dir("first-hour-quality");
+    // σ = 40, C = 1, p = 4: one step's noise is (40/2)·√4 = 40 times the largest update.
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 400, "sigma = 40");
+    let first = dpwalk_core::walk::start_holder(5, 2);
+    let mut reaper = Reaper::default();
+    // The first holder alone: it makes the walk's first step and holds the token.
+    reaper.0.push((first, cluster.spawn(first, &[])));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = cluster.status(first).filter(|s| s.steps_done == 1) {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no first step:\n{}",
+            cluster.log(first)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status.warnings.len(), 1, "{:?}", status.warnings);
+    assert!(
+        status.warnings[0].contains("40.0 times the largest update"),
+        "{:?}",
+        status.warnings
+    );
+    let recent = status.clipped_recent.expect("one contribution");
+    assert_eq!(recent.of, 1);
+    let port = cluster.members[first].status.rsplit_once(':').unwrap().1;
+    let out = dpwalk(&["status", "--addr", &format!("127.0.0.1:{port}")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("warning    the noise of one step"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("of the last 1 updates"), "{stdout}");
+    // The other member joins; the walk ends.
+    let other = 1 - first;
+    reaper.0.push((other, cluster.spawn(other, &[])));
+    cluster.wait_all(&mut reaper.0, Duration::from_secs(120));
+    for i in 0..2 {
+        let log = cluster.log(i);
+        assert_eq!(
+            log.matches("times the largest update").count(),
+            1,
+            "node {i}, the noise said once:\n{log}"
+        );
+        // About 200 contributions each, nearly all clipped under this noise: said once.
+        assert_eq!(
+            log.matches("of the last 50 updates of this node").count(),
+            1,
+            "node {i}, the clip said once:\n{log}"
+        );
+        assert!(log.contains("raise clip C"), "{log}");
+    }
+}

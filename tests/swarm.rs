@@ -107,10 +107,40 @@ fn check_final_models_agree(out: &Path, nodes: usize, steps: u64) -> Vec<u64> {
     z0
 }
 
+/// The rows of a run directory's `metrics.csv` without the consensus gap (the simulator's only:
+/// it needs every user's `u_i`), which the header must end with.
+fn metrics_rows(dir: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join("metrics.csv")).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    assert!(header.ends_with(",consensus_gap"), "{header}");
+    lines
+        .map(|l| l.rsplit_once(',').unwrap().0.to_string())
+        .collect()
+}
+
+/// The swarm's metrics are the simulator's, row for row: the nodes record the model at every
+/// `eval-every` hops and the swarm evaluates it with the simulator's evaluator.
+fn check_metrics_match_the_simulators(out: &Path, rows: usize) {
+    let swarm = metrics_rows(&out.join("swarm"));
+    assert_eq!(swarm.len(), rows, "{swarm:#?}");
+    assert_eq!(swarm, metrics_rows(&out.join("sim")));
+}
+
 #[test]
 fn five_daemons_end_with_the_simulators_z_bit_for_bit() {
     let out = temp_dir("equivalence");
-    swarm(&out.join("swarm"), &["--nodes", "5", "--set", "steps=200"]);
+    swarm(
+        &out.join("swarm"),
+        &[
+            "--nodes",
+            "5",
+            "--set",
+            "steps=200",
+            "--set",
+            "eval-every=40",
+        ],
+    );
     let status = dpwalk()
         .args([
             "sim",
@@ -120,12 +150,15 @@ fn five_daemons_end_with_the_simulators_z_bit_for_bit() {
             "users=5",
             "--set",
             "steps=200",
+            "--set",
+            "eval-every=40",
             "--out",
         ])
         .arg(out.join("sim"))
         .status()
         .expect("runs");
     assert!(status.success());
+    check_metrics_match_the_simulators(&out, 5);
     let z = check_final_models_agree(&out.join("swarm"), 5, 200);
     assert_eq!(z, z_bits(&json(&out.join("sim/final_model.json"))));
     assert_eq!(z, z_bits(&json(&out.join("swarm/final_model.json"))));
@@ -166,6 +199,8 @@ fn with_a_budget_the_daemons_skip_the_simulators_steps_and_stay_within_it() {
         "privacy.epsilon=8",
         "--set",
         "algorithm.sigma=0",
+        "--set",
+        "eval-every=30",
     ];
     swarm(
         &out.join("swarm"),
@@ -212,6 +247,8 @@ fn with_a_budget_the_daemons_skip_the_simulators_steps_and_stay_within_it() {
         Some(skipped as f64)
     );
     assert_eq!(recorded + skipped, 200, "every step made or skipped once");
+    // 30, 60, ..., 180 and the end: the contributions of each row (skipped steps excluded) too.
+    check_metrics_match_the_simulators(&out, 7);
     let _ = std::fs::remove_dir_all(&out);
 }
 

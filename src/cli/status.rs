@@ -55,6 +55,15 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
         s.budget_epsilon
             .map_or_else(String::new, |b| format!(" (budget {b})"))
     );
+    if let Some(c) = s.clipped_recent {
+        println!(
+            "clip       cut {} of the last {} updates of this node",
+            c.clipped, c.of
+        );
+    }
+    for w in &s.warnings {
+        println!("warning    {w}");
+    }
     println!("finished   {}", s.finished);
     Ok(())
 }

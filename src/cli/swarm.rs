@@ -435,6 +435,7 @@ fn write_nodes(
     let n = loaded.scenario.users;
     let ports = free_ports(2 * n)?;
     let data = prepared.problem.data();
+    let eval_every = loaded.scenario.eval_interval();
     let mut nodes = Vec::with_capacity(n);
     for i in 0..n {
         let dir = out.join(format!("node-{i}"));
@@ -475,7 +476,8 @@ fn write_nodes(
         let config = format!(
             "# Node {i} of a local swarm (see the README, \"Running nodes on separate hosts\").\n\
              run = \"../run.toml\"\nidentity = \"node.key\"\nstate-dir = \"state\"\n\
-             listen = [\"/ip4/127.0.0.1/tcp/{p2p}\"]\nmdns = false\nstatus = \"127.0.0.1:{status}\"\n\n\
+             listen = [\"/ip4/127.0.0.1/tcp/{p2p}\"]\nmdns = false\nstatus = \"127.0.0.1:{status}\"\n\
+             eval-every = {eval_every}\n\n\
              [data]\nsource = \"csv\"\npath = \"data.csv\"\n"
         );
         std::fs::write(dir.join("node.toml"), config)
@@ -719,10 +721,30 @@ fn collect(
         optimum: &prepared.optimum,
     };
     let t = Instant::now();
-    let eval = evaluator.evaluate_model(s.steps, contributions, &first.z);
+    // The simulator's evaluation points: the models the nodes recorded at every `eval-every`
+    // hops, then the final model; each counts the contributions made before it (the ledgers).
+    let mut made = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        let path = node
+            .dir
+            .join("state")
+            .join(dpwalk_net::learner::LEDGER_FILE);
+        made.extend(
+            dpwalk_privacy::ledger::Ledger::seqs(&path)
+                .with_context(|| format!("reading {}", path.display()))?,
+        );
+    }
+    made.sort_unstable();
+    let before = |seq: u64| made.partition_point(|&q| q < seq) as u64;
+    let recorded = recorded_models(nodes, s.steps, s.eval_interval(), prepared.problem.dim())?;
+    let mut evals: Vec<_> = recorded
+        .iter()
+        .map(|(&seq, z)| evaluator.evaluate_model(seq, before(seq), z))
+        .collect();
+    evals.push(evaluator.evaluate_model(s.steps, contributions, &first.z));
     let eval_seconds = t.elapsed().as_secs_f64();
     let run = RunResult {
-        evals: vec![eval],
+        evals,
         z: first.z.clone(),
         w: Vec::new(),
         contributions,
@@ -740,6 +762,77 @@ fn collect(
         runs: vec![run],
         seeds: vec![simulate::repetition_seed(s.seed, 0)],
     })
+}
+
+/// The models the nodes recorded on the way (`state/evals.csv`, see
+/// `dpwalk_net::learner::Learner::with_evals`), by seq. A seq recorded twice with different models
+/// (a walk forked by a re-route) keeps the lowest node's, and the swarm says so; seqs that no node
+/// recorded (a write that failed) are said too.
+fn recorded_models(
+    nodes: &[NodeProc],
+    steps: u64,
+    every: u64,
+    dim: usize,
+) -> anyhow::Result<std::collections::BTreeMap<u64, Vec<f64>>> {
+    let mut models = std::collections::BTreeMap::new();
+    let mut forked = 0usize;
+    for node in nodes {
+        let path = node.dir.join("state").join(dpwalk_net::learner::EVALS_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        };
+        for (line, row) in text.lines().enumerate() {
+            if row.starts_with('#') || row.trim().is_empty() {
+                continue;
+            }
+            let mut fields = row.split(',');
+            let parsed = fields
+                .next()
+                .and_then(|f| f.parse::<u64>().ok())
+                .and_then(|seq| {
+                    let z: Result<Vec<f64>, _> = fields.map(str::parse::<f64>).collect();
+                    Some((seq, z.ok()?))
+                });
+            let Some((seq, z)) = parsed.filter(|(_, z)| z.len() == dim) else {
+                bail!(
+                    "{}, line {}: not `seq,z_0,...,z_{{p-1}}` of numbers with p = {dim}",
+                    path.display(),
+                    line + 1
+                );
+            };
+            match models.get(&seq) {
+                None => {
+                    models.insert(seq, z);
+                }
+                Some(known) if bits(known) == bits(&z) => {}
+                Some(_) => forked += 1,
+            }
+        }
+    }
+    if forked > 0 {
+        tracing::warn!(
+            forked,
+            "the walk forked: nodes recorded different models at the same seq; the metrics keep the lowest node's"
+        );
+    }
+    let missing = (1..)
+        .map(|k| k * every)
+        .take_while(|&seq| seq < steps)
+        .filter(|seq| !models.contains_key(seq))
+        .count();
+    if missing > 0 {
+        tracing::warn!(
+            missing,
+            "no node recorded the model of some evaluation points; metrics.csv lacks their rows"
+        );
+    }
+    Ok(models)
+}
+
+fn bits(z: &[f64]) -> Vec<u64> {
+    z.iter().map(|v| v.to_bits()).collect()
 }
 
 #[cfg(test)]

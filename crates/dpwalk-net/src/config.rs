@@ -15,6 +15,9 @@
 //! source = "csv"
 //! path = "data.csv"
 //!
+//! eval-every = 200                  # optional: record the model of every 200th forwarded token
+//!                                   # in state/evals.csv (`dpwalk swarm` sets it)
+//!
 //! [budget]                          # optional: stop contributing before local ε exceeds this
 //! epsilon = 10.0
 //! delta = 1e-6
@@ -147,6 +150,10 @@ pub struct NodeConfig {
     pub status: Option<String>,
     /// The node's records.
     pub data: DataSpec,
+    /// Record the model `z` of every forwarded token whose seq is a multiple of this, in
+    /// `evals.csv` of the state directory ([`crate::learner::Learner::with_evals`]).
+    #[serde(default)]
+    pub eval_every: Option<u64>,
     /// The node's budget.
     #[serde(default)]
     pub budget: Option<BudgetConfig>,
@@ -192,6 +199,13 @@ impl NodeConfig {
                     "epsilon must be > 0 and finite and delta in (0, 1), got ({}, {})",
                     b.epsilon, b.delta
                 ),
+            ));
+        }
+        if cfg.eval_every == Some(0) {
+            return Err(invalid(
+                1,
+                Some("eval-every".into()),
+                "give a number of hops of at least 1, or leave it out".into(),
             ));
         }
         let t = cfg.timeouts;

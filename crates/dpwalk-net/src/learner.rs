@@ -74,11 +74,16 @@ use libp2p_identity::PeerId;
 use thiserror::Error;
 
 use crate::codec::{FinalModel, Token};
+use crate::quality::{Change, Quality};
 use crate::run::Run;
 use crate::state::{Custody, NodeState, StateDir, StateError};
 
 /// The ledger's file name in the state directory.
 pub const LEDGER_FILE: &str = "ledger.bin";
+
+/// The file of the models a node evaluated on the way ([`Learner::with_evals`]), in the state
+/// directory: one line `seq,z_0,…,z_{p−1}` per point (shortest round-trip decimals), `#` comments.
+pub const EVALS_FILE: &str = "evals.csv";
 
 /// δ of the figures a node reports when neither its budget nor the run names one.
 pub use dpwalk_privacy::DEFAULT_DELTA;
@@ -143,6 +148,14 @@ pub enum LearnerError {
         /// How.
         message: String,
     },
+    /// The file of evaluation points could not be read or written.
+    #[error("{path}: {source}")]
+    Evals {
+        /// The file.
+        path: PathBuf,
+        /// The reason.
+        source: std::io::Error,
+    },
 }
 
 /// The labels of a node's file as the run's loss reads them. A node's file may hold a single
@@ -195,6 +208,19 @@ pub struct Learner<'p> {
     delta: f64,
     /// Whether this process has said that the budget is spent (one line, not one per visit).
     spent_said: bool,
+    /// The clip share of the latest contributions and the noise check.
+    quality: Quality,
+    /// Models to record on the way, if asked for.
+    evals: Option<Evals>,
+}
+
+/// Where and how often a node records the model of the token it forwards.
+#[derive(Debug)]
+struct Evals {
+    every: u64,
+    path: PathBuf,
+    /// `(seq, w)` of forwarded tokens whose model is not written yet.
+    pending: Vec<(u64, Vec<f64>)>,
 }
 
 impl std::fmt::Debug for Learner<'_> {
@@ -305,6 +331,7 @@ impl<'p> Learner<'p> {
             }
         }
         let delta = policy.map_or(DEFAULT_DELTA, |p| p.budget().delta());
+        let quality = Quality::new(params.sigma(), params.clip(), run.dimension());
         Ok(Learner {
             run,
             index,
@@ -320,7 +347,83 @@ impl<'p> Learner<'p> {
             policy,
             delta,
             spent_said: false,
+            quality,
+            evals: None,
         })
+    }
+
+    /// Records the model `z = prox(w)` of every token this node forwards whose seq (the updates
+    /// of `w` so far) is a multiple of `every`, in [`EVALS_FILE`] of `state_dir`: the simulator's
+    /// evaluation points (`eval-every`), for `dpwalk swarm` to evaluate. The hop only keeps a
+    /// copy of `w`; [`Learner::write_evals`] computes and appends the models later. The model of
+    /// the outgoing token of the durable state is queued again when the file lacks it (a crash
+    /// between the step and the write).
+    pub fn with_evals(mut self, every: u64, state_dir: &Path) -> Result<Self, LearnerError> {
+        let path = state_dir.join(EVALS_FILE);
+        let every = every.max(1);
+        let mut pending = Vec::new();
+        if let Some(c) = &self.state.outgoing
+            && c.token.seq % every == 0
+        {
+            let written = match std::fs::read_to_string(&path) {
+                Ok(text) => text
+                    .lines()
+                    .filter(|l| !l.starts_with('#'))
+                    .filter_map(|l| l.split(',').next()?.parse::<u64>().ok())
+                    .any(|seq| seq == c.token.seq),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+                Err(source) => return Err(LearnerError::Evals { path, source }),
+            };
+            if !written {
+                pending.push((c.token.seq, c.token.w.clone()));
+            }
+        }
+        self.evals = Some(Evals {
+            every,
+            path,
+            pending,
+        });
+        Ok(self)
+    }
+
+    /// Appends the models of the forwarded tokens not written yet (see [`Learner::with_evals`]);
+    /// the node calls it once the token is handed on. Cheap when there is nothing to write.
+    pub fn write_evals(&mut self) -> Result<(), LearnerError> {
+        use std::fmt::Write as _;
+        use std::io::Write as _;
+        let Some(evals) = self.evals.as_mut() else {
+            return Ok(());
+        };
+        if evals.pending.is_empty() {
+            return Ok(());
+        }
+        // Taken first: a failed write loses these points rather than failing again and again.
+        let pending = std::mem::take(&mut evals.pending);
+        let mut text = String::new();
+        let mut z = vec![0.0; self.run.dimension()];
+        for (seq, w) in &pending {
+            Algorithm::Admm(self.params).model(self.problem.regularizer(), w, &mut z);
+            let _ = write!(text, "{seq}");
+            for v in &z {
+                let _ = write!(text, ",{v:?}");
+            }
+            text.push('\n');
+        }
+        let io = |source| LearnerError::Evals {
+            path: evals.path.clone(),
+            source,
+        };
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&evals.path)
+            .map_err(io)?;
+        file.write_all(text.as_bytes()).map_err(io)
+    }
+
+    /// The node's view of its updates' quality (clip share, noise check).
+    pub fn quality(&self) -> &Quality {
+        &self.quality
     }
 
     /// The durable state (read-only).
@@ -400,6 +503,15 @@ impl<'p> Learner<'p> {
             &mut self.scratch,
         )?;
         let clipped = contribution.is_some_and(|c| c.clipped);
+        if contribution.is_some() {
+            match self.quality.record(clipped) {
+                Some(Change::Raised(warning)) => tracing::warn!("{warning}"),
+                Some(Change::ClipCleared { clipped, of }) => tracing::info!(
+                    "the clip now cuts {clipped} of the last {of} updates of this node: no longer nearly all"
+                ),
+                None => {}
+            }
+        }
         if !spent && self.state.unflushed_charges.len() >= MAX_UNFLUSHED {
             self.flush_ledger()?;
         }
@@ -442,6 +554,11 @@ impl<'p> Learner<'p> {
         self.states.commit(&self.state)?;
         if !spent {
             self.ledger.append_unflushed(token.seq, &self.step_charge)?;
+        }
+        if let (Some(evals), Outcome::Forward(c)) = (self.evals.as_mut(), &outcome)
+            && c.token.seq % evals.every == 0
+        {
+            evals.pending.push((c.token.seq, c.token.w.clone()));
         }
         Ok(outcome)
     }

@@ -15,6 +15,7 @@
 //!   simulator's code), commit, charge the ledger.
 //! - [`protocol`], [`behaviour`]: the libp2p codec and behaviours.
 //! - [`node`]: the event loop: custody, hand-off, recovery, final model.
+//! - [`quality`]: warnings on the model's quality a node can give alone (clip share, noise).
 //! - [`status`]: the status endpoint (JSON and Prometheus) and its client.
 //!
 //! # Usage
@@ -34,6 +35,7 @@ pub mod keys;
 pub mod learner;
 pub mod node;
 pub mod protocol;
+pub mod quality;
 pub mod run;
 pub mod state;
 pub mod status;

@@ -44,7 +44,7 @@ use crate::keys::{self, KeyError};
 use crate::learner::{Learner, LearnerError, Outcome, node_problem};
 use crate::run::{Noise, Run, RunError};
 use crate::state::Custody;
-use crate::status::{SharedStatus, Status, StatusError};
+use crate::status::{ClippedRecent, SharedStatus, Status, StatusError};
 
 /// The file every node writes at the end of the run, in its state directory.
 pub const FINAL_MODEL_FILE: &str = "final_model.json";
@@ -337,6 +337,10 @@ pub async fn run(
         &state_dir,
         &budgets,
     )?;
+    let learner = match config.eval_every {
+        Some(every) => learner.with_evals(every, &state_dir)?,
+        None => learner,
+    };
     let me = loaded.keypair.public().to_peer_id();
     let swarm = behaviour::build(loaded.keypair, config.mdns, config.timeouts.request())?;
     let status = SharedStatus::default();
@@ -577,6 +581,9 @@ impl Node<'_> {
             contributions = s.contributions,
             "node started"
         );
+        if let Some(warning) = self.learner.quality().noise_warning() {
+            tracing::warn!("{warning}");
+        }
         if let Some(model) = s.final_model.clone() {
             // The run was over before a restart: write the file again; members that lack the
             // model get it when they connect (see `on_swarm_event`).
@@ -611,10 +618,14 @@ impl Node<'_> {
             self.pump()?;
             self.publish_step();
             self.flush_ledger_when_idle()?;
+            if self.learner.state().outgoing.is_none() {
+                self.write_evals();
+            }
             self.refresh_status();
             self.report_waiting();
             if let Some(report) = self.done() {
                 self.learner.flush_ledger()?;
+                self.write_evals();
                 return Ok(report);
             }
         }
@@ -629,6 +640,14 @@ impl Node<'_> {
             self.learner.flush_ledger()?;
         }
         Ok(())
+    }
+
+    /// Appends the models recorded on the way (off the token's path: once it is handed on). A
+    /// failure loses those evaluation points only, and is said once per failure.
+    fn write_evals(&mut self) {
+        if let Err(e) = self.learner.write_evals() {
+            tracing::warn!(error = %e, "could not record the model of an evaluation point; the swarm's metrics will lack it");
+        }
     }
 
     /// Whether the node may exit now.
@@ -1353,6 +1372,18 @@ impl Node<'_> {
             epsilon_local: self.learner.local_epsilon().ok().flatten(),
             budget_epsilon: self.learner.budget_epsilon(),
             finished: state.final_model.is_some(),
+            clipped_recent: self
+                .learner
+                .quality()
+                .clipped_recent()
+                .map(|(clipped, of)| ClippedRecent { clipped, of }),
+            warnings: self
+                .learner
+                .quality()
+                .warnings()
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
         });
     }
 }

@@ -59,6 +59,22 @@ pub struct Status {
     pub budget_epsilon: Option<f64>,
     /// Whether the final model is written.
     pub finished: bool,
+    /// Of this node's latest contributions (up to [`crate::quality::CLIP_WINDOW`]), how many
+    /// the clip cut; `null` before the first.
+    #[serde(default)]
+    pub clipped_recent: Option<ClippedRecent>,
+    /// Active warnings on the model's quality ([`crate::quality`]), each with what to change.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+/// How many of the latest contributions the clip cut.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClippedRecent {
+    /// Updates cut to `C`.
+    pub clipped: usize,
+    /// Contributions counted.
+    pub of: usize,
 }
 
 /// Errors of the status endpoint and client.

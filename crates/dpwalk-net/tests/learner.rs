@@ -394,3 +394,57 @@ fn a_run_dimension_that_is_not_the_datas_is_refused_at_open() {
     );
     assert!(!state.exists(), "state written before the refusal");
 }
+
+/// The models recorded every `eval-every` hops: `z = prox(w)` of the forwarded tokens whose seq is
+/// a multiple, written after the hop; the walk itself (tokens, state) is the same with or without
+/// them; a crash before the write is repaired from the durable outgoing token, once.
+#[test]
+fn evaluation_points_record_the_forwarded_model_without_changing_the_walk() {
+    use dpwalk_core::step::Algorithm;
+    use dpwalk_net::learner::EVALS_FILE;
+    let (run, problem, params) = node_zero();
+    let prox = problem.local_prox(params.gamma()).unwrap();
+    let (plain_dir, eval_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut plain = Learner::open(&run, 0, &problem, &prox, params, plain_dir.path(), &[]).unwrap();
+    let open = || {
+        Learner::open(&run, 0, &problem, &prox, params, eval_dir.path(), &[])
+            .unwrap()
+            .with_evals(2, eval_dir.path())
+            .unwrap()
+    };
+    let mut evals = open();
+    let mut expected = String::new();
+    for seq in 0..6 {
+        let a = forwarded(plain.receive(token(seq), None).unwrap());
+        let b = forwarded(evals.receive(token(seq), None).unwrap());
+        assert_eq!(a, b, "the same walk at seq {seq}");
+        assert_eq!(plain.state(), evals.state());
+        if b.seq.is_multiple_of(2) {
+            let mut z = vec![0.0; b.w.len()];
+            Algorithm::Admm(params).model(problem.regularizer(), &b.w, &mut z);
+            expected.push_str(&b.seq.to_string());
+            for v in &z {
+                expected.push_str(&format!(",{v:?}"));
+            }
+            expected.push('\n');
+        }
+    }
+    let file = eval_dir.path().join(EVALS_FILE);
+    assert!(!file.exists(), "nothing written on the hop itself");
+    evals.write_evals().unwrap();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), expected);
+    // Seq 6 → 7 is no evaluation point; 7 → 8 is, and the process dies before writing it.
+    evals.receive(token(6), None).unwrap();
+    let last = forwarded(evals.receive(token(7), None).unwrap());
+    assert_eq!(last.seq, 8);
+    drop(evals);
+    let mut again = open();
+    again.write_evals().unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let seqs: Vec<&str> = text.lines().map(|l| l.split(',').next().unwrap()).collect();
+    assert_eq!(seqs, ["2", "4", "6", "8"]);
+    // Reopened once more: seq 8 is there already, nothing is added.
+    drop(again);
+    open().write_evals().unwrap();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}

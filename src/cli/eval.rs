@@ -22,6 +22,23 @@ pub enum LossArg {
     Multinomial,
 }
 
+/// The loss and regularizer flags, shared by `eval` and `runfile new`.
+#[derive(Debug, Args)]
+pub struct ProblemArgs {
+    /// The loss.
+    #[arg(long, value_enum, default_value_t = LossArg::Squared)]
+    pub loss: LossArg,
+    /// Number of classes (multinomial loss).
+    #[arg(long)]
+    pub classes: Option<usize>,
+    /// L1 weight of the regularizer r(x) = l1‖x‖₁ + (l2/2)‖x‖².
+    #[arg(long, default_value_t = 0.0)]
+    pub l1: f64,
+    /// L2 weight of the regularizer.
+    #[arg(long, default_value_t = 0.0)]
+    pub l2: f64,
+}
+
 #[derive(Debug, Args)]
 pub struct EvalArgs {
     /// A final model: `dpwalk sim`'s or a node's `final_model.json` (its `z` is read).
@@ -35,18 +52,8 @@ pub struct EvalArgs {
     /// Take the loss and regularizer from this run file instead of --loss/--classes/--l1/--l2.
     #[arg(long, conflicts_with_all = ["loss", "classes", "l1", "l2"])]
     run: Option<PathBuf>,
-    /// The loss.
-    #[arg(long, value_enum, default_value_t = LossArg::Squared)]
-    loss: LossArg,
-    /// Number of classes (multinomial loss).
-    #[arg(long)]
-    classes: Option<usize>,
-    /// L1 weight of the regularizer r(x) = l1‖x‖₁ + (l2/2)‖x‖².
-    #[arg(long, default_value_t = 0.0)]
-    l1: f64,
-    /// L2 weight of the regularizer.
-    #[arg(long, default_value_t = 0.0)]
-    l2: f64,
+    #[command(flatten)]
+    problem: ProblemArgs,
     /// Run seed, for a `[data]` table whose data or test split depends on it [default: the TOML
     /// file's `seed` (a scenario's), else 1].
     #[arg(long)]
@@ -90,7 +97,7 @@ fn loss_and_regularizer(args: &EvalArgs) -> anyhow::Result<(Loss, Regularizer)> 
         let run = Run::load(path)?;
         return Ok((run.loss(), run.regularizer()));
     }
-    let loss = match (args.loss, args.classes) {
+    let loss = match (args.problem.loss, args.problem.classes) {
         (LossArg::Squared, None) => Loss::Squared,
         (LossArg::Logistic, None) => Loss::Logistic,
         (LossArg::Multinomial, Some(classes)) => Loss::Multinomial { classes },
@@ -99,19 +106,23 @@ fn loss_and_regularizer(args: &EvalArgs) -> anyhow::Result<(Loss, Regularizer)> 
         }
         (_, Some(_)) => bail!("--classes applies to --loss multinomial only"),
     };
-    for (name, v) in [("--l1", args.l1), ("--l2", args.l2)] {
+    for (name, v) in [("--l1", args.problem.l1), ("--l2", args.problem.l2)] {
         ensure!(
             v >= 0.0 && v.is_finite(),
             "{name} must be >= 0 and finite, got {v}"
         );
     }
-    let reg = match (args.l1 > 0.0, args.l2 > 0.0) {
+    let reg = match (args.problem.l1 > 0.0, args.problem.l2 > 0.0) {
         (false, false) => Regularizer::None,
-        (true, false) => Regularizer::L1 { l1: args.l1 },
-        (false, true) => Regularizer::L2 { l2: args.l2 },
+        (true, false) => Regularizer::L1 {
+            l1: args.problem.l1,
+        },
+        (false, true) => Regularizer::L2 {
+            l2: args.problem.l2,
+        },
         (true, true) => Regularizer::ElasticNet {
-            l1: args.l1,
-            l2: args.l2,
+            l1: args.problem.l1,
+            l2: args.problem.l2,
         },
     };
     Ok((loss, reg))

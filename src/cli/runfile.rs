@@ -3,7 +3,7 @@
 //! The file is built as a [`RunFile`], serialized, and parsed back by [`Run::parse`] (the
 //! validation every node applies) before it is written: what this command writes, a node accepts.
 
-use super::eval::LossArg;
+use super::eval::{LossArg, ProblemArgs};
 use anyhow::{Context, bail, ensure};
 use clap::Args;
 use dpwalk_core::topology::TopologySpec;
@@ -38,18 +38,8 @@ pub struct NewArgs {
     /// Model dimension p (features; classes × features for multinomial).
     #[arg(long)]
     dimension: usize,
-    /// The loss.
-    #[arg(long, value_enum, default_value_t = LossArg::Squared)]
-    loss: LossArg,
-    /// Number of classes (multinomial loss).
-    #[arg(long)]
-    classes: Option<usize>,
-    /// L1 weight of the regularizer.
-    #[arg(long, default_value_t = 0.0)]
-    l1: f64,
-    /// L2 weight of the regularizer.
-    #[arg(long, default_value_t = 0.0)]
-    l2: f64,
+    #[command(flatten)]
+    problem: ProblemArgs,
     /// γ, the prox step.
     #[arg(long, default_value_t = 1.0)]
     gamma: f64,
@@ -151,10 +141,10 @@ fn new(args: NewArgs) -> anyhow::Result<()> {
         "{} exists: give another --out, or --force to replace it",
         args.out.display()
     );
-    let (loss, classes) = match args.loss {
-        LossArg::Squared => (LossName::Squared, args.classes),
-        LossArg::Logistic => (LossName::Logistic, args.classes),
-        LossArg::Multinomial => (LossName::Multinomial, args.classes),
+    let (loss, classes) = match args.problem.loss {
+        LossArg::Squared => (LossName::Squared, args.problem.classes),
+        LossArg::Logistic => (LossName::Logistic, args.problem.classes),
+        LossArg::Multinomial => (LossName::Multinomial, args.problem.classes),
     };
     let budget = match (args.epsilon, args.delta) {
         (Some(epsilon), Some(delta)) => Some(BudgetSpec { epsilon, delta }),
@@ -168,8 +158,8 @@ fn new(args: NewArgs) -> anyhow::Result<()> {
         problem: ProblemSpec {
             loss,
             classes,
-            l1: args.l1,
-            l2: args.l2,
+            l1: args.problem.l1,
+            l2: args.problem.l2,
         },
         algorithm: AlgorithmSpec {
             gamma: args.gamma,

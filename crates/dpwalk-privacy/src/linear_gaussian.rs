@@ -134,24 +134,7 @@ impl LinearModel {
         };
         positive("lambda", lambda)?;
         positive("gamma", gamma)?;
-        if !(mu >= 0.0 && mu.is_finite()) {
-            return Err(PrivacyError::Option {
-                name: "mu",
-                value: mu,
-            });
-        }
-        if let Some(&a) = curvatures.iter().find(|a| !(**a >= 0.0 && a.is_finite())) {
-            return Err(PrivacyError::Option {
-                name: "curvature",
-                value: a,
-            });
-        }
-        if curvatures.len() < 2 {
-            return Err(PrivacyError::Users {
-                min: 2,
-                got: curvatures.len() as u64,
-            });
-        }
+        check_users(&curvatures, mu)?;
         Ok(Self {
             lambda,
             gamma,
@@ -209,24 +192,7 @@ impl SgdModel {
                 value: lr,
             });
         }
-        if !(mu >= 0.0 && mu.is_finite()) {
-            return Err(PrivacyError::Option {
-                name: "mu",
-                value: mu,
-            });
-        }
-        if let Some(&a) = curvatures.iter().find(|a| !(**a >= 0.0 && a.is_finite())) {
-            return Err(PrivacyError::Option {
-                name: "curvature",
-                value: a,
-            });
-        }
-        if curvatures.len() < 2 {
-            return Err(PrivacyError::Users {
-                min: 2,
-                got: curvatures.len() as u64,
-            });
-        }
+        check_users(&curvatures, mu)?;
         Ok(Self { lr, curvatures, mu })
     }
 
@@ -666,6 +632,30 @@ pub fn all_contributions_divergence(
     noise: Noise,
 ) -> Result<Exact, PrivacyError> {
     Responses::new(model, path)?.all(i, j, prior, noise)
+}
+
+/// The users' curvatures (each `≥ 0`, at least two users) and the regularizer's weight `μ ≥ 0`,
+/// shared by both models.
+fn check_users(curvatures: &[f64], mu: f64) -> Result<(), PrivacyError> {
+    if !(mu >= 0.0 && mu.is_finite()) {
+        return Err(PrivacyError::Option {
+            name: "mu",
+            value: mu,
+        });
+    }
+    if let Some(&a) = curvatures.iter().find(|a| !(**a >= 0.0 && a.is_finite())) {
+        return Err(PrivacyError::Option {
+            name: "curvature",
+            value: a,
+        });
+    }
+    if curvatures.len() < 2 {
+        return Err(PrivacyError::Users {
+            min: 2,
+            got: curvatures.len() as u64,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -6,7 +6,10 @@
 //! (a member gone bad) and two outsiders. It refuses every token routed to it (`Leaving`, so the
 //! walk re-routes at once), then sends node 0 one token per defect, an outsider's token and hello
 //! to node 1, and raw frames (random bytes, an oversized prefix, trailing bytes) to node 2. Last,
-//! it goes away and the real member 3 joins: the walk still completes.
+//! it goes away and the real member 3 joins: the walk still completes. On the way, final models
+//! that must not end the run are refused: sealed for another run file, sealed by an outsider's
+//! key, with a broken seal, and a well-sealed one from member 3's key that never showed its run
+//! file.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -20,6 +23,7 @@ use common::{Cluster, DIM, Reaper, temp_dir, write_cluster};
 use dpwalk_net::behaviour::{self, Behaviour, BehaviourEvent};
 use dpwalk_net::codec::{self, Hello, Message, Rejection, Token};
 use dpwalk_net::run::Run;
+use dpwalk_net::seal::seal;
 use futures::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, StreamExt};
 use libp2p::identity::Keypair;
 use libp2p::request_response::{self, OutboundRequestId, ProtocolSupport};
@@ -34,6 +38,8 @@ struct Speaker {
     hello: Hello,
     welcomed: HashSet<PeerId>,
     tokens_refused: u64,
+    /// Whether it shows its run file (a hello on connection, a welcome to a hello).
+    greets: bool,
 }
 
 impl Speaker {
@@ -46,6 +52,15 @@ impl Speaker {
             },
             welcomed: HashSet::new(),
             tokens_refused: 0,
+            greets: true,
+        }
+    }
+
+    /// A speaker that never shows its run file: the daemons never verify it.
+    fn silent(keypair: Keypair, run: &Run) -> Self {
+        Self {
+            greets: false,
+            ..Self::new(keypair, run)
         }
     }
 
@@ -58,7 +73,7 @@ impl Speaker {
     ) -> Option<(OutboundRequestId, Result<Message, String>)> {
         use request_response::{Event, Message as Rr};
         match event {
-            SwarmEvent::ConnectionEstablished { peer_id, .. } => {
+            SwarmEvent::ConnectionEstablished { peer_id, .. } if self.greets => {
                 let hello = Message::Hello(self.hello.clone());
                 self.swarm
                     .behaviour_mut()
@@ -75,7 +90,8 @@ impl Speaker {
                     ..
                 } => {
                     let answer = match request {
-                        Message::Hello(_) => Message::Welcome(self.hello.clone()),
+                        Message::Hello(_) if self.greets => Message::Welcome(self.hello.clone()),
+                        Message::Hello(_) => Message::Refused(Rejection::NotVerified),
                         Message::Token(_) => {
                             self.tokens_refused += 1;
                             Message::Refused(Rejection::Leaving)
@@ -360,6 +376,31 @@ async fn bad_peers_and_bytes_are_refused_and_the_walk_completes() {
         "{:?}",
         reasons[6]
     );
+    // Final models that must not end the run, from the verified bad member: sealed by member 3
+    // for another run file, sealed by a key outside the run, a broken seal.
+    let member3 = cluster.members[3].keypair.clone();
+    let sealed = |key: &Keypair, hash: [u8; 32]| {
+        seal(key, &hash, run_id.clone(), STEPS, vec![0.25; DIM]).unwrap()
+    };
+    let other_run = Message::FinalModel(sealed(&member3, [0; 32]));
+    let outsider_key = Keypair::generate_ed25519();
+    let by_outsider = Message::FinalModel(sealed(&outsider_key, run.hash().0));
+    let mut broken = sealed(&member3, run.hash().0);
+    broken.seal.signature[0] ^= 1;
+    let finals = [
+        (other_run, Rejection::BadSeal),
+        (
+            by_outsider,
+            Rejection::NotMember {
+                peer: outsider_key.public().to_peer_id().to_base58(),
+            },
+        ),
+        (Message::FinalModel(broken), Rejection::BadSeal),
+    ];
+    for (message, expected) in finals {
+        assert_eq!(refusal(bad.ask(peer(0), message).await), expected);
+        reasons.push(expected);
+    }
     let log0 = cluster.log(0);
     for why in &reasons {
         assert!(
@@ -440,9 +481,23 @@ async fn bad_peers_and_bytes_are_refused_and_the_walk_completes() {
         bad.tokens_refused
     );
 
-    // The bad member leaves; the real member 3 joins, and the walk ends with one model everywhere.
+    // The bad member leaves. Member 3's key comes back without showing its run file and offers a
+    // well-sealed final model: refused, it is not verified.
     drop(bad);
     drop(outsider);
+    let mut unverified = Speaker::silent(member3.clone(), &run);
+    unverified
+        .swarm
+        .add_peer_address(peer(1), cluster.members[1].multiaddr().parse().unwrap());
+    let valid = Message::FinalModel(sealed(&member3, run.hash().0));
+    assert_eq!(
+        refusal(unverified.ask(peer(1), valid).await),
+        Rejection::NotVerified
+    );
+    assert!(cluster.final_model(1).is_none(), "node 1 took the model");
+    assert_up(&cluster, &mut reaper, 1);
+    drop(unverified);
+    // The real member 3 joins, and the walk ends with one model everywhere.
     reaper.0.push((3, cluster.spawn(3, &[])));
     cluster.wait_all(&mut reaper.0, Duration::from_secs(240));
     cluster.agreed_model();

@@ -35,14 +35,9 @@ sigma = 0.3
 clip = 0.2
 "#;
 
-fn peer_ids(n: usize) -> Vec<String> {
+fn keys(n: usize) -> Vec<libp2p::identity::Keypair> {
     (0..n)
-        .map(|_| {
-            libp2p::identity::Keypair::generate_ed25519()
-                .public()
-                .to_peer_id()
-                .to_base58()
-        })
+        .map(|_| libp2p::identity::Keypair::generate_ed25519())
         .collect()
 }
 
@@ -106,12 +101,12 @@ fn learners_reproduce_the_simulator_bit_for_bit() {
         },
         budget: None,
         topology: s.topology.clone(),
-        members: peer_ids(n)
-            .into_iter()
+        members: keys
+            .iter()
             .enumerate()
-            .map(|(index, peer_id)| MemberSpec {
+            .map(|(index, key)| MemberSpec {
                 index,
-                peer_id,
+                peer_id: key.public().to_peer_id().to_base58(),
                 addrs: vec![],
             })
             .collect(),
@@ -156,6 +151,7 @@ fn learners_reproduce_the_simulator_bit_for_bit() {
             Learner::open(
                 &run_,
                 i,
+                &keys[i],
                 &problems[i],
                 &proxes[i],
                 params,

@@ -22,10 +22,15 @@ pub fn run(args: NodeArgs) -> anyhow::Result<()> {
         .block_on(dpwalk_net::node::run(config, shutdown_signal()))
         .with_context(|| format!("node {}", args.config.display()))?;
     if report.finished {
-        tracing::info!(contributions = report.contributions, "run finished");
+        tracing::info!(
+            contributions = report.contributions,
+            handoff_timeouts = report.handoff_timeouts,
+            "run finished"
+        );
     } else {
         tracing::info!(
             contributions = report.contributions,
+            handoff_timeouts = report.handoff_timeouts,
             "node stopped before the end of the run; restart it to resume"
         );
     }

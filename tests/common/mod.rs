@@ -215,14 +215,17 @@ impl Cluster {
                 .map(|v| v.as_f64().unwrap().to_bits())
                 .collect()
         };
+        let maker = |i: usize| self.final_model(i).and_then(|m| m["maker_index"].as_u64());
         let first = bits(0);
         assert_eq!(first.len(), DIM);
+        assert!(maker(0).is_some_and(|m| m < self.members.len() as u64));
         for i in 1..self.members.len() {
             assert_eq!(
                 bits(i),
                 first,
                 "node {i} ended with another model than node 0"
             );
+            assert_eq!(maker(i), maker(0), "node {i} names another maker");
         }
         first
     }

@@ -70,7 +70,7 @@ sigma = 0.05
 kind = "complete"
 [[members]]
 index = 0
-peer-id = "12D3KooWK99VoVxNE7XzyBwXEzW7xhK7Gpv85r9F3V3fyKSUKPH5"
+peer-id = "MEMBER0"
 [[members]]
 index = 1
 peer-id = "12D3KooWJWoaqZhDaoEFshF7Rh1bpY9ohihFhzcW6d69Lr2NASuq"
@@ -78,7 +78,10 @@ peer-id = "12D3KooWJWoaqZhDaoEFshF7Rh1bpY9ohihFhzcW6d69Lr2NASuq"
 
 #[divan::bench]
 fn receive_p64(bencher: Bencher) {
-    let run = Run::parse(RUN, "bench").expect("run");
+    // Member 0's key is fixed, so that the run file can name its PeerId.
+    let key = libp2p_identity::Keypair::ed25519_from_bytes([1; 32]).expect("key");
+    let text = RUN.replace("MEMBER0", &key.public().to_peer_id().to_base58());
+    let run = Run::parse(&text, "bench").expect("run");
     let records = 100;
     let data = Dataset {
         features: (0..records * DIM)
@@ -93,7 +96,7 @@ fn receive_p64(bencher: Bencher) {
     let prox = problem.local_prox(params.gamma()).expect("prox");
     let dir = std::env::temp_dir().join(format!("dpwalk-bench-learner-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let mut learner = Learner::open(&run, 0, &problem, &prox, params, &dir, &[]).expect("learner");
+    let mut learner = Learner::open(&run, 0, &key, &problem, &prox, params, &dir, &[]).expect("learner");
     let mut seq = 0;
     bencher.bench_local(|| {
         let outcome = learner.receive(token(seq), None).expect("receives");

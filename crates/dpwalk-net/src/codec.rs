@@ -41,8 +41,9 @@ pub const MAX_RUN_ID: usize = 64;
 
 /// Bytes of a payload beyond the `f64` values: the version and message tags (4 + 4), a refusal's
 /// reason, the run id with its length (8 + [`MAX_RUN_ID`]), `seq` (8) and the vector's length (8),
-/// rounded up generously.
-const PAYLOAD_OVERHEAD: usize = 256;
+/// a final model's seal (two lengths, [`crate::seal::MAX_KEY`] and
+/// [`crate::seal::MAX_SIGNATURE`]), rounded up generously.
+const PAYLOAD_OVERHEAD: usize = 512;
 
 /// Largest payload accepted: a token or final model of [`MAX_DIM`] values with room to spare.
 pub const MAX_PAYLOAD: usize = MAX_DIM * 8 + PAYLOAD_OVERHEAD;
@@ -79,6 +80,17 @@ pub struct FinalModel {
     pub seq: u64,
     /// `z = prox_{γ r}(w)`.
     pub z: Vec<f64>,
+    /// The maker's signature (see [`crate::seal`]).
+    pub seal: Seal,
+}
+
+/// The signature of the member that made the run's last step, over the run hash and the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seal {
+    /// The maker's public key, protobuf-encoded (its PeerId derives from it).
+    pub key: Vec<u8>,
+    /// The signature of [`crate::seal`]'s bytes.
+    pub signature: Vec<u8>,
 }
 
 /// Why a token or final model was refused.
@@ -140,6 +152,10 @@ pub enum Rejection {
     /// The receiver is shutting down or has finished the run: try another neighbour.
     #[error("the receiver is leaving the run")]
     Leaving,
+    /// A final model whose seal does not verify: not signed by its key, or signed for another
+    /// run file (see [`crate::seal`]).
+    #[error("the final model's seal does not verify against this run")]
+    BadSeal,
 }
 
 /// Everything that travels on [`PROTOCOL`]. Requests are [`Message::Token`] and
@@ -340,6 +356,8 @@ pub struct RunContext {
     pub steps: u64,
     /// The run's members.
     pub members: HashSet<PeerId>,
+    /// The run's hash, which a final model's seal must sign.
+    pub run_hash: [u8; 32],
     /// The highest seq this node has handled (received and stepped or forwarded), if any.
     pub last_seen: Option<u64>,
 }
@@ -404,12 +422,14 @@ pub fn validate(from: &PeerId, token: &Token, ctx: &RunContext) -> Result<(), Re
 }
 
 /// Whether a decoded final model from `from` may be written: as [`validate`], except that its
-/// `seq` must be exactly `K`.
+/// `seq` must be exactly `K`, and its seal must verify over the run's hash and name a member (see
+/// [`crate::seal`]). Returns that member, the model's maker; `from` may be another member that
+/// relays the model.
 pub fn validate_final(
     from: &PeerId,
     model: &FinalModel,
     ctx: &RunContext,
-) -> Result<(), Rejection> {
+) -> Result<PeerId, Rejection> {
     check_common(from, &model.run_id, &model.z, ctx)?;
     if model.seq != ctx.steps {
         return Err(Rejection::SeqOutOfRange {
@@ -417,7 +437,13 @@ pub fn validate_final(
             steps: ctx.steps,
         });
     }
-    Ok(())
+    let maker = crate::seal::maker(model, &ctx.run_hash)?;
+    if !ctx.members.contains(&maker) {
+        return Err(Rejection::NotMember {
+            peer: maker.to_base58(),
+        });
+    }
+    Ok(maker)
 }
 
 #[cfg(test)]

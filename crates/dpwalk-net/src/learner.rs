@@ -70,10 +70,11 @@ use dpwalk_privacy::ledger::{Budget, Ledger, LedgerError};
 use dpwalk_privacy::local::local_view;
 use dpwalk_privacy::rdp::{Conversion, Orders, RdpCurve};
 use dpwalk_privacy::{Noise, PrivacyError};
-use libp2p_identity::PeerId;
+use libp2p_identity::{Keypair, PeerId};
 use thiserror::Error;
 
 use crate::codec::{FinalModel, Token};
+use crate::seal::{SealError, seal};
 use crate::quality::{Change, Quality};
 use crate::run::Run;
 use crate::state::{Custody, NodeState, StateDir, StateError};
@@ -112,6 +113,19 @@ pub enum LearnerError {
     /// The node's data do not fit the run's problem.
     #[error("the node's data do not fit the run: {0}")]
     Problem(#[from] ProblemError),
+    /// The node's key is not the key of the member it runs as.
+    #[error("the node's key (PeerId {key}) is not member {index}'s ({member}) in the run file")]
+    NotThisMember {
+        /// The member index.
+        index: usize,
+        /// The key's PeerId.
+        key: PeerId,
+        /// The run file's PeerId of that member.
+        member: PeerId,
+    },
+    /// The final model could not be sealed.
+    #[error(transparent)]
+    Seal(#[from] SealError),
     /// The problem (the node's data) is not of the run's dimension.
     #[error("the run's dimension is {run}, but the node's data make a model of dimension {data}")]
     Dimension {
@@ -193,6 +207,8 @@ pub enum Outcome {
 pub struct Learner<'p> {
     run: &'p Run,
     index: usize,
+    /// The node's key, which seals the final model when this node makes the last step.
+    signer: Keypair,
     problem: &'p Problem,
     prox: &'p LocalProx<'p>,
     params: AdmmParams,
@@ -235,18 +251,28 @@ impl std::fmt::Debug for Learner<'_> {
 
 impl<'p> Learner<'p> {
     /// Opens the node's state in `state_dir` (fresh, or as a crash left it), recovers and repairs
-    /// its ledger, and positions its RNG. `budgets` are the run's and the node's own (local view);
-    /// the node contributes only while every one allows it.
+    /// its ledger, and positions its RNG. `signer` is the key of member `index`; `budgets` are the
+    /// run's and the node's own (local view); the node contributes only while every one allows it.
     #[allow(clippy::too_many_arguments)]
     pub fn open(
         run: &'p Run,
         index: usize,
+        signer: &Keypair,
         problem: &'p Problem,
         prox: &'p LocalProx<'p>,
         params: AdmmParams,
         state_dir: &Path,
         budgets: &[Budget],
     ) -> Result<Self, LearnerError> {
+        let key = signer.public().to_peer_id();
+        let member = run.members().get(index).map(|m| m.peer);
+        if member != Some(key) {
+            return Err(LearnerError::NotThisMember {
+                index,
+                key,
+                member: member.unwrap_or(key),
+            });
+        }
         if problem.dim() != run.dimension() {
             return Err(LearnerError::Dimension {
                 run: run.dimension(),
@@ -335,6 +361,7 @@ impl<'p> Learner<'p> {
         Ok(Learner {
             run,
             index,
+            signer: signer.clone(),
             problem,
             prox,
             params,
@@ -531,11 +558,7 @@ impl<'p> Learner<'p> {
         let outcome = if seq >= self.run.steps() {
             let mut z = vec![0.0; w.len()];
             Algorithm::Admm(self.params).model(self.problem.regularizer(), &w, &mut z);
-            let model = FinalModel {
-                run_id: token.run_id,
-                seq,
-                z,
-            };
+            let model = seal(&self.signer, &self.run.hash().0, token.run_id, seq, z)?;
             state.outgoing = None;
             state.final_model = Some(model.clone());
             Outcome::Final(model)

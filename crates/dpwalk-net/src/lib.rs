@@ -7,6 +7,7 @@
 //!   [`codec::Rejection`]s.
 //! - [`run`]: the run file every member shares (parameters, topology, members with PeerIds), its
 //!   validation, canonical hash and field-by-field diff.
+//! - [`seal`]: the signature of the member that made the last step on the final model.
 //! - [`keys`]: the node's ed25519 identity on disk (mode 0600, never overwritten).
 //! - [`state`]: the node's durable state (`u_i`, RNG position, last seq, custody copy of the
 //!   outgoing token), committed atomically and checksummed.
@@ -15,6 +16,8 @@
 //!   simulator's code), commit, charge the ledger.
 //! - [`protocol`], [`behaviour`]: the libp2p codec and behaviours.
 //! - [`node`]: the event loop: custody, hand-off, recovery, final model.
+//! - [`publish`]: publication of the final model and the rule that keeps one per run.
+//! - [`fault`]: fault injection for the tests of a fork at the last step (an environment variable).
 //! - [`quality`]: warnings on the model's quality a node can give alone (clip share, noise).
 //! - [`status`]: the status endpoint (JSON and Prometheus) and its client.
 //!
@@ -31,11 +34,14 @@
 pub mod behaviour;
 pub mod codec;
 pub mod config;
+pub mod fault;
 pub mod keys;
 pub mod learner;
 pub mod node;
 pub mod protocol;
+pub mod publish;
 pub mod quality;
 pub mod run;
+pub mod seal;
 pub mod state;
 pub mod status;

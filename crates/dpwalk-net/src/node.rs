@@ -14,12 +14,20 @@
 //! - Acknowledged, the token is kept as a backup until the receiver reports, with
 //!   [`Message::Released`], that its own successor acknowledged; if that does not come within
 //!   `resume` ms, the receiver is presumed gone and the backup resumes the walk elsewhere.
+//! - Members known to be down (their connection closed, a dial failed, or a hand-off to them
+//!   timed out) are avoided by every draw of the next hop, not only by re-routes, until they
+//!   verify again: one member down costs one hand-off timeout at most, not one per draw. The
+//!   next hop is then uniform over the neighbours not known down; the figures a node prints are
+//!   of the local view, which does not depend on the walk's path (README, "Measuring privacy").
+//! - The last step is never made twice by this node's doing: once the token of step `K − 1`
+//!   may have reached its receiver, that receiver is waited for, not replaced, and a backup of
+//!   that token is never resumed (see [`crate::publish`]).
 //! - Duplicates are suppressed by `(run_id, seq)`: a token with the seq this node last handled is
 //!   acknowledged again without a step, an older one is refused as a replay, which tells its sender
 //!   the walk has passed it.
-//! - At `seq = K` the holder publishes the final model to every member (retrying for a minute) and
-//!   each writes `final_model.json`; a node that has it also gives it to every member that connects
-//!   while it is still up, so a member restarted late catches up.
+//! - At `seq = K` the holder seals and publishes the final model ([`crate::publish`]); each member
+//!   that receives it from a verified member, with a seal that verifies, writes
+//!   `final_model.json`.
 //! - SIGINT/SIGTERM: new tokens are refused (senders re-route), the outgoing token is handed on,
 //!   then the node exits.
 
@@ -42,6 +50,7 @@ use crate::codec::{self, FinalModel, Hello, Message, Rejection};
 use crate::config::NodeConfig;
 use crate::keys::{self, KeyError};
 use crate::learner::{Learner, LearnerError, Outcome, node_problem};
+use crate::publish::{Publish, prevails};
 use crate::run::{Noise, Run, RunError};
 use crate::state::Custody;
 use crate::status::{ClippedRecent, SharedStatus, Status, StatusError};
@@ -49,7 +58,8 @@ use crate::status::{ClippedRecent, SharedStatus, Status, StatusError};
 /// The file every node writes at the end of the run, in its state directory.
 pub const FINAL_MODEL_FILE: &str = "final_model.json";
 
-/// How long a failed peer is avoided by re-routes.
+/// How long a member that is connected but did not take a token in time is avoided (one that is
+/// not connected is avoided until it verifies again).
 const AVOID_FOR: Duration = Duration::from_secs(10);
 /// Pause before retrying the same receiver.
 const RETRY_PAUSE: Duration = Duration::from_millis(100);
@@ -57,8 +67,6 @@ const RETRY_PAUSE: Duration = Duration::from_millis(100);
 const VERIFY_PAUSE: Duration = Duration::from_millis(20);
 /// How often members that are not connected are dialled again.
 const REDIAL_EVERY: Duration = Duration::from_secs(2);
-/// How long the publisher retries members that have not acknowledged the final model.
-const PUBLISH_FOR: Duration = Duration::from_secs(60);
 /// The event loop's housekeeping period.
 const TICK: Duration = Duration::from_millis(20);
 /// How often the status snapshot is refreshed.
@@ -196,6 +204,9 @@ pub struct NodeReport {
     pub finished: bool,
     /// Contributions made.
     pub contributions: u64,
+    /// Hand-offs given up after the hand-off timeout (the receiver did not take the token in
+    /// time); a member down costs at most one, not one per draw of it.
+    pub handoff_timeouts: u64,
 }
 
 /// `final_model.json`.
@@ -215,6 +226,10 @@ pub struct FinalModelFile<'a> {
     pub index: usize,
     /// This node's PeerId.
     pub peer_id: String,
+    /// The index of the member that made the last step and sealed the model.
+    pub maker_index: usize,
+    /// That member's PeerId.
+    pub maker_peer_id: String,
     /// This node's contributions and privacy figures.
     pub privacy: FinalPrivacy,
 }
@@ -331,6 +346,7 @@ pub async fn run(
     let learner = Learner::open(
         &loaded.run,
         loaded.index,
+        &loaded.keypair,
         &problem,
         &prox,
         loaded.params,
@@ -356,7 +372,8 @@ pub async fn run(
         mismatched: HashSet::new(),
         inflight: None,
         attempt: None,
-        avoid: HashMap::new(),
+        resumed: None,
+        down: HashMap::new(),
         backup_since: None,
         publish: None,
         finished_at: None,
@@ -370,6 +387,7 @@ pub async fn run(
         dialed: HashMap::new(),
         waiting: None,
         failed_handoffs: 0,
+        handoff_timeouts: 0,
         started: Instant::now(),
     };
     node.start()?;
@@ -463,15 +481,8 @@ struct Attempt {
     to: PeerId,
     since: Instant,
     next_try: Instant,
-}
-
-/// Publishing the final model.
-struct Publish {
-    model: FinalModel,
-    pending: HashSet<PeerId>,
-    inflight: HashSet<PeerId>,
-    since: Instant,
-    next_try: Instant,
+    /// Whether the token was sent to `to`: from then on `to` may hold it.
+    sent: bool,
 }
 
 struct Node<'a> {
@@ -487,9 +498,13 @@ struct Node<'a> {
     /// The token request in flight: its id and seq.
     inflight: Option<(OutboundRequestId, u64)>,
     attempt: Option<Attempt>,
-    avoid: HashMap<PeerId, Instant>,
+    /// The seq of the outgoing token the durable state held at start: an earlier process may
+    /// have sent it, so its receiver may hold it.
+    resumed: Option<(u64, PeerId)>,
+    /// Members known to be down, and since when (see [`Node::is_down`]).
+    down: HashMap<PeerId, Instant>,
     backup_since: Option<(PeerId, Instant)>,
-    publish: Option<Publish>,
+    publish: Option<Publish<OutboundRequestId>>,
     finished_at: Option<Instant>,
     leaving: Option<Instant>,
     hops: VecDeque<Instant>,
@@ -509,6 +524,8 @@ struct Node<'a> {
     started: Instant,
     /// Hand-offs that timed out in a row since the last acknowledged token.
     failed_handoffs: u32,
+    /// Hand-offs given up after waiting (see [`NodeReport::handoff_timeouts`]).
+    handoff_timeouts: u64,
 }
 
 impl Node<'_> {
@@ -572,6 +589,7 @@ impl Node<'_> {
             tracing::warn!(error = %e, "Kademlia bootstrap failed");
         }
         let s = self.learner.state();
+        self.resumed = s.outgoing.as_ref().map(|c| (c.token.seq, c.to));
         tracing::info!(
             run = self.run.run_id(),
             hash = %self.run.hash(),
@@ -655,6 +673,7 @@ impl Node<'_> {
         let report = || NodeReport {
             finished: self.learner.state().final_model.is_some(),
             contributions: self.learner.state().contributions,
+            handoff_timeouts: self.handoff_timeouts,
         };
         if let Some(since) = self.leaving {
             let handed = self.learner.state().outgoing.is_none();
@@ -671,7 +690,7 @@ impl Node<'_> {
         let published = self
             .publish
             .as_ref()
-            .is_none_or(|p| p.pending.is_empty() || p.since.elapsed() > PUBLISH_FOR);
+            .is_none_or(|p| p.settled(Instant::now()));
         (published && finished.elapsed() >= self.config.timeouts.linger()).then(report)
     }
 
@@ -693,20 +712,27 @@ impl Node<'_> {
                     .token
                     .send_request(&peer_id, hello);
                 // A member that was away when the final model was published gets it now.
-                if let Some(model) = self.learner.state().final_model.clone() {
-                    self.swarm
-                        .behaviour_mut()
-                        .token
-                        .send_request(&peer_id, Message::FinalModel(model));
-                }
+                self.publish_to(peer_id);
             }
             SwarmEvent::ConnectionClosed {
                 peer_id,
                 num_established: 0,
                 ..
             } => {
-                self.verified.remove(&peer_id);
+                if self.verified.remove(&peer_id) {
+                    self.down.insert(peer_id, Instant::now());
+                }
                 self.mismatched.remove(&peer_id);
+            }
+            SwarmEvent::OutgoingConnectionError {
+                peer_id: Some(peer),
+                ..
+            } if self.member_index(&peer).is_some()
+                && self.started.elapsed() > self.config.timeouts.handoff() =>
+            {
+                // Members started together may not listen yet when first dialled: a failed dial
+                // says a member is down only once they had the time to start.
+                self.down.entry(peer).or_insert_with(Instant::now);
             }
             SwarmEvent::Behaviour(BehaviourEvent::Token(event)) => self.on_token_event(event)?,
             SwarmEvent::Behaviour(BehaviourEvent::Mdns(mdns::Event::Discovered(found))) => {
@@ -764,7 +790,7 @@ impl Node<'_> {
                 ..
             } => {
                 if let Some(p) = self.publish.as_mut() {
-                    p.inflight.remove(&peer);
+                    p.answered(&request_id, false);
                 }
                 if self.inflight.is_some_and(|(id, _)| id == request_id) {
                     self.inflight = None;
@@ -829,6 +855,8 @@ impl Node<'_> {
                 }
                 if self.leaving.is_some() || self.learner.state().final_model.is_some() {
                     self.respond(channel, Message::Refused(Rejection::Leaving));
+                    // A token after the end is a branch of the walk that has not heard of it.
+                    self.publish_to(peer);
                     return Ok(());
                 }
                 if !self.verified.contains(&peer) {
@@ -839,23 +867,30 @@ impl Node<'_> {
                 // One line per hop at debug level: `scripts/hop-latency` measures hops from them.
                 tracing::debug!(seq, "took the token");
                 let outcome = self.learner.receive(token, Some(peer))?;
+                if matches!(outcome, Outcome::Final(_)) {
+                    crate::fault::after_last_step();
+                }
                 self.record_hop();
                 self.respond(channel, Message::Ack { run_id, seq });
                 self.after_step(outcome)?;
             }
             Message::FinalModel(model) => {
                 let ctx = self.run.context(self.learner.state().last_seq);
-                if let Err(why) = codec::validate_final(&peer, &model, &ctx) {
-                    self.refuse(peer, channel, why);
+                let maker = match codec::validate_final(&peer, &model, &ctx) {
+                    Ok(maker) => maker,
+                    Err(why) => {
+                        self.refuse(peer, channel, why);
+                        return Ok(());
+                    }
+                };
+                if !self.verified.contains(&peer) {
+                    // Only a member that showed it runs our run file may hand us the result.
+                    self.respond(channel, Message::Refused(Rejection::NotVerified));
                     return Ok(());
                 }
                 let seq = model.seq;
-                if self.learner.state().final_model.is_none() {
-                    tracing::info!(from = %peer, "received the final model");
-                    self.learner.final_received(model.clone())?;
-                    self.write_final(&model)?;
-                }
                 self.respond(channel, Message::Ack { run_id, seq });
+                self.on_final(peer, maker, model)?;
             }
             Message::Released { run_id: rid, seq } => {
                 if rid == run_id && self.member_index(&peer).is_some() {
@@ -935,6 +970,12 @@ impl Node<'_> {
         if is_token {
             self.inflight = None;
         }
+        let acknowledged = matches!(response, Message::Ack { .. });
+        if let Some(p) = self.publish.as_mut()
+            && p.answered(&request_id, acknowledged).is_some()
+        {
+            return self.on_publish_answer(peer, response);
+        }
         match response {
             Message::Welcome(hello) if self.compare(&peer, &hello).is_ok() => {
                 self.on_verified(peer);
@@ -958,13 +999,6 @@ impl Node<'_> {
                     .backup
                     .as_ref()
                     .map(|b| (b.to, Instant::now()));
-            }
-            Message::Ack { .. } => {
-                if let Some(p) = self.publish.as_mut()
-                    && p.inflight.remove(&peer)
-                {
-                    p.pending.remove(&peer);
-                }
             }
             Message::Refused(why) => self.on_refused(peer, is_token, why)?,
             _ => {}
@@ -1005,7 +1039,7 @@ impl Node<'_> {
             }
             other if is_token => {
                 tracing::warn!(peer = %peer, reason = %other, "token refused: re-routing");
-                self.avoid.insert(peer, Instant::now());
+                self.down.insert(peer, Instant::now());
                 self.reroute()?;
             }
             other => tracing::warn!(peer = %peer, reason = %other, "message refused"),
@@ -1016,7 +1050,13 @@ impl Node<'_> {
     /// Acts on a step's outcome: start handing the token over, or publish the final model.
     fn after_step(&mut self, outcome: Outcome) -> Result<(), NodeError> {
         match outcome {
-            Outcome::Forward(custody) => self.begin_attempt(&custody),
+            Outcome::Forward(custody) => {
+                if self.is_down(&custody.to, Instant::now()) {
+                    // Drawn, but known down: draw again now rather than wait for it.
+                    return self.reroute();
+                }
+                self.begin_attempt(&custody);
+            }
             Outcome::Final(model) => {
                 tracing::info!(
                     steps = model.seq,
@@ -1037,15 +1077,26 @@ impl Node<'_> {
             to: custody.to,
             since: now,
             next_try: now,
+            sent: false,
         });
+    }
+
+    /// Whether `peer` is known to be down: it was verified and its connection closed, a dial to
+    /// it failed, or it refused or did not take a token. A member not connected stays down until
+    /// it verifies again ([`Node::on_verified`]); one still connected (frozen, or slow) is given
+    /// another chance after [`AVOID_FOR`].
+    fn is_down(&self, peer: &PeerId, now: Instant) -> bool {
+        self.down.get(peer).is_some_and(|since| {
+            !self.verified.contains(peer) || now.duration_since(*since) < AVOID_FOR
+        })
     }
 
     fn reroute(&mut self) -> Result<(), NodeError> {
         let now = Instant::now();
-        self.avoid.retain(|_, t| now.duration_since(*t) < AVOID_FOR);
         let avoid: HashSet<PeerId> = self
-            .avoid
+            .down
             .keys()
+            .filter(|p| self.is_down(p, now))
             .copied()
             .chain(self.mismatched.iter().copied())
             .collect();
@@ -1075,14 +1126,21 @@ impl Node<'_> {
             && now.duration_since(since) > self.config.timeouts.resume()
             && self.learner.state().outgoing.is_none()
         {
-            tracing::warn!(
-                "no news of the token since we handed it to {}: resuming the walk from our copy",
-                member_name(self.member_index(&to))
-            );
             self.backup_since = None;
-            self.avoid.insert(to, now);
-            if let Some(custody) = self.learner.resume(to)? {
-                self.begin_attempt(&custody);
+            let who = member_name(self.member_index(&to));
+            if self.is_last_hop(self.learner.state().backup.as_ref()) {
+                // It made the last step: resuming would make a second final model.
+                tracing::warn!(
+                    "no final model yet from {who}, which took the last step from us: waiting for it to publish (a restart of it publishes the model it made)"
+                );
+            } else {
+                tracing::warn!(
+                    "no news of the token since we handed it to {who}: resuming the walk from our copy"
+                );
+                self.down.insert(to, now);
+                if let Some(custody) = self.learner.resume(to)? {
+                    self.begin_attempt(&custody);
+                }
             }
         }
         let Some(custody) = self.learner.state().outgoing.clone() else {
@@ -1097,20 +1155,41 @@ impl Node<'_> {
                     .ok_or_else(|| NodeError::Unsupported("no attempt".into()))?
             }
         };
-        if self.inflight.is_some() || now < attempt.next_try {
-            return Ok(());
-        }
-        // A member with another run file never takes a token: re-route at once. Any other
-        // receiver gets the hand-off timeout (it may be restarting with the token taken). After
-        // hand-offs that failed in a row (every neighbour down, or refusing our run file) the
-        // patience doubles, up to 8 times the timeout, rather than re-route every few seconds.
+        // Whether the receiver may hold the token: it was sent to it (by this process, or by the
+        // one before a restart).
+        let may_hold = attempt.sent || self.resumed == Some((custody.token.seq, custody.to));
+        // A member with another run file never takes a token, and one known down that was never
+        // sent it cannot hold it: re-route at once. Any other receiver gets the hand-off timeout
+        // (it may be restarting with the token taken). After hand-offs that failed in a row
+        // (every neighbour down, or refusing our run file) the patience doubles, up to 8 times
+        // the timeout, rather than re-route every few seconds.
         let other_run = self.mismatched.contains(&custody.to);
-        let patience = if other_run && self.failed_handoffs == 0 {
+        let patience = if (other_run || !may_hold && self.is_down(&custody.to, now))
+            && self.failed_handoffs == 0
+        {
             Duration::ZERO
         } else {
             self.config.timeouts.handoff() * (1 << self.failed_handoffs.min(3))
         };
-        if now.duration_since(attempt.since) > patience {
+        let overdue = now.duration_since(attempt.since) > patience;
+        if overdue && may_hold && self.is_last_hop(Some(&custody)) {
+            // The receiver may have made the last step: a second maker would make a second
+            // final model. Keep trying this one (it acknowledges again if it took it).
+            let who = member_name(self.member_index(&custody.to));
+            tracing::warn!(
+                seq = custody.token.seq,
+                "{who} has not acknowledged the token of the last step; it may have made it, so it is waited for rather than replaced"
+            );
+            if let Some(a) = self.attempt.as_mut() {
+                a.since = now;
+            }
+        } else if overdue {
+            // A request in flight to a receiver that timed out is abandoned (a late answer is
+            // ignored).
+            self.inflight = None;
+            if patience > Duration::ZERO {
+                self.handoff_timeouts += 1;
+            }
             self.failed_handoffs = self.failed_handoffs.saturating_add(1);
             let why = if other_run {
                 Unreachable::OtherRun
@@ -1130,8 +1209,11 @@ impl Node<'_> {
                     "{who} {why}: re-routing the token (said once; later re-routes around it are logged at debug level)"
                 );
             }
-            self.avoid.insert(custody.to, now);
+            self.down.insert(custody.to, now);
             return self.reroute();
+        }
+        if self.inflight.is_some() || now < attempt.next_try {
+            return Ok(());
         }
         if self.verified.contains(&custody.to) {
             let id = self
@@ -1140,6 +1222,9 @@ impl Node<'_> {
                 .token
                 .send_request(&custody.to, Message::Token(custody.token.clone()));
             self.inflight = Some((id, custody.token.seq));
+            if let Some(a) = self.attempt.as_mut() {
+                a.sent = true;
+            }
         } else if let Some(a) = self.attempt.as_mut() {
             a.next_try = now + VERIFY_PAUSE;
             let recently = self
@@ -1154,10 +1239,16 @@ impl Node<'_> {
         Ok(())
     }
 
+    /// Whether `custody` hands on the token of the last step (its receiver makes step `K`).
+    fn is_last_hop(&self, custody: Option<&Custody>) -> bool {
+        custody.is_some_and(|c| c.token.seq + 1 >= self.run.steps())
+    }
+
     /// `peer` runs our run file: tokens may go to it.
     fn on_verified(&mut self, peer: PeerId) {
         self.verified.insert(peer);
         self.mismatched.remove(&peer);
+        self.down.remove(&peer);
         if self.unreachable.remove(&peer).is_some() {
             tracing::info!(
                 "{} is reachable again and runs our run file",
@@ -1250,46 +1341,122 @@ impl Node<'_> {
         );
     }
 
+    /// Publishes `model` to every other member.
     fn begin_publish(&mut self, model: FinalModel) {
-        let now = Instant::now();
-        let pending = self
+        let others: Vec<PeerId> = self
             .run
             .members()
             .iter()
             .map(|m| m.peer)
             .filter(|p| *p != self.me)
             .collect();
-        self.publish = Some(Publish {
-            model,
-            pending,
-            inflight: HashSet::new(),
-            since: now,
-            next_try: now,
-        });
+        self.publish = Some(Publish::new(model, others, Instant::now()));
     }
 
-    /// Sends the final model to members that have not acknowledged it, once a second.
+    /// Gives the final model this node holds, if any, to member `peer`.
+    fn publish_to(&mut self, peer: PeerId) {
+        let Some(model) = self.learner.state().final_model.clone() else {
+            return;
+        };
+        let now = Instant::now();
+        match self.publish.as_mut() {
+            Some(p) if p.model() == &model => p.add(peer, now),
+            _ => self.publish = Some(Publish::new(model, [peer], now)),
+        }
+    }
+
+    /// Sends the final model to members that have not acknowledged it (see [`Publish::due`]).
     fn publish_step(&mut self) {
         let Some(p) = self.publish.as_mut() else {
             return;
         };
-        let now = Instant::now();
-        if p.pending.is_empty() || now < p.next_try || now.duration_since(p.since) > PUBLISH_FOR {
+        let targets = p.due(Instant::now());
+        if targets.is_empty() {
             return;
         }
-        p.next_try = now + Duration::from_secs(1);
-        let targets: Vec<PeerId> = p.pending.difference(&p.inflight).copied().collect();
-        let message = Message::FinalModel(p.model.clone());
+        let message = Message::FinalModel(p.model().clone());
         for peer in targets {
-            p.inflight.insert(peer);
-            self.swarm
+            let id = self
+                .swarm
                 .behaviour_mut()
                 .token
                 .send_request(&peer, message.clone());
+            if let Some(p) = self.publish.as_mut() {
+                p.sent(id, peer);
+            }
         }
     }
 
+    /// A member answered our final model (anything but an acknowledgement).
+    fn on_publish_answer(&mut self, peer: PeerId, answer: Message) -> Result<(), NodeError> {
+        match answer {
+            Message::Ack { .. } => {}
+            Message::Refused(Rejection::NotVerified) => {
+                // It has not compared run files with us yet (or lost our hello): say it again;
+                // the model is sent again at the next round.
+                let hello = Message::Hello(self.hello());
+                self.swarm.behaviour_mut().token.send_request(&peer, hello);
+            }
+            Message::Refused(why) => {
+                tracing::warn!(
+                    "{} refused the final model: {why}",
+                    member_name(self.member_index(&peer))
+                );
+                if let Some(p) = self.publish.as_mut() {
+                    p.drop_member(&peer);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A valid final model made by `maker`, from the verified member `from`: written if it is
+    /// the first, else kept or replaced by the rule of [`crate::publish`].
+    fn on_final(&mut self, from: PeerId, maker: PeerId, model: FinalModel) -> Result<(), NodeError> {
+        let maker_index = self.member_index(&maker).unwrap_or(usize::MAX);
+        let Some(held) = self.learner.state().final_model.clone() else {
+            tracing::info!(
+                from = %member_name(self.member_index(&from)),
+                maker = %member_name(Some(maker_index)),
+                "received the final model"
+            );
+            self.learner.final_received(model.clone())?;
+            return self.write_final(&model);
+        };
+        if held == model {
+            return Ok(());
+        }
+        let held_maker = crate::seal::maker(&held, &self.run.hash().0)
+            .ok()
+            .and_then(|p| self.member_index(&p))
+            .unwrap_or(usize::MAX);
+        if prevails(maker_index, held_maker) {
+            tracing::warn!(
+                "a second final model, made by {}, prevails over the one made by {} that this node held (the walk forked before its last step; of two final models the one of the lower member index is kept): replacing it and passing it on",
+                member_name(Some(maker_index)),
+                member_name(Some(held_maker))
+            );
+            self.learner.final_received(model.clone())?;
+            self.write_final(&model)?;
+            self.begin_publish(model);
+        } else {
+            tracing::warn!(
+                "{} sent a second final model, made by {}, which does not prevail over the one made by {} that this node holds (the walk forked before its last step): sending it ours",
+                member_name(self.member_index(&from)),
+                member_name(Some(maker_index)),
+                member_name(Some(held_maker))
+            );
+            self.publish_to(from);
+        }
+        Ok(())
+    }
+
     fn write_final(&mut self, model: &FinalModel) -> Result<(), NodeError> {
+        // Every model this node holds was sealed by it or verified on receipt.
+        let maker = crate::seal::maker(model, &self.run.hash().0).map_err(|why| {
+            NodeError::Unsupported(format!("the final model held in the state: {why}"))
+        })?;
         let state = self.learner.state();
         let file = FinalModelFile {
             z: &model.z,
@@ -1299,6 +1466,8 @@ impl Node<'_> {
             run_hash: self.run.hash().to_string(),
             index: self.learner.index(),
             peer_id: self.me.to_base58(),
+            maker_index: self.member_index(&maker).unwrap_or(usize::MAX),
+            maker_peer_id: maker.to_base58(),
             privacy: FinalPrivacy {
                 contributions: state.contributions,
                 clipped: state.clipped,
@@ -1310,7 +1479,10 @@ impl Node<'_> {
             },
         };
         let path = self.state_dir.join(FINAL_MODEL_FILE);
-        let json = serde_json::to_string_pretty(&file).unwrap_or_default();
+        let json = serde_json::to_string_pretty(&file).map_err(|e| NodeError::Write {
+            path: path.clone(),
+            source: std::io::Error::other(e),
+        })?;
         write_durably(&path, json.as_bytes()).map_err(|source| NodeError::Write {
             path: path.clone(),
             source,

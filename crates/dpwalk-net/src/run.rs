@@ -234,6 +234,10 @@ pub struct Run {
     loss: Loss,
     regularizer: Regularizer,
     noise: Noise,
+    /// [`Run::canonical_toml`] and [`Run::hash`], computed once: every hello and every final
+    /// model is checked against them.
+    canonical: String,
+    hash: RunHash,
 }
 
 /// A problem found by [`Run::from_file`]: a key path (for the line) and a message.
@@ -313,6 +317,11 @@ impl Run {
         let noise = check_algorithm(&file.algorithm, file.budget)?;
         let members = check_members(&mut file.members)?;
         let topology = check_topology(&file.topology, members.len(), file.seed)?;
+        // A validated run file holds finite numbers, strings and tables of them, which TOML can
+        // always write; if it ever could not, the run is refused rather than hashed as "".
+        let canonical = toml::to_string(&file)
+            .map_err(|e| problem(&[], format!("cannot be written in canonical form: {e}")))?;
+        let hash = RunHash(Sha256::digest(canonical.as_bytes()).into());
         Ok(Run {
             file,
             members,
@@ -320,6 +329,8 @@ impl Run {
             loss,
             regularizer,
             noise,
+            canonical,
+            hash,
         })
     }
 
@@ -421,20 +432,19 @@ impl Run {
             dim: self.file.dimension,
             steps: self.file.steps,
             members: self.members.iter().map(|m| m.peer).collect(),
+            run_hash: self.hash.0,
             last_seen,
         }
     }
 
     /// The canonical serialization (see the module docs).
     pub fn canonical_toml(&self) -> String {
-        // Serializing a validated RunFile cannot fail: every value is a finite number, a string or
-        // a table of them. An empty string would only weaken the hash, never panic.
-        toml::to_string(&self.file).unwrap_or_default()
+        self.canonical.clone()
     }
 
     /// The run's identity: SHA-256 of [`Run::canonical_toml`].
     pub fn hash(&self) -> RunHash {
-        RunHash(Sha256::digest(self.canonical_toml().as_bytes()).into())
+        self.hash
     }
 
     /// The dotted keys whose values differ between `self` and `other` (`algorithm.gamma`,

@@ -18,7 +18,7 @@
 //!
 //! # Files (`state.0` and `state.1` in the state directory, little-endian)
 //! ```text
-//! "DPWSTAT3" | generation: u64 | len: u32 | payload: len bytes of bincode(NodeState)
+//! "DPWSTAT4" | generation: u64 | len: u32 | payload: len bytes of bincode(NodeState)
 //!   | crc32(everything before): u32 | (older bytes past the record, ignored)
 //! ```
 //! Two slots, written in turn. [`StateDir::commit`] writes the new record, one generation above
@@ -63,7 +63,7 @@ pub const SLOT_FILES: [&str; 2] = ["state.0", "state.1"];
 /// The lock file's name in the state directory (it holds the PID of the process holding it).
 pub const LOCK_FILE: &str = "lock";
 
-const MAGIC: &[u8; 8] = b"DPWSTAT3";
+const MAGIC: &[u8; 8] = b"DPWSTAT4";
 /// Magic, generation and length before the payload, checksum after.
 const HEADER: usize = 8 + 8 + 4;
 const TRAILER: usize = 4;
@@ -167,6 +167,18 @@ pub enum StateError {
     BadMagic {
         /// The file.
         path: PathBuf,
+    },
+    /// The file is a state of another format version (another version of dpwalk wrote it).
+    #[error(
+        "state {path} was written by another version of dpwalk (state format {found:?}, this one reads {expected:?}): finish that run with the version that started it, or start a new run with fresh state directories"
+    )]
+    OtherVersion {
+        /// The file.
+        path: PathBuf,
+        /// Its magic.
+        found: String,
+        /// This version's magic.
+        expected: String,
     },
     /// The checksum does not match: the contents are damaged.
     #[error("state {path} fails its checksum")]
@@ -415,6 +427,13 @@ fn decode(bytes: &[u8], path: &Path) -> Result<(u64, NodeState), StateError> {
         return Err(torn(HEADER + TRAILER));
     };
     if &header[..8] != MAGIC {
+        if header[..7] == MAGIC[..7] {
+            return Err(StateError::OtherVersion {
+                path: path.to_path_buf(),
+                found: String::from_utf8_lossy(&header[..8]).into_owned(),
+                expected: String::from_utf8_lossy(MAGIC).into_owned(),
+            });
+        }
         return Err(StateError::BadMagic {
             path: path.to_path_buf(),
         });

@@ -6,10 +6,11 @@
 use std::collections::HashSet;
 
 use dpwalk_net::codec::{
-    self, CodecError, FinalModel, MAX_PAYLOAD, Message, Rejection, RunContext, Token, decode_frame,
-    decode_payload, encode, payload_len,
+    self, CodecError, FinalModel, MAX_PAYLOAD, Message, Rejection, RunContext, Seal, Token,
+    decode_frame, decode_payload, encode, payload_len,
 };
-use libp2p_identity::PeerId;
+use dpwalk_net::seal::seal;
+use libp2p_identity::{Keypair, PeerId};
 use proptest::prelude::*;
 
 fn token(seq: u64, w: Vec<f64>) -> Token {
@@ -41,6 +42,7 @@ fn any_rejection() -> impl Strategy<Value = Rejection> {
         Just(Rejection::NotMember {
             peer: PeerId::random().to_base58()
         }),
+        Just(Rejection::BadSeal),
     ]
 }
 
@@ -73,7 +75,12 @@ proptest! {
         ] {
             prop_assert_eq!(decode_frame(&encode(&message).unwrap()).unwrap(), message);
         }
-        let model = FinalModel { run_id: "r".into(), seq, z };
+        let model = FinalModel {
+            run_id: "r".into(),
+            seq,
+            z,
+            seal: Seal { key: vec![7; 36], signature: vec![9; 64] },
+        };
         let Message::FinalModel(got) =
             decode_frame(&encode(&Message::FinalModel(model.clone())).unwrap()).unwrap()
         else {
@@ -250,6 +257,7 @@ fn context(member: PeerId, last_seen: Option<u64>) -> RunContext {
         dim: 3,
         steps: 100,
         members: HashSet::from([member]),
+        run_hash: [5; 32],
         last_seen,
     }
 }
@@ -315,14 +323,34 @@ fn every_rejection_reason() {
 
 #[test]
 fn final_model_validation() {
-    let member = PeerId::random();
+    let key = Keypair::generate_ed25519();
+    let member = key.public().to_peer_id();
     let ctx = context(member, Some(99));
-    let model = FinalModel {
-        run_id: "demo".into(),
-        seq: 100,
-        z: vec![0.0; 3],
-    };
-    assert_eq!(codec::validate_final(&member, &model, &ctx), Ok(()));
+    let model = seal(&key, &[5; 32], "demo".into(), 100, vec![0.0; 3]).unwrap();
+    assert_eq!(codec::validate_final(&member, &model, &ctx), Ok(member));
+    // Relayed by another member: the maker is still the sealing member.
+    let relay = PeerId::random();
+    let mut both = ctx.clone();
+    both.members.insert(relay);
+    assert_eq!(codec::validate_final(&relay, &model, &both), Ok(member));
+    // Sealed by a key outside the run, or for another run file.
+    let outsider = seal(&Keypair::generate_ed25519(), &[5; 32], "demo".into(), 100, vec![0.0; 3]).unwrap();
+    assert!(matches!(
+        codec::validate_final(&member, &outsider, &ctx),
+        Err(Rejection::NotMember { .. })
+    ));
+    let other_run = seal(&key, &[6; 32], "demo".into(), 100, vec![0.0; 3]).unwrap();
+    assert_eq!(
+        codec::validate_final(&member, &other_run, &ctx),
+        Err(Rejection::BadSeal)
+    );
+    // Altered after sealing.
+    let mut altered = model.clone();
+    altered.z[0] = 1.0;
+    assert_eq!(
+        codec::validate_final(&member, &altered, &ctx),
+        Err(Rejection::BadSeal)
+    );
     let early = FinalModel {
         seq: 99,
         ..model.clone()

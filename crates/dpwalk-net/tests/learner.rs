@@ -13,9 +13,10 @@ use dpwalk_net::learner::{
 use dpwalk_net::run::Run;
 use dpwalk_net::state::SLOT_FILES;
 use dpwalk_privacy::ledger::{Budget, Ledger};
+use libp2p_identity::Keypair;
 use std::path::{Path, PathBuf};
 
-const RUN: &str = r#"
+const RUN_TEMPLATE: &str = r#"
 run-id = "durable"
 seed = 3
 steps = 50
@@ -32,11 +33,23 @@ sigma = 0.5
 kind = "complete"
 [[members]]
 index = 0
-peer-id = "12D3KooWK99VoVxNE7XzyBwXEzW7xhK7Gpv85r9F3V3fyKSUKPH5"
+peer-id = "MEMBER0"
 [[members]]
 index = 1
-peer-id = "12D3KooWJWoaqZhDaoEFshF7Rh1bpY9ohihFhzcW6d69Lr2NASuq"
+peer-id = "MEMBER1"
 "#;
+
+/// Member `i`'s key: fixed, so that the run file can name its PeerId.
+fn key(i: u8) -> Keypair {
+    Keypair::ed25519_from_bytes([i + 1; 32]).unwrap()
+}
+
+/// The run file, with the members' PeerIds.
+fn run_text() -> String {
+    RUN_TEMPLATE
+        .replace("MEMBER0", &key(0).public().to_peer_id().to_base58())
+        .replace("MEMBER1", &key(1).public().to_peer_id().to_base58())
+}
 
 fn data() -> Dataset {
     Dataset {
@@ -49,7 +62,7 @@ fn data() -> Dataset {
 
 /// The run, node 0's problem on its records, and the run's ADMM parameters.
 fn node_zero() -> (Run, Problem, AdmmParams) {
-    node_zero_of(RUN)
+    node_zero_of(&run_text())
 }
 
 fn node_zero_of(run: &str) -> (Run, Problem, AdmmParams) {
@@ -91,7 +104,7 @@ fn a_crash_between_commit_and_ledger_append_is_repaired() {
     let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), &[]).unwrap();
+    let open = || Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[]).unwrap();
 
     let mut a = open();
     let first = forwarded(a.receive(token(0), None).unwrap());
@@ -121,7 +134,7 @@ fn a_machine_crash_that_loses_unflushed_records_is_repaired() {
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join(LEDGER_FILE);
-    let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), &[]).unwrap();
+    let open = || Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[]).unwrap();
 
     let mut a = open();
     for seq in [0, 4, 8] {
@@ -145,11 +158,11 @@ fn a_machine_crash_that_loses_unflushed_records_is_repaired() {
 
 #[test]
 fn flushing_the_ledger_empties_the_list_and_the_list_stays_bounded() {
-    let (run, problem, params) = node_zero_of(&RUN.replace("steps = 50", "steps = 500"));
+    let (run, problem, params) = node_zero_of(&run_text().replace("steps = 50", "steps = 500"));
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join(LEDGER_FILE);
-    let mut a = Learner::open(&run, 0, &problem, &prox, params, dir.path(), &[]).unwrap();
+    let mut a = Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[]).unwrap();
     a.receive(token(0), None).unwrap();
     a.flush_ledger().unwrap();
     assert!(a.state().unflushed_charges.is_empty());
@@ -192,7 +205,7 @@ fn a_state_restored_from_an_older_copy_is_refused() {
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join(LEDGER_FILE);
-    let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), &[]);
+    let open = || Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[]);
 
     let mut a = open().unwrap();
     a.receive(token(0), None).unwrap();
@@ -274,7 +287,7 @@ fn a_ledger_restored_from_an_older_copy_is_refused() {
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join(LEDGER_FILE);
-    let open = || Learner::open(&run, 0, &problem, &prox, params, dir.path(), &[]);
+    let open = || Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[]);
 
     let mut a = open().unwrap();
     a.receive(token(0), None).unwrap();
@@ -303,7 +316,7 @@ fn a_crash_before_the_commit_replays_the_same_step() {
     let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let open = |d: &Path| Learner::open(&run, 0, &problem, &prox, params, d, &[]).unwrap();
+    let open = |d: &Path| Learner::open(&run, 0, &key(0), &problem, &prox, params, d, &[]).unwrap();
 
     // Node 1 takes steps 0 and 2 without trouble.
     let mut smooth = open(d1.path());
@@ -333,7 +346,7 @@ fn a_spent_budget_makes_a_noise_only_step() {
     let dir = tempfile::tempdir().unwrap();
     // σ = 0.5, C = 1: one contribution already costs more than ε = 1 locally.
     let budget = Budget::new(1.0, 1e-6).unwrap();
-    let mut l = Learner::open(&run, 0, &problem, &prox, params, dir.path(), &[budget]).unwrap();
+    let mut l = Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[budget]).unwrap();
     let t = token(0);
     let out = forwarded(l.receive(t.clone(), None).unwrap());
     assert_eq!(out.seq, 1);
@@ -361,11 +374,16 @@ fn the_last_step_publishes_the_final_model() {
     let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut l = Learner::open(&run, 0, &problem, &prox, params, dir.path(), &[]).unwrap();
+    let mut l = Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[]).unwrap();
     match l.receive(token(49), None).unwrap() {
         Outcome::Final(model) => {
             assert_eq!(model.seq, 50);
             assert_eq!(model.z.len(), 3);
+            // Sealed by this member for this run: any member can check who made it.
+            assert_eq!(
+                dpwalk_net::seal::maker(&model, &run.hash().0),
+                Ok(key(0).public().to_peer_id())
+            );
         }
         Outcome::Forward(_) => panic!("step 49 of 50 is the last"),
     }
@@ -373,17 +391,28 @@ fn the_last_step_publishes_the_final_model() {
     assert!(l.state().final_model.is_some());
 }
 
+/// A node whose key is not the one the run file names for its index is refused at open: the
+/// model it sealed would name another member.
+#[test]
+fn another_members_key_is_refused_at_open() {
+    let (run, problem, params) = node_zero();
+    let prox = problem.local_prox(params.gamma()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let e = Learner::open(&run, 0, &key(1), &problem, &prox, params, dir.path(), &[]).unwrap_err();
+    assert!(matches!(e, LearnerError::NotThisMember { index: 0, .. }), "{e}");
+}
+
 /// A run whose `dimension` is not the data's is refused when the learner opens, with both
 /// numbers, before any state is written (it used to panic in the prox at the first step).
 #[test]
 fn a_run_dimension_that_is_not_the_datas_is_refused_at_open() {
-    let run = Run::parse(&RUN.replace("dimension = 3", "dimension = 5"), "test").unwrap();
+    let run = Run::parse(&run_text().replace("dimension = 3", "dimension = 5"), "test").unwrap();
     let problem = node_problem(&run, 0, data()).unwrap();
     let params = run.admm_params().unwrap();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
-    let err = Learner::open(&run, 0, &problem, &prox, params, &state, &[]).unwrap_err();
+    let err = Learner::open(&run, 0, &key(0), &problem, &prox, params, &state, &[]).unwrap_err();
     assert!(
         matches!(err, LearnerError::Dimension { run: 5, data: 3 }),
         "{err}"
@@ -405,9 +434,9 @@ fn evaluation_points_record_the_forwarded_model_without_changing_the_walk() {
     let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let (plain_dir, eval_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let mut plain = Learner::open(&run, 0, &problem, &prox, params, plain_dir.path(), &[]).unwrap();
+    let mut plain = Learner::open(&run, 0, &key(0), &problem, &prox, params, plain_dir.path(), &[]).unwrap();
     let open = || {
-        Learner::open(&run, 0, &problem, &prox, params, eval_dir.path(), &[])
+        Learner::open(&run, 0, &key(0), &problem, &prox, params, eval_dir.path(), &[])
             .unwrap()
             .with_evals(2, eval_dir.path())
             .unwrap()

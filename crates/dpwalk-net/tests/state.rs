@@ -113,6 +113,7 @@ fn a_lone_torn_or_damaged_record_is_refused_at_every_byte() {
             matches!(
                 result,
                 Err(StateError::BadMagic { .. }
+                    | StateError::OtherVersion { .. }
                     | StateError::Torn { .. }
                     | StateError::Checksum { .. })
             ),
@@ -188,6 +189,18 @@ fn a_file_of_something_else_is_refused() {
     )
     .unwrap();
     assert!(matches!(states.load(), Err(StateError::BadMagic { .. })));
+}
+
+#[test]
+fn a_state_of_another_format_version_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let states = StateDir::open(dir.path()).unwrap();
+    let mut old = b"DPWSTAT3".to_vec();
+    old.extend_from_slice(&[0; 40]);
+    std::fs::write(dir.path().join(SLOT_FILES[0]), &old).unwrap();
+    let e = states.load().unwrap_err();
+    assert!(matches!(e, StateError::OtherVersion { .. }), "{e:?}");
+    assert!(e.to_string().contains("another version of dpwalk"), "{e}");
 }
 
 #[test]

@@ -687,10 +687,11 @@ impl Node<'_> {
             }
         }
         let finished = self.finished_at?;
+        let now = Instant::now();
         let published = self
             .publish
             .as_ref()
-            .is_none_or(|p| p.settled(Instant::now()));
+            .is_none_or(|p| p.settled(now, |peer| self.is_down(peer, now)));
         (published && finished.elapsed() >= self.config.timeouts.linger()).then(report)
     }
 

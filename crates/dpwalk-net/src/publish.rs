@@ -116,9 +116,11 @@ impl<Id: Eq + Hash> Publish<Id> {
         self.pending.remove(peer);
     }
 
-    /// Whether every member acknowledged, or the publisher gave up.
-    pub fn settled(&self, now: Instant) -> bool {
-        self.pending.is_empty() || now.duration_since(self.since) > PUBLISH_FOR
+    /// Whether every member acknowledged, or the publisher gave up; members for which `down`
+    /// holds are not waited for (they get the model from whichever member is up when they
+    /// connect again).
+    pub fn settled(&self, now: Instant, down: impl Fn(&PeerId) -> bool) -> bool {
+        self.pending.iter().all(down) || now.duration_since(self.since) > PUBLISH_FOR
     }
 }
 
@@ -159,15 +161,17 @@ mod tests {
         // Nothing again before the resend pause.
         assert!(p.due(t0 + Duration::from_millis(10)).is_empty());
         // `a` acknowledges; `b`'s send fails: only `b` is due next time.
-        assert!(!p.settled(t0));
+        assert!(!p.settled(t0, |_| false));
+        assert!(p.settled(t0, |_| true));
         p.sent(1, a);
         p.sent(2, b);
         assert_eq!(p.answered(&1, true), Some(a));
         assert_eq!(p.answered(&2, false), Some(b));
         assert_eq!(p.answered(&2, true), None);
         assert_eq!(p.due(t0 + RESEND_EVERY), vec![b]);
-        assert!(!p.settled(t0 + RESEND_EVERY));
-        assert!(p.settled(t0 + PUBLISH_FOR + RESEND_EVERY));
+        assert!(!p.settled(t0 + RESEND_EVERY, |_| false));
+        assert!(p.settled(t0 + RESEND_EVERY, |peer| *peer == b));
+        assert!(p.settled(t0 + PUBLISH_FOR + RESEND_EVERY, |_| false));
         assert!(p.due(t0 + PUBLISH_FOR + RESEND_EVERY).is_empty());
     }
 }

@@ -3,10 +3,11 @@
 //! training, and the run ends with every member holding the same final model.
 //!
 //! Three daemons (members 0–2) start; the test itself plays member 3 with that member's real key
-//! (a member gone bad) and two outsiders. It refuses every token routed to it (`Leaving`, so the
-//! walk re-routes at once), then sends node 0 one token per defect, an outsider's token and hello
-//! to node 1, and raw frames (random bytes, an oversized prefix, trailing bytes) to node 2. Last,
-//! it goes away and the real member 3 joins: the walk still completes.
+//! (a member gone bad) and an outsider. It refuses every token routed to it (`Leaving`, so the
+//! walk re-routes at once), then sends node 0 one token per defect, an outsider's hello to node 1
+//! (its connection is refused: only members get in), and raw frames (random bytes, an oversized
+//! prefix, trailing bytes) to node 2 under member 3's key. Last, it goes away and the real member
+//! 3 joins: the walk still completes.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -19,6 +20,7 @@ use std::time::{Duration, Instant};
 use common::{Cluster, DIM, Reaper, temp_dir, write_cluster};
 use dpwalk_net::behaviour::{self, Behaviour, BehaviourEvent};
 use dpwalk_net::codec::{self, Hello, Message, Rejection, Token};
+use dpwalk_net::limits::Limits;
 use dpwalk_net::run::Run;
 use futures::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, StreamExt};
 use libp2p::identity::Keypair;
@@ -38,8 +40,18 @@ struct Speaker {
 
 impl Speaker {
     fn new(keypair: Keypair, run: &Run) -> Self {
+        let members: Vec<PeerId> = run.members().iter().map(|m| m.peer).collect();
+        let limits = Limits::for_peers(members.len(), None);
         Self {
-            swarm: behaviour::build(keypair, false, Duration::from_secs(5)).unwrap(),
+            swarm: behaviour::build(
+                keypair,
+                false,
+                false,
+                Duration::from_secs(5),
+                members,
+                &limits,
+            )
+            .unwrap(),
             hello: Hello {
                 run_hash: run.hash().0,
                 run: run.canonical_toml(),
@@ -205,10 +217,10 @@ impl request_response::Codec for RawCodec {
     }
 }
 
-/// Sends raw `bytes` on `/dpwalk/token/1` to `addr` from a fresh identity; returns what came back:
-/// a well-formed answer would be `Ok` with its bytes.
-async fn send_raw(addr: &Multiaddr, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
-    let mut swarm = libp2p::SwarmBuilder::with_new_identity()
+/// Sends raw `bytes` on `/dpwalk/token/1` to `addr` as `keypair`; returns what came back: a
+/// well-formed answer would be `Ok` with its bytes.
+async fn send_raw(keypair: &Keypair, addr: &Multiaddr, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
+    let mut swarm = libp2p::SwarmBuilder::with_existing_identity(keypair.clone())
         .with_tokio()
         .with_tcp(
             tcp::Config::default(),
@@ -369,22 +381,28 @@ async fn bad_peers_and_bytes_are_refused_and_the_walk_completes() {
     }
     assert_up(&cluster, &mut reaper, 0);
 
-    // An outsider: its hello and its token are refused as a non-member's.
+    // An outsider: its connection is refused once Noise has proven who it is, before any
+    // message; node 1 says so.
     let mut outsider = Speaker::new(Keypair::generate_ed25519(), &run);
-    let outsider_id = *outsider.swarm.local_peer_id();
     outsider
         .swarm
         .add_peer_address(peer(1), cluster.members[1].multiaddr().parse().unwrap());
-    let not_member = Rejection::NotMember {
-        peer: outsider_id.to_base58(),
-    };
     let hello = Message::Hello(outsider.hello.clone());
-    assert_eq!(refusal(outsider.ask(peer(1), hello).await), not_member);
-    let t = token(&run_id, last, zeros.clone());
-    assert_eq!(refusal(outsider.ask(peer(1), t).await), not_member);
+    let answer = outsider.ask(peer(1), hello).await;
+    assert!(answer.is_err(), "an outsider got an answer: {answer:?}");
+    let t0 = Instant::now();
+    while !cluster.log(1).contains("not members of the run") {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "node 1 did not log the outsider:\n{}",
+            cluster.log(1)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert_up(&cluster, &mut reaper, 1);
 
-    // Raw frames to node 2: none gets an answer, each costs the node a dropped stream.
+    // Raw frames to node 2, under member 3's key (an outsider would not get in): none gets an
+    // answer, each costs the node a dropped stream.
     let addr2: Multiaddr = format!("{}/p2p/{}", cluster.members[2].multiaddr(), peer(2))
         .parse()
         .unwrap();
@@ -412,7 +430,7 @@ async fn bad_peers_and_bytes_are_refused_and_the_walk_completes() {
         (lying_prefix, "a prefix shorter than the frame"),
         (Vec::new(), "an empty stream"),
     ] {
-        let answer = send_raw(&addr2, bytes).await;
+        let answer = send_raw(&cluster.members[3].keypair, &addr2, bytes).await;
         eprintln!("{what}: {answer:?}");
         assert!(answer.is_err(), "{what} got an answer: {answer:?}");
         assert_up(&cluster, &mut reaper, 2);

@@ -14,6 +14,8 @@
 //! - [`learner`]: what a node does with a token, without the network: validate, step (the
 //!   simulator's code), commit, charge the ledger.
 //! - [`protocol`], [`behaviour`]: the libp2p codec and behaviours.
+//! - [`addresses`]: the node's own address book of members and bootstrap peers.
+//! - [`limits`]: who may connect, connection and stream limits, descriptors.
 //! - [`node`]: the event loop: custody, hand-off, recovery, final model.
 //! - [`quality`]: warnings on the model's quality a node can give alone (clip share, noise).
 //! - [`status`]: the status endpoint (JSON and Prometheus) and its client.
@@ -28,11 +30,13 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod addresses;
 pub mod behaviour;
 pub mod codec;
 pub mod config;
 pub mod keys;
 pub mod learner;
+pub mod limits;
 pub mod node;
 pub mod protocol;
 pub mod quality;

@@ -17,7 +17,7 @@ use std::collections::HashSet;
 use std::io;
 use std::time::{Duration, Instant};
 
-use common::{Cluster, DIM, Reaper, temp_dir, write_cluster};
+use common::{Cluster, DIM, Reaper, tcp_swarm, temp_dir, write_cluster};
 use dpwalk_net::behaviour::{self, Behaviour, BehaviourEvent};
 use dpwalk_net::codec::{self, Hello, Message, Rejection, Token};
 use dpwalk_net::limits::Limits;
@@ -26,7 +26,7 @@ use futures::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, StreamExt};
 use libp2p::identity::Keypair;
 use libp2p::request_response::{self, OutboundRequestId, ProtocolSupport};
 use libp2p::swarm::SwarmEvent;
-use libp2p::{Multiaddr, PeerId, StreamProtocol, Swarm, noise, tcp, yamux};
+use libp2p::{Multiaddr, PeerId, StreamProtocol, Swarm};
 
 const STEPS: u64 = 6000;
 
@@ -220,26 +220,17 @@ impl request_response::Codec for RawCodec {
 /// Sends raw `bytes` on `/dpwalk/token/1` to `addr` as `keypair`; returns what came back: a
 /// well-formed answer would be `Ok` with its bytes.
 async fn send_raw(keypair: &Keypair, addr: &Multiaddr, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
-    let mut swarm = libp2p::SwarmBuilder::with_existing_identity(keypair.clone())
-        .with_tokio()
-        .with_tcp(
-            tcp::Config::default(),
-            noise::Config::new,
-            yamux::Config::default,
-        )
-        .unwrap()
-        .with_behaviour(|_| {
-            request_response::Behaviour::with_codec(
-                RawCodec,
-                [(
-                    StreamProtocol::new(codec::PROTOCOL),
-                    ProtocolSupport::Outbound,
-                )],
-                request_response::Config::default().with_request_timeout(Duration::from_secs(10)),
-            )
-        })
-        .unwrap()
-        .build();
+    let mut swarm = tcp_swarm(
+        keypair.clone(),
+        request_response::Behaviour::with_codec(
+            RawCodec,
+            [(
+                StreamProtocol::new(codec::PROTOCOL),
+                ProtocolSupport::Outbound,
+            )],
+            request_response::Config::default().with_request_timeout(Duration::from_secs(10)),
+        ),
+    );
     let Some(libp2p::multiaddr::Protocol::P2p(peer)) = addr.iter().last() else {
         panic!("address without /p2p");
     };

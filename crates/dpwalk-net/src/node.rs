@@ -495,8 +495,9 @@ fn address_book(
 }
 
 /// The neighbours member `index` dials eagerly: all of them up to [`EAGER_MAX`]; on a denser
-/// graph, the [`EAGER_MAX`] that follow it in index order (cyclically), so that every member is
-/// dialled eagerly by some (the others are dialled when the token goes to them).
+/// graph, the [`EAGER_MAX`] that follow it in index order (cyclically: on a complete graph each
+/// member is then dialled by the [`EAGER_MAX`] before it). The others are dialled when the token
+/// goes to them.
 fn eager_neighbours(run: &Run, index: usize) -> Vec<PeerId> {
     let mut neighbours: Vec<usize> = run.topology().neighbors(index).collect();
     if neighbours.len() > EAGER_MAX {
@@ -1550,4 +1551,43 @@ fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     drop(f);
     std::fs::rename(&temp, path)?;
     crate::state::sync_parent(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run of `n` members on `topology` (the `[topology]` table's body).
+    fn run_of(n: usize, topology: &str) -> Run {
+        let mut text = format!(
+            "run-id = \"t\"\nseed = 1\nsteps = 10\ndimension = 2\n[problem]\nloss = \"squared\"\n\
+             [algorithm]\ngamma = 1.0\nlambda = 0.5\nclip = 1.0\nsigma = 1.0\n[topology]\n{topology}\n"
+        );
+        for i in 0..n {
+            text.push_str(&format!(
+                "[[members]]\nindex = {i}\npeer-id = \"{}\"\n",
+                PeerId::random()
+            ));
+        }
+        Run::parse(&text, "test").unwrap()
+    }
+
+    fn indices(run: &Run, peers: &[PeerId]) -> Vec<usize> {
+        peers.iter().map(|p| run.index_of(p).unwrap()).collect()
+    }
+
+    #[test]
+    fn a_dense_graph_keeps_the_following_neighbours_a_sparse_one_all() {
+        let complete = run_of(40, "kind = \"complete\"");
+        let eager = indices(&complete, &eager_neighbours(&complete, 30));
+        let expected: Vec<usize> = (31..40).chain(0..7).collect();
+        assert_eq!(eager, expected);
+        let small = run_of(10, "kind = \"complete\"");
+        assert_eq!(
+            indices(&small, &eager_neighbours(&small, 4)),
+            vec![0, 1, 2, 3, 5, 6, 7, 8, 9]
+        );
+        let ring = run_of(40, "kind = \"ring\"");
+        assert_eq!(indices(&ring, &eager_neighbours(&ring, 0)), vec![1, 39]);
+    }
 }

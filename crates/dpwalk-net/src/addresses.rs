@@ -80,11 +80,13 @@ impl AddressBook {
             .unwrap_or_default()
     }
 
-    /// How to dial `peer`: at its addresses, unless it is connected or being dialled already.
+    /// How to dial `peer`: at its addresses (and at any the behaviours know, such as mDNS's or
+    /// Kademlia's latest), unless it is connected or being dialled already.
     pub fn dial_opts(&self, peer: PeerId) -> DialOpts {
         DialOpts::peer_id(peer)
             .condition(PeerCondition::DisconnectedAndNotDialing)
             .addresses(self.addresses(&peer))
+            .extend_addresses_through_behaviour()
             .build()
     }
 

@@ -27,8 +27,8 @@
 //! Every dial names the addresses of the node's own [`AddressBook`] (libp2p's cache of peer
 //! addresses holds 100 peers and forgets an address after one failed dial). A token only ever
 //! goes to a topology neighbour, and the run files are compared (hello) only before a token
-//! crosses a connection, so a node dials **up to [`EAGER_MAX`] neighbours eagerly**: at start,
-//! and every [`REDIAL_EVERY`] those not connected ([`eager_neighbours`]). Any other member is
+//! crosses a connection, so a node dials **up to `EAGER_MAX` (16) neighbours eagerly**: at start,
+//! and every `REDIAL_EVERY` (2 s) those not connected (`eager_neighbours`). Any other member is
 //! dialled **on demand**: a neighbour when the token goes to it (the hand-off waits for the
 //! connection and the hello like for a member still starting), any member when a message goes to
 //! it (the final model at the end, to every member; a `Released` to a predecessor), always at the
@@ -41,6 +41,10 @@
 //! members each way, identify, ping; about 50 MB per node) let a 1,000-hop walk make 433 hops in
 //! 500 s, with 12.9 GB resident in all; with 16 per node the same walk ended in 38 s, with 4.0 GB. A walk of K hops uses at most K
 //! edges, and an on-demand connection costs its hop a handshake (a few milliseconds).
+//!
+//! Not done yet: a connection made on demand stays open like any other (libp2p's idle timeout of
+//! an hour, see [`crate::behaviour`]), so a walk much longer than the number of members on a dense
+//! graph accumulates connections towards every neighbour again, within the connection limits.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};

@@ -3,13 +3,13 @@
 //! training, and the run ends with every member holding the same final model.
 //!
 //! Three daemons (members 0–2) start; the test itself plays member 3 with that member's real key
-//! (a member gone bad) and two outsiders. It refuses every token routed to it (`Leaving`, so the
-//! walk re-routes at once), then sends node 0 one token per defect, an outsider's token and hello
-//! to node 1, and raw frames (random bytes, an oversized prefix, trailing bytes) to node 2. Last,
-//! it goes away and the real member 3 joins: the walk still completes. On the way, final models
-//! that must not end the run are refused: sealed for another run file, sealed by an outsider's
-//! key, with a broken seal, and a well-sealed one from member 3's key that never showed its run
-//! file.
+//! (a member gone bad) and an outsider. It refuses every token routed to it (`Leaving`, so the
+//! walk re-routes at once), then sends node 0 one token per defect, an outsider's hello to node 1
+//! (its connection is refused: only members get in), and raw frames (random bytes, an oversized
+//! prefix, trailing bytes) to node 2 under member 3's key. Last, it goes away and the real member
+//! 3 joins: the walk still completes. On the way, final models that must not end the run
+//! are refused: sealed for another run file, sealed by an outsider's key, with a broken seal,
+//! and a well-sealed one from member 3's key that never showed its run file.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -19,16 +19,17 @@ use std::collections::HashSet;
 use std::io;
 use std::time::{Duration, Instant};
 
-use common::{Cluster, DIM, Reaper, temp_dir, write_cluster};
+use common::{Cluster, DIM, Reaper, tcp_swarm, temp_dir, write_cluster};
 use dpwalk_net::behaviour::{self, Behaviour, BehaviourEvent};
 use dpwalk_net::codec::{self, Hello, Message, Rejection, Token};
+use dpwalk_net::limits::Limits;
 use dpwalk_net::run::Run;
 use dpwalk_net::seal::seal;
 use futures::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, StreamExt};
 use libp2p::identity::Keypair;
 use libp2p::request_response::{self, OutboundRequestId, ProtocolSupport};
 use libp2p::swarm::SwarmEvent;
-use libp2p::{Multiaddr, PeerId, StreamProtocol, Swarm, noise, tcp, yamux};
+use libp2p::{Multiaddr, PeerId, StreamProtocol, Swarm};
 
 const STEPS: u64 = 6000;
 
@@ -44,8 +45,18 @@ struct Speaker {
 
 impl Speaker {
     fn new(keypair: Keypair, run: &Run) -> Self {
+        let members: Vec<PeerId> = run.members().iter().map(|m| m.peer).collect();
+        let limits = Limits::for_peers(members.len(), None);
         Self {
-            swarm: behaviour::build(keypair, false, Duration::from_secs(5)).unwrap(),
+            swarm: behaviour::build(
+                keypair,
+                false,
+                false,
+                Duration::from_secs(5),
+                members,
+                &limits,
+            )
+            .unwrap(),
             hello: Hello {
                 run_hash: run.hash().0,
                 run: run.canonical_toml(),
@@ -221,29 +232,20 @@ impl request_response::Codec for RawCodec {
     }
 }
 
-/// Sends raw `bytes` on `/dpwalk/token/1` to `addr` from a fresh identity; returns what came back:
-/// a well-formed answer would be `Ok` with its bytes.
-async fn send_raw(addr: &Multiaddr, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
-    let mut swarm = libp2p::SwarmBuilder::with_new_identity()
-        .with_tokio()
-        .with_tcp(
-            tcp::Config::default(),
-            noise::Config::new,
-            yamux::Config::default,
-        )
-        .unwrap()
-        .with_behaviour(|_| {
-            request_response::Behaviour::with_codec(
-                RawCodec,
-                [(
-                    StreamProtocol::new(codec::PROTOCOL),
-                    ProtocolSupport::Outbound,
-                )],
-                request_response::Config::default().with_request_timeout(Duration::from_secs(10)),
-            )
-        })
-        .unwrap()
-        .build();
+/// Sends raw `bytes` on `/dpwalk/token/1` to `addr` as `keypair`; returns what came back: a
+/// well-formed answer would be `Ok` with its bytes.
+async fn send_raw(keypair: &Keypair, addr: &Multiaddr, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
+    let mut swarm = tcp_swarm(
+        keypair.clone(),
+        request_response::Behaviour::with_codec(
+            RawCodec,
+            [(
+                StreamProtocol::new(codec::PROTOCOL),
+                ProtocolSupport::Outbound,
+            )],
+            request_response::Config::default().with_request_timeout(Duration::from_secs(10)),
+        ),
+    );
     let Some(libp2p::multiaddr::Protocol::P2p(peer)) = addr.iter().last() else {
         panic!("address without /p2p");
     };
@@ -410,22 +412,28 @@ async fn bad_peers_and_bytes_are_refused_and_the_walk_completes() {
     }
     assert_up(&cluster, &mut reaper, 0);
 
-    // An outsider: its hello and its token are refused as a non-member's.
+    // An outsider: its connection is refused once Noise has proven who it is, before any
+    // message; node 1 says so.
     let mut outsider = Speaker::new(Keypair::generate_ed25519(), &run);
-    let outsider_id = *outsider.swarm.local_peer_id();
     outsider
         .swarm
         .add_peer_address(peer(1), cluster.members[1].multiaddr().parse().unwrap());
-    let not_member = Rejection::NotMember {
-        peer: outsider_id.to_base58(),
-    };
     let hello = Message::Hello(outsider.hello.clone());
-    assert_eq!(refusal(outsider.ask(peer(1), hello).await), not_member);
-    let t = token(&run_id, last, zeros.clone());
-    assert_eq!(refusal(outsider.ask(peer(1), t).await), not_member);
+    let answer = outsider.ask(peer(1), hello).await;
+    assert!(answer.is_err(), "an outsider got an answer: {answer:?}");
+    let t0 = Instant::now();
+    while !cluster.log(1).contains("not members of the run") {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "node 1 did not log the outsider:\n{}",
+            cluster.log(1)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert_up(&cluster, &mut reaper, 1);
 
-    // Raw frames to node 2: none gets an answer, each costs the node a dropped stream.
+    // Raw frames to node 2, under member 3's key (an outsider would not get in): none gets an
+    // answer, each costs the node a dropped stream.
     let addr2: Multiaddr = format!("{}/p2p/{}", cluster.members[2].multiaddr(), peer(2))
         .parse()
         .unwrap();
@@ -453,7 +461,7 @@ async fn bad_peers_and_bytes_are_refused_and_the_walk_completes() {
         (lying_prefix, "a prefix shorter than the frame"),
         (Vec::new(), "an empty stream"),
     ] {
-        let answer = send_raw(&addr2, bytes).await;
+        let answer = send_raw(&cluster.members[3].keypair, &addr2, bytes).await;
         eprintln!("{what}: {answer:?}");
         assert!(answer.is_err(), "{what} got an answer: {answer:?}");
         assert_up(&cluster, &mut reaper, 2);

@@ -82,6 +82,7 @@ fn learners_reproduce_the_simulator_bit_for_bit() {
     .unwrap();
 
     let n = s.users;
+    let keys = keys(n);
     let file = RunFile {
         run_id: "eq".into(),
         seed: s.seed,

@@ -11,8 +11,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use dpwalk_net::status::{Status, fetch_status};
-use libp2p::PeerId;
 use libp2p::identity::Keypair;
+use libp2p::swarm::NetworkBehaviour;
+use libp2p::{PeerId, Swarm, noise, tcp, yamux};
 
 /// Features per record of the generated data (the model dimension).
 pub const DIM: usize = 4;
@@ -44,6 +45,23 @@ pub struct Cluster {
     pub dir: PathBuf,
     pub members: Vec<Member>,
     pub steps: u64,
+}
+
+/// A test's own libp2p peer as `keypair`, over TCP, Noise and Yamux, running `behaviour`. It keeps
+/// a connection with nothing to do open for a minute: a close within that is the other side's.
+pub fn tcp_swarm<B: NetworkBehaviour>(keypair: Keypair, behaviour: B) -> Swarm<B> {
+    libp2p::SwarmBuilder::with_existing_identity(keypair)
+        .with_tokio()
+        .with_tcp(
+            tcp::Config::default(),
+            noise::Config::new,
+            yamux::Config::default,
+        )
+        .unwrap()
+        .with_behaviour(move |_| behaviour)
+        .unwrap()
+        .with_swarm_config(|c| c.with_idle_connection_timeout(Duration::from_secs(60)))
+        .build()
 }
 
 /// Ports the OS says are free now on 127.0.0.1.

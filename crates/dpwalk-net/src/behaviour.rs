@@ -2,17 +2,20 @@
 //!
 //! TCP (and QUIC with the `quic` feature) with Noise and Yamux; `identify` and `ping` for
 //! liveness and addresses; mDNS on a LAN (optional); Kademlia for WAN bootstrap; and the token
-//! protocol over request-response with [`TokenCodec`].
+//! protocol over request-response with [`TokenCodec`]. In front of them, the peers let in (an
+//! allow list: members and bootstrap peers) and the connection limits ([`crate::limits`]).
 
 use std::time::Duration;
 
 use libp2p::swarm::NetworkBehaviour;
 use libp2p::swarm::behaviour::toggle::Toggle;
 use libp2p::{
-    Swarm, identify, identity::Keypair, kad, mdns, noise, ping, request_response, tcp, yamux,
+    PeerId, Swarm, allow_block_list, connection_limits, identify, identity::Keypair, kad, mdns,
+    noise, ping, request_response, tcp, yamux,
 };
 use thiserror::Error;
 
+use crate::limits::{Limits, STREAMS_PER_CONNECTION};
 use crate::protocol::{TOKEN_PROTOCOL, TokenCodec};
 
 /// The identify protocol version: nodes of other protocol generations are told apart at once.
@@ -30,6 +33,11 @@ pub enum BuildError {
 #[allow(missing_debug_implementations)] // libp2p's behaviours do not implement Debug
 #[derive(NetworkBehaviour)]
 pub struct Behaviour {
+    /// Only these peers may hold a connection (asked first: a stranger is refused as such, not
+    /// counted against the limits).
+    pub allowed: allow_block_list::Behaviour<allow_block_list::AllowedPeers>,
+    /// Connection limits.
+    pub limits: connection_limits::Behaviour,
     /// `/dpwalk/token/1`.
     pub token: request_response::Behaviour<TokenCodec>,
     /// Addresses and agent versions.
@@ -38,22 +46,31 @@ pub struct Behaviour {
     pub ping: ping::Behaviour,
     /// LAN discovery, when enabled.
     pub mdns: Toggle<mdns::tokio::Behaviour>,
-    /// WAN discovery through bootstrap peers.
-    pub kad: kad::Behaviour<kad::store::MemoryStore>,
+    /// WAN discovery through bootstrap peers, when the node has any (without them, Kademlia
+    /// would only add queries among members that already know each other's addresses).
+    pub kad: Toggle<kad::Behaviour<kad::store::MemoryStore>>,
 }
 
-/// The swarm of a node with identity `keypair`; `request_timeout` bounds one token exchange.
+/// The swarm of a node with identity `keypair` that lets in only the `allowed` peers, within
+/// `limits`; `request_timeout` bounds one token exchange.
 pub fn build(
     keypair: Keypair,
     use_mdns: bool,
+    use_kad: bool,
     request_timeout: Duration,
+    allowed: impl IntoIterator<Item = PeerId>,
+    limits: &Limits,
 ) -> Result<Swarm<Behaviour>, BuildError> {
     let builder = libp2p::SwarmBuilder::with_existing_identity(keypair)
         .with_tokio()
         .with_tcp(
             tcp::Config::default().nodelay(true),
             noise::Config::new,
-            yamux::Config::default,
+            || {
+                let mut c = yamux::Config::default();
+                c.set_max_num_streams(STREAMS_PER_CONNECTION);
+                c
+            },
         )
         .map_err(|e| BuildError::Transport(e.to_string()))?;
     #[cfg(feature = "quic")]
@@ -64,7 +81,9 @@ pub fn build(
             let token = request_response::Behaviour::with_codec(
                 TokenCodec,
                 [(TOKEN_PROTOCOL, request_response::ProtocolSupport::Full)],
-                request_response::Config::default().with_request_timeout(request_timeout),
+                request_response::Config::default()
+                    .with_request_timeout(request_timeout)
+                    .with_max_concurrent_streams(STREAMS_PER_CONNECTION),
             );
             let identify = identify::Behaviour::new(identify::Config::new(
                 IDENTIFY_VERSION.to_string(),
@@ -75,14 +94,23 @@ pub fn build(
             } else {
                 None
             };
-            let mut kad = kad::Behaviour::new(peer, kad::store::MemoryStore::new(peer));
-            kad.set_mode(Some(kad::Mode::Server));
+            let kad = use_kad.then(|| {
+                let mut kad = kad::Behaviour::new(peer, kad::store::MemoryStore::new(peer));
+                kad.set_mode(Some(kad::Mode::Server));
+                kad
+            });
+            let mut gate = allow_block_list::Behaviour::default();
+            for p in allowed {
+                gate.allow_peer(p);
+            }
             Ok(Behaviour {
+                allowed: gate,
+                limits: connection_limits::Behaviour::new(limits.connection_limits()),
                 token,
                 identify,
                 ping: ping::Behaviour::default(),
                 mdns: Toggle::from(mdns),
-                kad,
+                kad: Toggle::from(kad),
             })
         })
         .map_err(|e| BuildError::Transport(e.to_string()))?

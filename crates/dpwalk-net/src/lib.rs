@@ -15,6 +15,8 @@
 //! - [`learner`]: what a node does with a token, without the network: validate, step (the
 //!   simulator's code), commit, charge the ledger.
 //! - [`protocol`], [`behaviour`]: the libp2p codec and behaviours.
+//! - [`addresses`]: the node's own address book of members and bootstrap peers.
+//! - [`limits`]: who may connect, connection and stream limits, descriptors.
 //! - [`node`]: the event loop: custody, hand-off, recovery, final model.
 //! - [`publish`]: publication of the final model and the rule that keeps one per run.
 //! - [`fault`]: fault injection for the tests of a fork at the last step (an environment variable).
@@ -31,12 +33,14 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod addresses;
 pub mod behaviour;
 pub mod codec;
 pub mod config;
 pub mod fault;
 pub mod keys;
 pub mod learner;
+pub mod limits;
 pub mod node;
 pub mod protocol;
 pub mod publish;

@@ -30,6 +30,29 @@
 //!   `final_model.json`.
 //! - SIGINT/SIGTERM: new tokens are refused (senders re-route), the outgoing token is handed on,
 //!   then the node exits.
+//!
+//! # Connections (issue 10, item 3)
+//! Every dial names the addresses of the node's own [`AddressBook`] (libp2p's cache of peer
+//! addresses holds 100 peers and forgets an address after one failed dial). A token only ever
+//! goes to a topology neighbour, and the run files are compared (hello) only before a token
+//! crosses a connection, so a node dials **up to `EAGER_MAX` (16) neighbours eagerly**: at start,
+//! and every `REDIAL_EVERY` (2 s) those not connected (`eager_neighbours`). Any other member is
+//! dialled **on demand**: a neighbour when the token goes to it (the hand-off waits for the
+//! connection and the hello like for a member still starting), any member when a message goes to
+//! it (the final model at the end, to every member; a `Released` to a predecessor), always at the
+//! book's addresses (`send_request_with_addresses`).
+//!
+//! Why not all neighbours: measured with 256 members on a complete graph on one 2-core machine
+//! (BENCHMARKS.md, "Scale"), what costs is holding a connection to every neighbour, not the
+//! redial loop as such (a redial skips members connected or being dialled, so once they are
+//! connected it does nothing). All 32,640 connections (Noise handshakes, a hello naming 256
+//! members each way, identify, ping; about 50 MB per node) let a 1,000-hop walk make 433 hops in
+//! 500 s, with 12.9 GB resident in all; with 16 per node the same walk ended in 38 s, with 4.0 GB. A walk of K hops uses at most K
+//! edges, and an on-demand connection costs its hop a handshake (a few milliseconds).
+//!
+//! Not done yet: a connection made on demand stays open like any other (libp2p's idle timeout of
+//! an hour, see [`crate::behaviour`]), so a walk much longer than the number of members on a dense
+//! graph accumulates connections towards every neighbour again, within the connection limits.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -40,16 +63,18 @@ use dpwalk_core::problem::ProblemError;
 use dpwalk_privacy::ledger::Budget;
 use futures::StreamExt;
 use libp2p::request_response::{self, OutboundRequestId, ResponseChannel};
-use libp2p::swarm::SwarmEvent;
-use libp2p::{Multiaddr, PeerId, Swarm, identify, kad, mdns};
+use libp2p::swarm::{DialError, ListenError, SwarmEvent};
+use libp2p::{Multiaddr, PeerId, Swarm, allow_block_list, identify, kad, mdns};
 use serde::Serialize;
 use thiserror::Error;
 
+use crate::addresses::AddressBook;
 use crate::behaviour::{self, Behaviour, BehaviourEvent, BuildError};
 use crate::codec::{self, FinalModel, Hello, Message, Rejection};
 use crate::config::NodeConfig;
 use crate::keys::{self, KeyError};
 use crate::learner::{Learner, LearnerError, Outcome, node_problem};
+use crate::limits::{Limits, Refusals, Refused};
 use crate::publish::{Publish, prevails};
 use crate::run::{Noise, Run, RunError};
 use crate::state::Custody;
@@ -65,7 +90,9 @@ const AVOID_FOR: Duration = Duration::from_secs(10);
 const RETRY_PAUSE: Duration = Duration::from_millis(100);
 /// Pause before retrying a receiver that has not verified this node yet.
 const VERIFY_PAUSE: Duration = Duration::from_millis(20);
-/// How often members that are not connected are dialled again.
+/// The most neighbours a node dials eagerly (see "Connections" above).
+const EAGER_MAX: usize = 16;
+/// How often neighbours that are not connected are dialled again.
 const REDIAL_EVERY: Duration = Duration::from_secs(2);
 /// The event loop's housekeeping period.
 const TICK: Duration = Duration::from_millis(20);
@@ -358,7 +385,34 @@ pub async fn run(
         None => learner,
     };
     let me = loaded.keypair.public().to_peer_id();
-    let swarm = behaviour::build(loaded.keypair, config.mdns, config.timeouts.request())?;
+    let (book, bootstrap) = address_book(&loaded.run, me, &config.bootstrap);
+    let descriptors = crate::limits::raise_descriptor_limit();
+    let limits = Limits::for_peers(book.len(), descriptors.now);
+    tracing::debug!(
+        ?descriptors,
+        ?limits,
+        "descriptor limit and connection limits"
+    );
+    if limits.lowered {
+        tracing::warn!(
+            "this process may open {} descriptors (RLIMIT_NOFILE), but a run of {} members wants {}: connections are limited to {} established and {} pending each way; raise the limit (`ulimit -n {}` before starting the node) if members cannot connect",
+            descriptors.now.unwrap_or_default(),
+            loaded.run.members().len(),
+            limits.needed,
+            limits.established,
+            limits.pending_incoming,
+            limits.needed
+        );
+    }
+    let swarm = behaviour::build(
+        loaded.keypair,
+        config.mdns,
+        !bootstrap.is_empty(),
+        config.timeouts.request(),
+        book.peers(),
+        &limits,
+    )?;
+    let neighbours = eager_neighbours(&loaded.run, loaded.index);
     let status = SharedStatus::default();
     let mut node = Node {
         run: &loaded.run,
@@ -368,6 +422,14 @@ pub async fn run(
         config: &config,
         state_dir,
         status: status.clone(),
+        book,
+        bootstrap,
+        neighbours,
+        refusals: Refusals::default(),
+        hello: Hello {
+            run_hash: loaded.run.hash().0,
+            run: loaded.run.canonical_toml(),
+        },
         verified: HashSet::new(),
         mismatched: HashSet::new(),
         inflight: None,
@@ -415,6 +477,61 @@ pub async fn run(
         result = node.event_loop(stop) => result,
         () = serve => unreachable_serve(),
     }
+}
+
+/// The address book of the run's other members (their run-file addresses) and of the bootstrap
+/// peers of `node.toml` (each multiaddr must end in `/p2p/<PeerId>`), and the bootstrap peers
+/// for Kademlia. An address that does not parse is said and skipped.
+fn address_book(
+    run: &Run,
+    me: PeerId,
+    bootstrap: &[String],
+) -> (AddressBook, Vec<(PeerId, Multiaddr)>) {
+    let mut book = AddressBook::default();
+    for m in run.members().iter().filter(|m| m.peer != me) {
+        let addrs = m.addrs.iter().filter_map(|a| match a.parse::<Multiaddr>() {
+            Ok(ma) => Some(ma),
+            Err(e) => {
+                tracing::warn!(member = m.index, addr = %a, error = %e, "ignoring a member address");
+                None
+            }
+        });
+        book.configure(m.peer, addrs);
+    }
+    let mut peers = Vec::new();
+    for b in bootstrap {
+        let Ok(ma) = b.parse::<Multiaddr>() else {
+            tracing::warn!(addr = %b, "ignoring a bootstrap address that is not a multiaddr");
+            continue;
+        };
+        let Some(libp2p::multiaddr::Protocol::P2p(peer)) = ma.iter().last() else {
+            tracing::warn!(addr = %b, "ignoring a bootstrap address without /p2p/<PeerId>");
+            continue;
+        };
+        if peer != me {
+            book.configure(peer, [ma.clone()]);
+            peers.push((peer, ma));
+        }
+    }
+    (book, peers)
+}
+
+/// The neighbours member `index` dials eagerly: all of them up to [`EAGER_MAX`]; on a denser
+/// graph, the [`EAGER_MAX`] that follow it in index order (cyclically: on a complete graph each
+/// member is then dialled by the [`EAGER_MAX`] before it). The others are dialled when the token
+/// goes to them.
+fn eager_neighbours(run: &Run, index: usize) -> Vec<PeerId> {
+    let mut neighbours: Vec<usize> = run.topology().neighbors(index).collect();
+    if neighbours.len() > EAGER_MAX {
+        // Ascending, so those above `index` first, then those below, both in order.
+        let above = neighbours.partition_point(|&j| j < index);
+        neighbours.rotate_left(above);
+        neighbours.truncate(EAGER_MAX);
+    }
+    neighbours
+        .into_iter()
+        .map(|j| run.members()[j].peer)
+        .collect()
 }
 
 /// `member 3`, or `a non-member` for a peer that is not in the run.
@@ -493,6 +610,16 @@ struct Node<'a> {
     config: &'a NodeConfig,
     state_dir: PathBuf,
     status: SharedStatus,
+    /// Where members and bootstrap peers are dialled.
+    book: AddressBook,
+    /// The bootstrap peers of `node.toml`, for Kademlia.
+    bootstrap: Vec<(PeerId, Multiaddr)>,
+    /// The topology neighbours this node dials eagerly ([`eager_neighbours`]).
+    neighbours: Vec<PeerId>,
+    /// Connections refused (strangers, limits), for the log.
+    refusals: Refusals,
+    /// Our hello (the run's canonical form, serialized once: it names every member).
+    hello: Hello,
     verified: HashSet<PeerId>,
     mismatched: HashSet<PeerId>,
     /// The token request in flight: its id and seq.
@@ -530,18 +657,34 @@ struct Node<'a> {
 
 impl Node<'_> {
     fn hello(&self) -> Hello {
-        Hello {
-            run_hash: self.run.hash().0,
-            run: self.run.canonical_toml(),
-        }
+        self.hello.clone()
     }
 
     fn member_index(&self, peer: &PeerId) -> Option<usize> {
         self.run.index_of(peer)
     }
 
-    /// Listens, learns the members' addresses, dials them, bootstraps Kademlia; restarts
-    /// whatever the durable state says is pending.
+    /// Sends `message` to `peer`, dialling it at the address book's addresses if it is not
+    /// connected.
+    fn send(&mut self, peer: &PeerId, message: Message) -> OutboundRequestId {
+        let addresses = self.book.addresses(peer);
+        self.swarm
+            .behaviour_mut()
+            .token
+            .send_request_with_addresses(peer, message, addresses)
+    }
+
+    /// Dials `peer` at the address book's addresses, unless it is connected or being dialled.
+    fn dial(&mut self, peer: PeerId) {
+        // An error says only that it is connected or being dialled already, or that no address
+        // is known (then mDNS, identify or Kademlia may find one; the next redial uses it).
+        if let Err(e) = self.swarm.dial(self.book.dial_opts(peer)) {
+            tracing::trace!(%peer, error = %e, "not dialled");
+        }
+    }
+
+    /// Listens, bootstraps Kademlia; restarts whatever the durable state says is pending (the
+    /// first [`Node::pump`] dials the neighbours).
     fn start(&mut self) -> Result<(), NodeError> {
         for addr in &self.config.listen {
             let ma: Multiaddr = addr.parse().map_err(|e| NodeError::Listen {
@@ -555,38 +698,13 @@ impl Node<'_> {
                     message: listen_failure(&ma, &e),
                 })?;
         }
-        for m in self.run.members() {
-            if m.peer == self.me {
-                continue;
+        if let Some(kad) = self.swarm.behaviour_mut().kad.as_mut() {
+            for (peer, ma) in &self.bootstrap {
+                kad.add_address(peer, ma.clone());
             }
-            for a in &m.addrs {
-                match a.parse::<Multiaddr>() {
-                    Ok(ma) => self.swarm.add_peer_address(m.peer, ma),
-                    Err(e) => {
-                        tracing::warn!(member = m.index, addr = %a, error = %e, "ignoring a member address")
-                    }
-                }
+            if let Err(e) = kad.bootstrap() {
+                tracing::warn!(error = %e, "Kademlia bootstrap failed");
             }
-        }
-        let mut bootstrapped = false;
-        for b in &self.config.bootstrap {
-            let Ok(ma) = b.parse::<Multiaddr>() else {
-                tracing::warn!(addr = %b, "ignoring a bootstrap address that is not a multiaddr");
-                continue;
-            };
-            let Some(libp2p::multiaddr::Protocol::P2p(peer)) = ma.iter().last() else {
-                tracing::warn!(addr = %b, "ignoring a bootstrap address without /p2p/<PeerId>");
-                continue;
-            };
-            self.swarm
-                .behaviour_mut()
-                .kad
-                .add_address(&peer, ma.clone());
-            self.swarm.add_peer_address(peer, ma);
-            bootstrapped = true;
-        }
-        if bootstrapped && let Err(e) = self.swarm.behaviour_mut().kad.bootstrap() {
-            tracing::warn!(error = %e, "Kademlia bootstrap failed");
         }
         let s = self.learner.state();
         self.resumed = s.outgoing.as_ref().map(|c| (c.token.seq, c.to));
@@ -641,7 +759,9 @@ impl Node<'_> {
             }
             self.refresh_status();
             self.report_waiting();
+            self.refusals.summarize(false);
             if let Some(report) = self.done() {
+                self.refusals.summarize(true);
                 self.learner.flush_ledger()?;
                 self.write_evals();
                 return Ok(report);
@@ -708,10 +828,7 @@ impl Node<'_> {
             } if num_established.get() == 1 && self.member_index(&peer_id).is_some() => {
                 tracing::debug!(peer = %peer_id, "connected to a member: sending our run");
                 let hello = Message::Hello(self.hello());
-                self.swarm
-                    .behaviour_mut()
-                    .token
-                    .send_request(&peer_id, hello);
+                self.send(&peer_id, hello);
                 // A member that was away when the final model was published gets it now.
                 self.publish_to(peer_id);
             }
@@ -736,13 +853,31 @@ impl Node<'_> {
                 self.down.entry(peer).or_insert_with(Instant::now);
             }
             SwarmEvent::Behaviour(BehaviourEvent::Token(event)) => self.on_token_event(event)?,
+            SwarmEvent::IncomingConnectionError {
+                error: ListenError::Denied { cause },
+                peer_id,
+                ..
+            } => {
+                let stranger = cause
+                    .downcast_ref::<allow_block_list::NotAllowed>()
+                    .is_some();
+                self.refusals.record(match peer_id {
+                    Some(peer) if stranger => Refused::Stranger(peer),
+                    _ => Refused::OverLimit,
+                });
+            }
+            SwarmEvent::OutgoingConnectionError {
+                error: DialError::Denied { cause },
+                peer_id,
+                ..
+            } => {
+                // Kademlia asking for a stranger, or a dial over the limits.
+                tracing::debug!(peer = ?peer_id, cause = %cause, "a dial was not made");
+            }
             SwarmEvent::Behaviour(BehaviourEvent::Mdns(mdns::Event::Discovered(found))) => {
                 for (peer, addr) in found {
-                    if self.member_index(&peer).is_some() && peer != self.me {
-                        self.swarm.add_peer_address(peer, addr);
-                        if !self.swarm.is_connected(&peer) {
-                            let _ = self.swarm.dial(peer);
-                        }
+                    if self.book.learn(&peer, addr) && self.neighbours.contains(&peer) {
+                        self.dial(peer);
                     }
                 }
             }
@@ -752,16 +887,37 @@ impl Node<'_> {
                 ..
             })) => {
                 for addr in info.listen_addrs {
-                    self.swarm.behaviour_mut().kad.add_address(&peer_id, addr);
+                    if self.member_index(&peer_id).is_some() {
+                        self.book.learn(&peer_id, addr.clone());
+                    }
+                    if let Some(kad) = self.swarm.behaviour_mut().kad.as_mut() {
+                        kad.add_address(&peer_id, addr);
+                    }
+                }
+            }
+            SwarmEvent::Behaviour(BehaviourEvent::Kad(kad::Event::RoutingUpdated {
+                peer,
+                addresses,
+                ..
+            })) if self.member_index(&peer).is_some() => {
+                for addr in addresses.iter() {
+                    self.book.learn(&peer, addr.clone());
                 }
             }
             SwarmEvent::Behaviour(BehaviourEvent::Kad(kad::Event::OutboundQueryProgressed {
                 result: kad::QueryResult::Bootstrap(Ok(_)),
                 ..
             })) => {
-                for m in self.run.members() {
-                    if m.peer != self.me && !self.swarm.is_connected(&m.peer) {
-                        self.swarm.behaviour_mut().kad.get_closest_peers(m.peer);
+                let absent: Vec<PeerId> = self
+                    .run
+                    .members()
+                    .iter()
+                    .map(|m| m.peer)
+                    .filter(|p| *p != self.me && !self.swarm.is_connected(p))
+                    .collect();
+                if let Some(kad) = self.swarm.behaviour_mut().kad.as_mut() {
+                    for peer in absent {
+                        kad.get_closest_peers(peer);
                     }
                 }
             }
@@ -989,10 +1145,7 @@ impl Node<'_> {
                         run_id: self.run.run_id().to_string(),
                         seq: given,
                     };
-                    self.swarm
-                        .behaviour_mut()
-                        .token
-                        .send_request(&predecessor, released);
+                    self.send(&predecessor, released);
                 }
                 self.backup_since = self
                     .learner
@@ -1031,7 +1184,7 @@ impl Node<'_> {
                 }
                 // Say hello again in case the first one was lost.
                 let hello = Message::Hello(self.hello());
-                self.swarm.behaviour_mut().token.send_request(&peer, hello);
+                self.send(&peer, hello);
             }
             Rejection::Replay { seq, .. } if is_token => {
                 tracing::info!(peer = %peer, seq, "the walk has passed our token: dropping it");
@@ -1117,9 +1270,10 @@ impl Node<'_> {
             .is_none_or(|t| now.duration_since(t) > REDIAL_EVERY)
         {
             self.last_redial = Some(now);
-            for m in self.run.members() {
-                if m.peer != self.me && !self.swarm.is_connected(&m.peer) {
-                    let _ = self.swarm.dial(m.peer);
+            for i in 0..self.neighbours.len() {
+                let peer = self.neighbours[i];
+                if !self.swarm.is_connected(&peer) {
+                    self.dial(peer);
                 }
             }
         }
@@ -1217,11 +1371,7 @@ impl Node<'_> {
             return Ok(());
         }
         if self.verified.contains(&custody.to) {
-            let id = self
-                .swarm
-                .behaviour_mut()
-                .token
-                .send_request(&custody.to, Message::Token(custody.token.clone()));
+            let id = self.send(&custody.to, Message::Token(custody.token.clone()));
             self.inflight = Some((id, custody.token.seq));
             if let Some(a) = self.attempt.as_mut() {
                 a.sent = true;
@@ -1234,7 +1384,7 @@ impl Node<'_> {
                 .is_some_and(|t| now.duration_since(*t) < DIAL_RECEIVER_EVERY);
             if !self.swarm.is_connected(&custody.to) && !recently {
                 self.dialed.insert(custody.to, now);
-                let _ = self.swarm.dial(custody.to);
+                self.dial(custody.to);
             }
         }
         Ok(())
@@ -1258,21 +1408,31 @@ impl Node<'_> {
         }
     }
 
-    /// Says whom the node waits for: at once when the set of members not (yet) verified changes,
-    /// then every [`WAITING_EVERY`] while it is not empty. Quiet once the run is over.
+    /// Says whom the node waits for: at once when the set of neighbours (the members a token may
+    /// go to) not (yet) verified changes, then every [`WAITING_EVERY`] while it is not empty.
+    /// Quiet once the run is over.
     fn report_waiting(&mut self) {
         if self.learner.state().final_model.is_some() || self.leaving.is_some() {
             return;
         }
         let now = Instant::now();
         let awaited: Vec<usize> = self
-            .run
-            .members()
+            .neighbours
             .iter()
-            .filter(|m| m.peer != self.me && !self.verified.contains(&m.peer))
-            .map(|m| m.index)
+            .filter(|p| !self.verified.contains(p))
+            .filter_map(|p| self.member_index(p))
             .collect();
-        let others = self.run.members().len() - 1;
+        let others = self.neighbours.len();
+        let degree = self.run.topology().degree(self.learner.index());
+        let whom = if others + 1 == self.run.members().len() {
+            "other members".to_string()
+        } else if others == degree {
+            "neighbours in the topology".to_string()
+        } else {
+            format!(
+                "neighbours kept connected (of {degree}; the others are dialled when the token goes to them)"
+            )
+        };
         if awaited.is_empty() {
             if self
                 .waiting
@@ -1282,10 +1442,10 @@ impl Node<'_> {
                 self.waiting = Some((awaited, now));
                 tracing::info!(
                     "{} connected and run{} our run file",
-                    if others == 1 {
+                    if others == 1 && whom == "other members" {
                         "the other member is".to_string()
                     } else {
-                        format!("all {others} other members are")
+                        format!("all {others} {whom} are")
                     },
                     if others == 1 { "s" } else { "" }
                 );
@@ -1336,7 +1496,7 @@ impl Node<'_> {
             parts.push(format!("comparing run files: {}", list(&checking)));
         }
         tracing::info!(
-            "waiting for {} of {others} other members: {}",
+            "waiting for {} of {others} {whom}: {}",
             awaited.len(),
             parts.join("; ")
         );
@@ -1377,11 +1537,7 @@ impl Node<'_> {
         }
         let message = Message::FinalModel(p.model().clone());
         for peer in targets {
-            let id = self
-                .swarm
-                .behaviour_mut()
-                .token
-                .send_request(&peer, message.clone());
+            let id = self.send(&peer, message.clone());
             if let Some(p) = self.publish.as_mut() {
                 p.sent(id, peer);
             }
@@ -1396,7 +1552,7 @@ impl Node<'_> {
                 // It has not compared run files with us yet (or lost our hello): say it again;
                 // the model is sent again at the next round.
                 let hello = Message::Hello(self.hello());
-                self.swarm.behaviour_mut().token.send_request(&peer, hello);
+                self.send(&peer, hello);
             }
             Message::Refused(why) => {
                 tracing::warn!(
@@ -1571,4 +1727,43 @@ fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     drop(f);
     std::fs::rename(&temp, path)?;
     crate::state::sync_parent(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run of `n` members on `topology` (the `[topology]` table's body).
+    fn run_of(n: usize, topology: &str) -> Run {
+        let mut text = format!(
+            "run-id = \"t\"\nseed = 1\nsteps = 10\ndimension = 2\n[problem]\nloss = \"squared\"\n\
+             [algorithm]\ngamma = 1.0\nlambda = 0.5\nclip = 1.0\nsigma = 1.0\n[topology]\n{topology}\n"
+        );
+        for i in 0..n {
+            text.push_str(&format!(
+                "[[members]]\nindex = {i}\npeer-id = \"{}\"\n",
+                PeerId::random()
+            ));
+        }
+        Run::parse(&text, "test").unwrap()
+    }
+
+    fn indices(run: &Run, peers: &[PeerId]) -> Vec<usize> {
+        peers.iter().map(|p| run.index_of(p).unwrap()).collect()
+    }
+
+    #[test]
+    fn a_dense_graph_keeps_the_following_neighbours_a_sparse_one_all() {
+        let complete = run_of(40, "kind = \"complete\"");
+        let eager = indices(&complete, &eager_neighbours(&complete, 30));
+        let expected: Vec<usize> = (31..40).chain(0..7).collect();
+        assert_eq!(eager, expected);
+        let small = run_of(10, "kind = \"complete\"");
+        assert_eq!(
+            indices(&small, &eager_neighbours(&small, 4)),
+            vec![0, 1, 2, 3, 5, 6, 7, 8, 9]
+        );
+        let ring = run_of(40, "kind = \"ring\"");
+        assert_eq!(indices(&ring, &eager_neighbours(&ring, 0)), vec![1, 39]);
+    }
 }

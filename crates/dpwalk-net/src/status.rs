@@ -4,6 +4,15 @@
 //!
 //! The endpoint is meant for the operator's own machine (bind it to 127.0.0.1): it reveals the
 //! node's step count and privacy spent, never `u_i` or the token.
+//!
+//! It is bounded, so that no client can take the node's descriptors or CPU: at most
+//! [`MAX_CONNECTIONS`] connections are open at once, and a connection beyond that closes the
+//! oldest one (a client that connected and sent nothing; a real request is answered within a
+//! moment), so a flood of idle connections cannot lock out the operator's next request. A
+//! request head must arrive within [`HEAD_TIMEOUT`]. An error accepting a connection (`EMFILE`:
+//! the process is out of descriptors) pauses the accept loop, from [`ACCEPT_PAUSE`] doubling up to
+//! [`ACCEPT_PAUSE_MAX`], instead of retrying at once (the listening socket stays readable, so
+//! retrying at once spins a core), and is logged at WARN at most once per [`ACCEPT_PAUSE_MAX`].
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,6 +29,14 @@ use tokio::net::{TcpListener, TcpStream};
 const MAX_REQUEST: usize = 8 * 1024;
 /// Largest response [`fetch`] reads.
 const MAX_RESPONSE: u64 = 16 * 1024 * 1024;
+/// Connections the endpoint keeps open at once.
+pub const MAX_CONNECTIONS: usize = 32;
+/// How long a connection may take to send its request head.
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
+/// The first pause after an error accepting a connection.
+pub const ACCEPT_PAUSE: Duration = Duration::from_millis(10);
+/// The longest pause after errors accepting connections in a row.
+pub const ACCEPT_PAUSE_MAX: Duration = Duration::from_secs(1);
 
 /// What a node reports about itself.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -230,27 +247,58 @@ pub async fn bind(
     };
     let listener = TcpListener::bind(addr).await.map_err(io)?;
     let local = listener.local_addr().map_err(io)?;
-    let serve = async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            let status = status.clone();
-            tokio::spawn(async move {
-                if let Err(e) = answer(stream, &status).await {
-                    tracing::debug!(error = %e, "status request failed");
+    Ok((local, serve(listener, status)))
+}
+
+/// The accept loop: see the module's documentation for its bounds.
+async fn serve(listener: TcpListener, status: SharedStatus) {
+    // The open connections, oldest first.
+    let mut open: std::collections::VecDeque<tokio::task::AbortHandle> =
+        std::collections::VecDeque::new();
+    let mut pause = ACCEPT_PAUSE;
+    let mut failed = 0u64;
+    let mut last_warning: Option<std::time::Instant> = None;
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                failed += 1;
+                if last_warning.is_none_or(|t| t.elapsed() >= ACCEPT_PAUSE_MAX) {
+                    last_warning = Some(std::time::Instant::now());
+                    tracing::warn!(error = %e, failed, "the status endpoint cannot accept connections; pausing");
+                    failed = 0;
                 }
-            });
+                // Out of descriptors: the oldest connection gives one back.
+                if let Some(oldest) = open.pop_front() {
+                    oldest.abort();
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(ACCEPT_PAUSE_MAX);
+                continue;
+            }
+        };
+        pause = ACCEPT_PAUSE;
+        open.retain(|task| !task.is_finished());
+        while open.len() >= MAX_CONNECTIONS {
+            if let Some(oldest) = open.pop_front() {
+                oldest.abort();
+            }
         }
-    };
-    Ok((local, serve))
+        let status = status.clone();
+        let task = tokio::spawn(async move {
+            if let Err(e) = answer(stream, &status).await {
+                tracing::debug!(error = %e, "status request failed");
+            }
+        });
+        open.push_back(task.abort_handle());
+    }
 }
 
 async fn answer(mut stream: TcpStream, status: &SharedStatus) -> std::io::Result<()> {
     let mut head = Vec::new();
     let mut buf = [0u8; 1024];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_REQUEST {
-        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf))
+        let n = tokio::time::timeout(HEAD_TIMEOUT, stream.read(&mut buf))
             .await
             .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??;
         if n == 0 {

@@ -118,10 +118,10 @@ pub enum LearnerError {
     NotThisMember {
         /// The member index.
         index: usize,
-        /// The key's PeerId.
-        key: PeerId,
-        /// The run file's PeerId of that member.
-        member: PeerId,
+        /// The key's PeerId (base58).
+        key: String,
+        /// The run file's PeerId of that member (base58).
+        member: String,
     },
     /// The final model could not be sealed.
     #[error(transparent)]
@@ -269,8 +269,8 @@ impl<'p> Learner<'p> {
         if member != Some(key) {
             return Err(LearnerError::NotThisMember {
                 index,
-                key,
-                member: member.unwrap_or(key),
+                key: key.to_base58(),
+                member: member.map_or_else(|| "none".into(), |m| m.to_base58()),
             });
         }
         if problem.dim() != run.dimension() {

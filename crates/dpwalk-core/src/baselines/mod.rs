@@ -1,0 +1,8 @@
+//! Baselines from other papers, run beside the walk on the same problems, data and accountant.
+//!
+//! Each family lives in its own module; see `shared/specs/seed-baselines.md` for the papers'
+//! algorithms, their errors and how they are compared.
+
+pub mod fed_sgd;
+pub mod federated;
+pub mod laplace;

@@ -357,8 +357,8 @@ fn non_private_runs_reach_the_reference_optimum() {
     }
 }
 
-/// The paper's own schedules (η = 1/√t, δ = 1/t² and a growing ρ) still head for the optimum:
-/// slowly (η shrinks, and δ's sum is finite), so only a coarse tolerance is asked.
+/// ObjP with the paper's own schedules (η = 1/√t and a growing ρ) still heads for the optimum:
+/// slowly (η shrinks), so only a coarse tolerance is asked.
 #[test]
 fn paper_schedules_approach_the_optimum() {
     let problem = problem(
@@ -555,4 +555,38 @@ fn mismatched_runs_are_refused_without_a_change() {
         })
     );
     assert_eq!(agent, Agent::new(4));
+}
+
+/// The noise an agent adds is `Laplace(b)` on each coordinate of its gradient, once: with ObjT,
+/// `r = 0` and a trust region that never binds, `z = w + (λ − g̃)/ρ` and the dual update gives
+/// back `λ' = g̃` exactly, so `λ' − g` is the drawn noise. Its mean absolute value is `b`, within
+/// six standard errors (`b/√N`, Var |ξ| = b²).
+#[test]
+fn the_agent_s_noise_has_the_laplace_scale_it_was_given() {
+    let problem = problem(Loss::Logistic, Regularizer::None, 6, &[5, 8], 4);
+    let b = 0.3;
+    let params = linf_params(1e9, b, 0.7);
+    let (mut agent, mut scratch) = (Agent::new(4), AgentScratch::new(4));
+    let mut rng = node_rng(6, 1);
+    let (mut g, mut record) = (vec![0.0; 4], vec![0.0; 4]);
+    let w = [0.1, -0.2, 0.3, 0.0];
+    let mut abs_sum = 0.0;
+    let rounds = 20_000;
+    for t in 1..=rounds {
+        problem
+            .l1_clipped_user_grad(1, agent.z(), Some(0.7), &mut g, &mut record)
+            .unwrap();
+        agent
+            .step(&problem, &params, 1, t, &w, &mut rng, &mut scratch)
+            .unwrap();
+        for (&l, &gk) in agent.lambda().iter().zip(&g) {
+            abs_sum += (l - gk / 2.0).abs();
+        }
+    }
+    let n = (4 * rounds) as f64;
+    let mean_abs = abs_sum / n;
+    assert!(
+        (mean_abs - b).abs() <= 6.0 * b / n.sqrt(),
+        "E|ξ| = {mean_abs}, b = {b}"
+    );
 }

@@ -2,7 +2,8 @@
 //!
 //! # Layout
 //! - [`rdp`]: order grids, RDP curves, composition, conversion to (ε, δ).
-//! - [`mechanism`]: the Gaussian and the Poisson-subsampled Gaussian mechanisms.
+//! - [`mechanism`]: the Gaussian, Poisson-subsampled Gaussian and Laplace mechanisms, and the
+//!   tight curve of any pure ε-DP mechanism.
 //! - [`local`]: the local view of one contribution (an eavesdropper who sees every token).
 //! - [`network`]: the network view (user `j` observing user `i` through a DP-SGD walk) of one
 //!   contribution: the mixture bound over first-passage laws, exact on the complete graph and

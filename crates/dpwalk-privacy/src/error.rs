@@ -139,3 +139,12 @@ pub enum PrivacyError {
     #[error("the SVD of the observation matrix did not converge")]
     NotFactored,
 }
+
+/// Checks that a named parameter is finite and `> 0` ([`PrivacyError::Option`] otherwise).
+pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64, PrivacyError> {
+    if value > 0.0 && value.is_finite() {
+        Ok(value)
+    } else {
+        Err(PrivacyError::Option { name, value })
+    }
+}

@@ -14,6 +14,8 @@
 //! - [`budget`]: the one budget policy (may this user contribute now?) of the simulator and the
 //!   daemon.
 //! - [`calibrate`]: the smallest σ meeting a target (ε, δ) for a view.
+//! - [`mod@unit`]: the privacy unit (user or record) and each algorithm's sensitivity under it,
+//!   including dpwalk's record-level view.
 //! - [`ledger`]: the per-user, append-only, checksummed record of contributions and budget checks.
 //! - [`walk`]: per-user figures of a walk on a topology (what the CLI prints and the simulator
 //!   reports).
@@ -41,6 +43,7 @@ pub mod local;
 pub mod mechanism;
 pub mod network;
 pub mod rdp;
+pub mod unit;
 pub mod walk;
 
 pub use error::PrivacyError;

@@ -1,17 +1,20 @@
 //! Calibration: the noise meeting a target (ε, δ), by bisection on the accountant.
 //!
-//! [`calibrate`], the smallest σ for one of dpwalk's views, is one use of the crate's one search
-//! (`smallest_noise`).
+//! Two entries share one search (`smallest_noise`): [`calibrate`], the smallest σ for one of
+//! dpwalk's views, and [`calibrate_baseline`], a seed baseline's knob for its planned horizon
+//! (seed-baselines spec §5.4).
 //!
 //! # The search
-//! It is run on a noise level `x` that makes every curve nonincreasing at each order (σ), and
-//! the conversion to ε is a minimum of nondecreasing functions of the curve, so `ε(x)` is
-//! nonincreasing and bisection in `ln x` finds the threshold. The search brackets `x` between
-//! `10⁻⁹` and `10⁹` times a starting point (`C` for σ) by doubling and halving from it; the
-//! answer is the upper end of the final bracket, so it always meets the target, and the bracket
-//! is narrowed to the relative tolerance.
+//! It is run on a noise level `x` that makes every curve nonincreasing at each order (σ; `1/ε̄`,
+//! the Laplace scale ratio `b/Δ₁`, for \[RK\]; `1/ν` for \[ZKL\]), and the conversion to ε is a
+//! minimum of nondecreasing functions of the curve, so `ε(x)` is nonincreasing and bisection in
+//! `ln x` finds the threshold. The search brackets `x` between `10⁻⁹` and `10⁹` times a starting
+//! point (`C` for σ, 1 for the baselines) by doubling and halving from it; the answer is the
+//! upper end of the final bracket, so it always meets the target, and the bracket is narrowed to
+//! the relative tolerance.
 
 use crate::Noise;
+use crate::baseline::Baseline;
 use crate::central::{centralized_view, federated_view};
 use crate::error::PrivacyError;
 use crate::local::local_view;
@@ -66,6 +69,16 @@ pub struct Calibration {
     /// The smallest σ found that meets the target (within the relative tolerance).
     pub sigma: f64,
     /// The guarantee at that σ.
+    pub achieved: DpGuarantee,
+}
+
+/// The result of a baseline's calibration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BaselineCalibration {
+    /// The knob (ε̄, σ or ν, [`crate::baseline`]) with the least noise found that meets the
+    /// target (within the relative tolerance).
+    pub knob: f64,
+    /// The guarantee at that knob.
     pub achieved: DpGuarantee,
 }
 
@@ -198,6 +211,51 @@ pub fn calibrate(
         &target,
     )?;
     Ok(Calibration { sigma, achieved })
+}
+
+/// The knob of `baseline` at noise level `x` (module docs): `ε̄ = 1/x`, `σ = x`, `ν = 1/x`.
+/// Each map is its own inverse.
+fn knob_at(baseline: &Baseline, x: f64) -> f64 {
+    match baseline {
+        Baseline::Ipadmm { .. } => x,
+        Baseline::DpIadmm | Baseline::PenaltyPerturbation(_) => 1.0 / x,
+    }
+}
+
+/// The knob of `baseline` with the least noise such that its local view after `rounds` rounds
+/// (the planned horizon, never one cut short by test results) is `(epsilon, delta)`-DP under
+/// `conversion`, to relative tolerance `rel_tol ∈ (0, 1)` on the noise level.
+///
+/// For penalty perturbation the Jacobian floor (the loss at `ν → 0`) is checked first: when it
+/// alone exceeds the target no ν helps, and the error says to take a larger θ or growth.
+pub fn calibrate_baseline(
+    baseline: &Baseline,
+    orders: &Orders,
+    rounds: u64,
+    epsilon: f64,
+    delta: f64,
+    conversion: Conversion,
+    rel_tol: f64,
+) -> Result<BaselineCalibration, PrivacyError> {
+    let target = Target::new(epsilon, delta, conversion, rel_tol)?;
+    if let Baseline::PenaltyPerturbation(pp) = baseline {
+        let floor = target.bound(&pp.curve(orders, 0.0, rounds)?)?;
+        if !target.meets(&floor) {
+            return Err(target.unattainable(format!(
+                "the Jacobian floor alone gives epsilon = {}; take a larger theta or growth q",
+                floor.epsilon()
+            )));
+        }
+    }
+    let (x, achieved) = smallest_noise(
+        |x| baseline.spent(orders, knob_at(baseline, x), rounds),
+        1.0,
+        &target,
+    )?;
+    Ok(BaselineCalibration {
+        knob: knob_at(baseline, x),
+        achieved,
+    })
 }
 
 #[cfg(test)]

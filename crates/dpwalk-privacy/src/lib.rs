@@ -13,7 +13,10 @@
 //! - [`central`]: the final-model view of the centralized and federated modes.
 //! - [`budget`]: the one budget policy (may this user contribute now?) of the simulator and the
 //!   daemon.
-//! - [`calibrate`]: the smallest σ meeting a target (ε, δ) for a view.
+//! - [`calibrate`]: the smallest σ meeting a target (ε, δ) for a view, and each seed baseline's
+//!   noise knob for a target.
+//! - [`baseline`]: the seed baselines (DP-IADMM, IPADMM, penalty perturbation) in the common
+//!   accountant: per-round curves and their composition.
 //! - [`mod@unit`]: the privacy unit (user or record) and each algorithm's sensitivity under it,
 //!   including dpwalk's record-level view.
 //! - [`ledger`]: the per-user, append-only, checksummed record of contributions and budget checks.
@@ -33,6 +36,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod baseline;
 pub mod budget;
 pub mod calibrate;
 pub mod central;

@@ -183,7 +183,7 @@ fn laplace_rdp(alpha: f64, s: f64) -> f64 {
 }
 
 /// The pure-DP (randomized response) curve at one order `α > 1` for `ε ≥ 0` (module docs).
-fn pure_dp_rdp(alpha: f64, eps: f64) -> f64 {
+pub(crate) fn pure_dp_rdp(alpha: f64, eps: f64) -> f64 {
     let x = (alpha - 1.0) * eps;
     let rdp = if x <= 1.0 {
         let excess = x.exp_m1() * -(-alpha * eps).exp_m1() / (1.0 + (-eps).exp());

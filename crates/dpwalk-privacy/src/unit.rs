@@ -35,7 +35,7 @@
 //!   Lemma 5) with per-example ℓ₂ clipping at `G₂`: `s = 2G₂/((2ρ·deg_i + η)·m)` (spec §2.3). The
 //!   noise std is `s·σ`.
 //! - \[ZKL\] penalty perturbation: the unit enters the per-round loss through `B_i = m`
-//!   (`crate::baseline::PenaltyPerturbation`); its proof covers replace-one of a record only.
+//!   ([`crate::baseline::PenaltyPerturbation`]); its proof covers replace-one of a record only.
 
 use crate::error::{PrivacyError, positive};
 use dpwalk_core::step::Algorithm;

@@ -17,7 +17,7 @@
 //! (multinomial, row-major by class: class `k` owns `x[k·p..(k+1)·p]`). Labels follow the data
 //! module's conventions: real (squared), `±1` (logistic), `0, 1, …, classes − 1` (multinomial).
 
-mod linalg;
+pub(crate) mod linalg;
 mod loss;
 mod prox;
 pub mod reference;

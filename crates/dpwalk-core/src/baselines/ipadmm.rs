@@ -112,22 +112,57 @@ pub enum EtaSchedule {
         /// `η > 0`.
         eta: f64,
     },
-    /// The paper's (23), literally: `η_i^{k,r} = (√(2kr)/D_w) · √(c₂²/n² + d c₀² G² t l ·
-    /// 8 ln(1.25/δ) / (ε² m_i²))`, non-monotone (resets at every round).
-    Paper {
-        /// `D_w > 0`, the diameter of the model domain.
-        domain_diameter: f64,
-        /// `c₂ ≥ 0`, the Lipschitz constant of the objective.
-        objective_lipschitz: f64,
-        /// `c₀ > 0`, the theorem's unspecified constant.
-        c0: f64,
-        /// The target `ε > 0`.
-        epsilon: f64,
-        /// The target `δ ∈ (0, 1)`.
-        delta: f64,
-        /// The planned number of rounds `t ≥ 1`.
-        rounds: usize,
-    },
+    /// The paper's (23), literally (see [`PaperEta`]).
+    Paper(PaperEta),
+}
+
+/// The paper's schedule (23): `η_i^{k,r} = (√(2kr)/D_w) · √(c₂²/n² + d c₀² G² t l ·
+/// 8 ln(1.25/δ) / (ε² m_i²))`, non-monotone (it resets at every round), and per node (`m_i`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PaperEta {
+    /// `D_w > 0`, the diameter of the model domain.
+    pub domain_diameter: f64,
+    /// `c₂ ≥ 0`, the Lipschitz constant of the objective.
+    pub objective_lipschitz: f64,
+    /// `c₀ > 0`, the theorem's unspecified constant.
+    pub c0: f64,
+    /// The target `ε > 0`.
+    pub epsilon: f64,
+    /// The target `δ ∈ (0, 1)`.
+    pub delta: f64,
+    /// The planned number of rounds `t ≥ 1`.
+    pub rounds: usize,
+}
+
+impl PaperEta {
+    /// Checks every range of the fields.
+    fn check(&self) -> Result<(), IpadmmError> {
+        check_positive("domain_diameter", self.domain_diameter)?;
+        let c2 = self.objective_lipschitz;
+        let c2_ok = c2 >= 0.0 && c2.is_finite();
+        check_eta("objective_lipschitz", ">= 0 and finite", c2, c2_ok)?;
+        check_positive("c0", self.c0)?;
+        check_positive("epsilon", self.epsilon)?;
+        let delta = self.delta;
+        check_eta("delta", "in (0, 1)", delta, delta > 0.0 && delta < 1.0)?;
+        if self.rounds == 0 {
+            return Err(IpadmmError::Rounds);
+        }
+        Ok(())
+    }
+
+    /// The factor of `√(2kr)` at a node with `records` records, in a run of `nodes` nodes,
+    /// dimension `dim`, clip `G` and `l` inner steps.
+    fn node_factor(&self, nodes: usize, dim: usize, clip: f64, l: usize, records: usize) -> f64 {
+        let noise_term = dim as f64
+            * (self.c0 * clip).powi(2)
+            * (self.rounds * l) as f64
+            * 8.0
+            * (1.25 / self.delta).ln()
+            / (self.epsilon * records as f64).powi(2);
+        let lipschitz_term = (self.objective_lipschitz / nodes as f64).powi(2);
+        (lipschitz_term + noise_term).sqrt() / self.domain_diameter
+    }
 }
 
 /// Whose data the noise protects: one record, or a node's whole dataset.
@@ -174,6 +209,16 @@ fn check_eta(
     }
 }
 
+/// [`check_eta`] for a parameter that must be `> 0` and finite.
+fn check_positive(name: &'static str, value: f64) -> Result<(), IpadmmError> {
+    check_eta(
+        name,
+        "> 0 and finite",
+        value,
+        value > 0.0 && value.is_finite(),
+    )
+}
+
 impl IpadmmParams {
     /// Checks every range of [`IpadmmSettings`] and [`EtaSchedule`].
     pub fn new(s: IpadmmSettings) -> Result<Self, IpadmmError> {
@@ -189,34 +234,14 @@ impl IpadmmParams {
         if !(s.clip > 0.0 && s.clip.is_finite()) {
             return Err(IpadmmError::Clip(s.clip));
         }
-        let positive = |v: f64| v > 0.0 && v.is_finite();
         match s.eta {
             EtaSchedule::SqrtTotal { eta0 } => {
-                check_eta("eta0", "> 0 and finite", eta0, positive(eta0))?;
+                check_positive("eta0", eta0)?;
             }
             EtaSchedule::Constant { eta } => {
-                check_eta("eta", "> 0 and finite", eta, positive(eta))?;
+                check_positive("eta", eta)?;
             }
-            EtaSchedule::Paper {
-                domain_diameter,
-                objective_lipschitz,
-                c0,
-                epsilon,
-                delta,
-                rounds,
-            } => {
-                let d = domain_diameter;
-                check_eta("domain_diameter", "> 0 and finite", d, positive(d))?;
-                let c2 = objective_lipschitz;
-                let c2_ok = c2 >= 0.0 && c2.is_finite();
-                check_eta("objective_lipschitz", ">= 0 and finite", c2, c2_ok)?;
-                check_eta("c0", "> 0 and finite", c0, positive(c0))?;
-                check_eta("epsilon", "> 0 and finite", epsilon, positive(epsilon))?;
-                check_eta("delta", "in (0, 1)", delta, delta > 0.0 && delta < 1.0)?;
-                if rounds == 0 {
-                    return Err(IpadmmError::Rounds);
-                }
-            }
+            EtaSchedule::Paper(paper) => paper.check()?,
         }
         Ok(Self(s))
     }
@@ -232,7 +257,7 @@ impl IpadmmParams {
         match self.0.eta {
             EtaSchedule::SqrtTotal { eta0 } => eta0 * ((k.saturating_sub(1) * l + r) as f64).sqrt(),
             EtaSchedule::Constant { eta } => eta,
-            EtaSchedule::Paper { .. } => base * ((2 * k * r) as f64).sqrt(),
+            EtaSchedule::Paper(_) => base * ((2 * k * r) as f64).sqrt(),
         }
     }
 }
@@ -324,27 +349,10 @@ impl<'a> Ipadmm<'a> {
         let s = params.settings();
         let eta_base = (0..n)
             .map(|i| match s.eta {
-                EtaSchedule::Paper {
-                    domain_diameter,
-                    objective_lipschitz,
-                    c0,
-                    epsilon,
-                    delta,
-                    rounds,
-                } => {
-                    let m = problem.data().records(i);
-                    if m == 0 {
-                        return Err(IpadmmError::EmptyNode { node: i });
-                    }
-                    let noise_term = d as f64
-                        * (c0 * s.clip).powi(2)
-                        * (rounds * s.inner_steps) as f64
-                        * 8.0
-                        * (1.25 / delta).ln()
-                        / (epsilon * m as f64).powi(2);
-                    let lipschitz_term = (objective_lipschitz / n as f64).powi(2);
-                    Ok((lipschitz_term + noise_term).sqrt() / domain_diameter)
-                }
+                EtaSchedule::Paper(paper) => match problem.data().records(i) {
+                    0 => Err(IpadmmError::EmptyNode { node: i }),
+                    m => Ok(paper.node_factor(n, d, s.clip, s.inner_steps, m)),
+                },
                 _ => Ok(1.0),
             })
             .collect::<Result<_, _>>()?;

@@ -7,3 +7,5 @@
 
 pub mod exchange;
 pub mod ipadmm;
+#[cfg(test)]
+mod test_util;

@@ -2,21 +2,14 @@
 //! gradient, the noise scale, convergence without noise, and refusals.
 
 use super::*;
+use crate::baselines::test_util::{dist, streams};
 use crate::problem::reference::{ReferenceOptions, solve};
-use crate::problem::test_util::{normals, user_data};
+use crate::problem::test_util::{any_regularizer, normals, user_data};
 use crate::problem::{Loss, Problem};
 use crate::rng::node_rng;
 use crate::topology::{Graph, TopologyError, generate};
 use proptest::prelude::*;
 use rand::SeedableRng;
-
-fn dist(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).powi(2))
-        .sum::<f64>()
-        .sqrt()
-}
 
 fn settings(l: usize, sigma: f64, clip: f64, eta: EtaSchedule) -> IpadmmSettings {
     IpadmmSettings {
@@ -87,15 +80,6 @@ impl Subproblem {
         }
         w
     }
-}
-
-fn any_regularizer() -> impl Strategy<Value = Regularizer> {
-    prop_oneof![
-        Just(Regularizer::None),
-        (0.0f64..3.0).prop_map(|l2| Regularizer::L2 { l2 }),
-        (0.0f64..3.0).prop_map(|l1| Regularizer::L1 { l1 }),
-        (0.0f64..3.0, 0.0f64..3.0).prop_map(|(l1, l2)| Regularizer::ElasticNet { l1, l2 }),
-    ]
 }
 
 proptest! {
@@ -216,7 +200,7 @@ fn noise_std_is_sigma_times_the_sensitivity() {
         for seed in 0..400u64 {
             let mut noisy = Ipadmm::new(&problem, topology.clone(), params(sigma)).unwrap();
             let mut exact = Ipadmm::new(&problem, topology.clone(), params(0.0)).unwrap();
-            let streams = || (0..3).map(|i| node_rng(seed, i)).collect::<Vec<_>>();
+            let streams = || streams(seed, 3);
             noisy.round(&mut streams()).unwrap();
             exact.round(&mut streams()).unwrap();
             for i in 0..3 {
@@ -270,7 +254,7 @@ fn noiseless_runs_converge_to_the_reference_optimum() {
                 IpadmmParams::new(settings(2, 0.0, 1e9, EtaSchedule::Constant { eta: 40.0 }))
                     .unwrap();
             let mut run = Ipadmm::new(problem, topology.clone(), params).unwrap();
-            let mut rngs: Vec<NodeRng> = (0..5).map(|i| node_rng(1, i)).collect();
+            let mut rngs = streams(1, 5);
             for _ in 0..3000 {
                 let report = run.round(&mut rngs).unwrap();
                 assert_eq!(report.clipped, 0);
@@ -298,7 +282,7 @@ fn inner_average_is_the_mean_of_the_inner_iterates() {
     let params =
         IpadmmParams::new(settings(1, 0.5, 1.0, EtaSchedule::SqrtTotal { eta0: 1.0 })).unwrap();
     let mut run = Ipadmm::new(&problem, Topology::Complete { n: 3 }, params).unwrap();
-    let mut rngs: Vec<NodeRng> = (0..3).map(|i| node_rng(9, i)).collect();
+    let mut rngs = streams(9, 3);
     let mut sum = [0.0; 2];
     let mut got = [0.0; 2];
     for rounds in 1..=5 {
@@ -329,14 +313,14 @@ fn schedules_follow_their_formulas() {
     assert_eq!(sqrt.eta(1, 3, 2), 0.3 * 10f64.sqrt());
     assert_eq!(run(EtaSchedule::Constant { eta: 2.5 }).eta(0, 7, 3), 2.5);
     let (dw, c2, c0, eps, delta, t) = (2.0, 3.0, 0.8, 1.5, 1e-5, 100);
-    let paper = run(EtaSchedule::Paper {
+    let paper = run(EtaSchedule::Paper(PaperEta {
         domain_diameter: dw,
         objective_lipschitz: c2,
         c0,
         epsilon: eps,
         delta,
         rounds: t,
-    });
+    }));
     for (node, m) in [(0usize, 2.0f64), (1, 8.0)] {
         let inner = (c2 / 2.0f64).powi(2)
             + 3.0 * (c0 * 0.5f64).powi(2) * (t * 4) as f64 * 8.0 * (1.25 / delta).ln()
@@ -386,7 +370,7 @@ fn bad_parameters_are_refused_with_the_reason() {
         with(&|s| s.eta = EtaSchedule::Constant { eta: -1.0 }),
         Err(IpadmmError::Eta { name: "eta", .. })
     ));
-    let paper = EtaSchedule::Paper {
+    let paper = PaperEta {
         domain_diameter: 1.0,
         objective_lipschitz: 1.0,
         c0: 1.0,
@@ -394,48 +378,27 @@ fn bad_parameters_are_refused_with_the_reason() {
         delta: 1e-5,
         rounds: 10,
     };
-    let with_paper = |f: &dyn Fn(&mut EtaSchedule)| {
+    let with_paper = |f: &dyn Fn(&mut PaperEta)| {
         let mut e = paper;
         f(&mut e);
-        with(&|s| s.eta = e)
+        with(&|s| s.eta = EtaSchedule::Paper(e))
     };
     assert!(with_paper(&|_| ()).is_ok());
-    for (name, f) in [
-        (
-            "domain_diameter",
-            &(|e: &mut EtaSchedule| {
-                if let EtaSchedule::Paper {
-                    domain_diameter, ..
-                } = e
-                {
-                    *domain_diameter = 0.0
-                }
-            }) as &dyn Fn(&mut EtaSchedule),
-        ),
-        ("delta", &|e: &mut EtaSchedule| {
-            if let EtaSchedule::Paper { delta, .. } = e {
-                *delta = 1.0
-            }
-        }),
-        ("epsilon", &|e: &mut EtaSchedule| {
-            if let EtaSchedule::Paper { epsilon, .. } = e {
-                *epsilon = f64::NAN
-            }
-        }),
-    ] {
+    type Mutation<'a> = (&'static str, &'a dyn Fn(&mut PaperEta));
+    let bad: [Mutation<'_>; 5] = [
+        ("domain_diameter", &|e| e.domain_diameter = 0.0),
+        ("objective_lipschitz", &|e| e.objective_lipschitz = -1.0),
+        ("c0", &|e| e.c0 = f64::INFINITY),
+        ("delta", &|e| e.delta = 1.0),
+        ("epsilon", &|e| e.epsilon = f64::NAN),
+    ];
+    for (name, f) in bad {
         assert!(
             matches!(with_paper(f), Err(IpadmmError::Eta { name: n, .. }) if n == name),
             "{name}"
         );
     }
-    assert_eq!(
-        with_paper(&|e| {
-            if let EtaSchedule::Paper { rounds, .. } = e {
-                *rounds = 0
-            }
-        }),
-        Err(IpadmmError::Rounds)
-    );
+    assert_eq!(with_paper(&|e| e.rounds = 0), Err(IpadmmError::Rounds));
 
     // Graphs the method cannot run on, and the paper's schedule on a node without records.
     let problem = logistic_problem(&[2, 0, 3, 1], 2);
@@ -454,7 +417,7 @@ fn bad_parameters_are_refused_with_the_reason() {
             users: 4
         }))
     ));
-    let paper_params = with(&|s| s.eta = paper).unwrap();
+    let paper_params = with(&|s| s.eta = EtaSchedule::Paper(paper)).unwrap();
     assert_eq!(
         Ipadmm::new(&problem, Topology::Complete { n: 4 }, paper_params).unwrap_err(),
         IpadmmError::EmptyNode { node: 1 }

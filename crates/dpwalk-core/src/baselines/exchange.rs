@@ -6,7 +6,7 @@
 //! `λ_i = Σ_{j∈N(i)} λ_ij`, valid when every edge dual starts at 0). Its primal step needs the
 //! average of the edge midpoints `c̄_i = ½ w_i + (1/(2 deg_i)) Σ_{j∈N(i)} w_j` of the last
 //! broadcasts, and its dual step the disagreement `Σ_{j∈N(i)} (w_i − w_j)` of the new ones: both
-//! are read here ([`Exchange::midpoint`], [`Exchange::add_disagreement`]).
+//! are read here (`Exchange::midpoint`, `Exchange::add_disagreement`).
 //!
 //! A round's message is one `d`-vector from every node to every neighbour: `d · Σ_i deg_i =
 //! 2|E|·d` floats ([`Exchange::floats_per_round`]). On the complete graph the neighbour sums are

@@ -1,4 +1,4 @@
-//! [HG] IPADMM (Huang & Gong): decentralized ADMM whose round is `l` noisy linearized primal
+//! \[HG\] IPADMM (Huang & Gong): decentralized ADMM whose round is `l` noisy linearized primal
 //! steps, the broadcast of their average to every neighbour, then a dual step
 //! (`seed-baselines.md` §2).
 //!

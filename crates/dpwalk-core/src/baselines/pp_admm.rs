@@ -1,4 +1,4 @@
-//! [ZKL] private M-ADMM with penalty perturbation (Zhang, Khalili & Liu), as reconstructed from
+//! \[ZKL\] private M-ADMM with penalty perturbation (Zhang, Khalili & Liu), as reconstructed from
 //! the supplement in `seed-baselines.md` §3: decentralized rounds in which every node exactly
 //! minimizes its local objective plus a penalty term that carries noise of density
 //! `∝ exp(−ν‖ε‖₂)`.
@@ -18,7 +18,7 @@
 //! is folded into the loss's prox: `prox_{γ(f_i + r)}(v) = prox_{γ' f_i}(v/(1 + γ l2))` with
 //! `γ' = γ/(1 + γ l2)`, solved by the problem's certified Newton prox.
 //!
-//! # Schedules [INFERRED]
+//! # Schedules \[INFERRED\]
 //! Each node's penalty is `η(t) = min(θ qᵗ, η_max)` (`q ≥ 1`; `q = 1` is a constant penalty) and
 //! the dual step is the fixed `θ ≤ η(t)`, as the convergence proof (Theorem 3.1) requires:
 //! non-decreasing and bounded. The noise rate is `ν(t) = ν (η(t)/θ)^κ`, `κ ∈ [0, 1]`: `ν q^{κt}`
@@ -44,7 +44,7 @@
 //! `ν = ∞` means no noise (and an infinite privacy loss): the non-private M-ADMM.
 //!
 //! # Randomness
-//! Each node draws its noise from its own stream ([`super::radial`]: `d` normals, then `d`
+//! Each node draws its noise from its own stream (`radial`: `d` normals, then `d`
 //! exponentials), also when `ν = ∞`.
 
 use super::exchange::{Exchange, NetworkError};

@@ -8,6 +8,7 @@
 //!   is the non-private reference solver.
 //! - [`step`]: the private ADMM step and the DP-SGD baseline step (one contribution of one user).
 //! - [`topology`]: graphs, their file format and generators, the walk's next hop.
+//! - [`baselines`]: the other papers' private ADMM algorithms (IPADMM, penalty perturbation).
 //! - [`walk`]: the walk's first holder and a holder's visit (step, then next hop).
 //! - [`baselines`]: other papers' algorithms (federated DP-IADMM, federated DP-SGD), compared
 //!   with the walk on the same problems.

@@ -8,12 +8,16 @@
 //!   is the non-private reference solver.
 //! - [`step`]: the private ADMM step and the DP-SGD baseline step (one contribution of one user).
 //! - [`topology`]: graphs, their file format and generators, the walk's next hop.
+//! - [`baselines`]: the other papers' private ADMM algorithms (IPADMM, penalty perturbation).
 //! - [`walk`]: the walk's first holder and a holder's visit (step, then next hop).
+//! - [`baselines`]: other papers' algorithms (federated DP-IADMM, federated DP-SGD), compared
+//!   with the walk on the same problems.
 //! - [`data`]: datasets, loaders, synthetic generators, split and partition among users.
 //!
 //! No I/O beyond reading files, no async, no networking: the daemon and the simulator are thin
 //! drivers around these functions.
 
+pub mod baselines;
 pub mod data;
 pub mod noise;
 pub mod params;

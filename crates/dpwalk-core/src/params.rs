@@ -43,7 +43,7 @@ pub struct AdmmParams {
     clip: Option<f64>,
 }
 
-fn check_clip(clip: Option<f64>) -> Result<Option<f64>, ParamError> {
+pub(crate) fn check_clip(clip: Option<f64>) -> Result<Option<f64>, ParamError> {
     match clip {
         Some(c) if !(c > 0.0 && c.is_finite()) => Err(ParamError::Clip(c)),
         other => Ok(other),

@@ -323,27 +323,51 @@ pub fn sgd_step(
     let dim = problem.dim();
     ProblemError::check_length("the token's w", dim, w.len())?;
     scratch.check(dim)?;
+    let g = &mut scratch.x;
+    let contribution = noisy_clipped_grad(problem, params, user, w, rng, g, &mut scratch.eta)?;
+    let lr = params.lr();
+    for ((vk, &gk), &wk) in scratch.v.iter_mut().zip(g.iter()).zip(w.iter()) {
+        *vk = wk - lr * gk;
+    }
+    problem.regularizer().prox(lr, &scratch.v, w);
+    Ok(contribution)
+}
+
+/// DP-SGD's message of `user` at the model `w`: `g = clip(∇f_i(w), C) + η/2` with
+/// `η ~ N(0, σ² I)` drawn from the user's stream into `eta` after the gradient. One function for
+/// the walk's [`sgd_step`] and the federated DP-SGD round
+/// ([`crate::baselines::fed_sgd`]), so that both spend privacy alike: sensitivity `2C`, noise std
+/// `σ/2`, local RDP `8αC²/σ²` per message.
+///
+/// # Errors
+/// [`ProblemError::Length`] when `w`, `g` or `eta` is not of the problem's dimension,
+/// [`ProblemError::User`] for a user the problem does not have; nothing is drawn then.
+pub fn noisy_clipped_grad(
+    problem: &Problem,
+    params: &SgdParams,
+    user: usize,
+    w: &[f64],
+    rng: &mut NodeRng,
+    g: &mut [f64],
+    eta: &mut [f64],
+) -> Result<Contribution, ProblemError> {
+    let dim = problem.dim();
+    ProblemError::check_length("the model w", dim, w.len())?;
+    ProblemError::check_length("the gradient buffer", dim, g.len())?;
+    ProblemError::check_length("the noise buffer", dim, eta.len())?;
     if user >= problem.n_users() {
         return Err(ProblemError::User {
             user,
             n_users: problem.n_users(),
         });
     }
-    let g = &mut scratch.x;
     problem.user_grad(user, w, g);
     let clipped = clip_in_place(g, params.clip());
+    fill_standard_normal(rng, eta);
     let half_sigma = 0.5 * params.sigma();
-    let lr = params.lr();
-    fill_standard_normal(rng, &mut scratch.eta);
-    for ((vk, &ek), (&wk, &gk)) in scratch
-        .v
-        .iter_mut()
-        .zip(scratch.eta.iter())
-        .zip(w.iter().zip(g.iter()))
-    {
-        *vk = wk - lr * (gk + half_sigma * ek);
+    for (gk, &ek) in g.iter_mut().zip(eta.iter()) {
+        *gk += half_sigma * ek;
     }
-    problem.regularizer().prox(lr, &scratch.v, w);
     Ok(Contribution { clipped })
 }
 

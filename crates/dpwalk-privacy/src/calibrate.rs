@@ -1,12 +1,20 @@
-//! Calibration: the smallest σ meeting a target (ε, δ) for a view, by bisection on the accountant.
+//! Calibration: the noise meeting a target (ε, δ), by bisection on the accountant.
 //!
-//! Every view's curve is nonincreasing in σ at each order, and the conversion to ε is a minimum
-//! of nondecreasing functions of the curve, so `ε(σ)` is nonincreasing and bisection in
-//! `ln σ` finds the threshold. The search brackets σ between `1e-9 · C` and `1e9 · C` by doubling
-//! and halving from `C`; the answer is the upper end of the final bracket, so it always meets the
-//! target, and the bracket is narrowed to the relative tolerance.
+//! Two entries share one search (`smallest_noise`): [`calibrate`], the smallest σ for one of
+//! dpwalk's views, and [`calibrate_baseline`], a seed baseline's knob for its planned horizon
+//! (seed-baselines spec §5.4).
+//!
+//! # The search
+//! It is run on a noise level `x` that makes every curve nonincreasing at each order (σ; `1/ε̄`,
+//! the Laplace scale ratio `b/Δ₁`, for \[RK\]; `1/ν` for \[ZKL\]), and the conversion to ε is a
+//! minimum of nondecreasing functions of the curve, so `ε(x)` is nonincreasing and bisection in
+//! `ln x` finds the threshold. The search brackets `x` between `10⁻⁹` and `10⁹` times a starting
+//! point (`C` for σ, 1 for the baselines) by doubling and halving from it; the answer is the
+//! upper end of the final bracket, so it always meets the target, and the bracket is narrowed to
+//! the relative tolerance.
 
 use crate::Noise;
+use crate::baseline::Baseline;
 use crate::central::{centralized_view, federated_view};
 use crate::error::PrivacyError;
 use crate::local::local_view;
@@ -15,6 +23,9 @@ use crate::rdp::{Conversion, DpBound, DpGuarantee, Orders, RdpCurve, check_delta
 /// The relative precision of σ that the CLI, the simulator and the daemon calibrate to: they must
 /// agree, so that a budget gives every one of them the same σ.
 pub const REL_TOL: f64 = 1e-6;
+
+/// How far the search may go from its starting point, both ways.
+const SEARCH_RANGE: f64 = 1e9;
 
 /// What is being accounted, apart from σ and C.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -61,6 +72,126 @@ pub struct Calibration {
     pub achieved: DpGuarantee,
 }
 
+/// The result of a baseline's calibration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BaselineCalibration {
+    /// The knob (ε̄, σ or ν, [`crate::baseline`]) with the least noise found that meets the
+    /// target (within the relative tolerance).
+    pub knob: f64,
+    /// The guarantee at that knob.
+    pub achieved: DpGuarantee,
+}
+
+/// A validated target of a calibration.
+#[derive(Debug, Clone, Copy)]
+struct Target {
+    epsilon: f64,
+    delta: f64,
+    conversion: Conversion,
+    rel_tol: f64,
+}
+
+impl Target {
+    /// Checks `ε > 0` finite, `δ ∈ (0, 1)` and `rel_tol ∈ (0, 1)`.
+    fn new(
+        epsilon: f64,
+        delta: f64,
+        conversion: Conversion,
+        rel_tol: f64,
+    ) -> Result<Self, PrivacyError> {
+        if !(epsilon > 0.0 && epsilon.is_finite()) {
+            return Err(PrivacyError::Epsilon(epsilon));
+        }
+        let delta = check_delta(delta)?;
+        if !(rel_tol > 0.0 && rel_tol < 1.0) {
+            return Err(PrivacyError::Option {
+                name: "rel_tol",
+                value: rel_tol,
+            });
+        }
+        Ok(Self {
+            epsilon,
+            delta,
+            conversion,
+            rel_tol,
+        })
+    }
+
+    /// The bound of a curve at the target's δ.
+    fn bound(&self, curve: &RdpCurve) -> Result<DpBound, PrivacyError> {
+        curve.to_dp(self.delta, self.conversion)
+    }
+
+    fn meets(&self, bound: &DpBound) -> bool {
+        bound.epsilon() <= self.epsilon
+    }
+
+    fn unattainable(&self, reason: String) -> PrivacyError {
+        PrivacyError::Unattainable {
+            epsilon: self.epsilon,
+            delta: self.delta,
+            reason,
+        }
+    }
+}
+
+/// The crate's one bisection (module docs): the smallest noise level `x` within
+/// `[start/SEARCH_RANGE, start·SEARCH_RANGE]` whose curve `curve(x)` meets `target`, with the
+/// guarantee there.
+fn smallest_noise(
+    curve: impl Fn(f64) -> Result<RdpCurve, PrivacyError>,
+    start: f64,
+    target: &Target,
+) -> Result<(f64, DpGuarantee), PrivacyError> {
+    let eval = |x: f64| target.bound(&curve(x)?);
+    let (min_x, max_x) = (start / SEARCH_RANGE, start * SEARCH_RANGE);
+    let mut hi = start;
+    let mut lo;
+    let mut hi_bound = eval(hi)?;
+    if target.meets(&hi_bound) {
+        loop {
+            lo = hi / 2.0;
+            if lo < min_x {
+                return Err(PrivacyError::NoiseNotNeeded);
+            }
+            let b = eval(lo)?;
+            if !target.meets(&b) {
+                break;
+            }
+            (hi, hi_bound) = (lo, b);
+        }
+    } else {
+        loop {
+            lo = hi;
+            hi *= 2.0;
+            if hi > max_x {
+                return Err(target.unattainable(format!(
+                    "not met even at {SEARCH_RANGE:e} times the starting noise"
+                )));
+            }
+            hi_bound = eval(hi)?;
+            if target.meets(&hi_bound) {
+                break;
+            }
+        }
+    }
+    while (hi - lo) > target.rel_tol * hi {
+        let mid = (lo * hi).sqrt();
+        let b = eval(mid)?;
+        if target.meets(&b) {
+            (hi, hi_bound) = (mid, b);
+        } else {
+            lo = mid;
+        }
+    }
+    match hi_bound {
+        DpBound::Finite(achieved) => Ok((hi, achieved)),
+        DpBound::NoFiniteGuarantee { .. } => {
+            Err(target.unattainable("no finite guarantee".to_string()))
+        }
+    }
+}
+
 /// Finds the smallest σ such that `view` at `(σ, clip)` is `(epsilon, delta)`-DP under
 /// `conversion`, to relative tolerance `rel_tol ∈ (0, 1)`.
 pub fn calibrate(
@@ -72,71 +203,59 @@ pub fn calibrate(
     conversion: Conversion,
     rel_tol: f64,
 ) -> Result<Calibration, PrivacyError> {
-    if !(epsilon > 0.0 && epsilon.is_finite()) {
-        return Err(PrivacyError::Epsilon(epsilon));
-    }
-    let delta = check_delta(delta)?;
-    if !(rel_tol > 0.0 && rel_tol < 1.0) {
-        return Err(PrivacyError::Option {
-            name: "rel_tol",
-            value: rel_tol,
-        });
-    }
+    let target = Target::new(epsilon, delta, conversion, rel_tol)?;
     Noise::new(1.0, clip)?;
-    let eval = |sigma: f64| -> Result<DpBound, PrivacyError> {
-        account(view, orders, Noise::new(sigma, clip)?)?.to_dp(delta, conversion)
-    };
-    let meets = |b: &DpBound| b.epsilon() <= epsilon;
-    let unattainable = |reason: &str| PrivacyError::Unattainable {
-        epsilon,
-        delta,
-        reason: reason.to_string(),
-    };
-    let (min_sigma, max_sigma) = (1e-9 * clip, 1e9 * clip);
-    let mut hi = clip;
-    let mut lo;
-    let mut hi_bound = eval(hi)?;
-    if meets(&hi_bound) {
-        loop {
-            lo = hi / 2.0;
-            if lo < min_sigma {
-                return Err(PrivacyError::NoiseNotNeeded);
-            }
-            let b = eval(lo)?;
-            if !meets(&b) {
-                break;
-            }
-            (hi, hi_bound) = (lo, b);
-        }
-    } else {
-        loop {
-            lo = hi;
-            hi *= 2.0;
-            if hi > max_sigma {
-                return Err(unattainable("not met even at sigma = 1e9 * C"));
-            }
-            hi_bound = eval(hi)?;
-            if meets(&hi_bound) {
-                break;
-            }
-        }
+    let (sigma, achieved) = smallest_noise(
+        |sigma| account(view, orders, Noise::new(sigma, clip)?),
+        clip,
+        &target,
+    )?;
+    Ok(Calibration { sigma, achieved })
+}
+
+/// The knob of `baseline` at noise level `x` (module docs): `ε̄ = 1/x`, `σ = x`, `ν = 1/x`.
+/// Each map is its own inverse.
+fn knob_at(baseline: &Baseline, x: f64) -> f64 {
+    match baseline {
+        Baseline::Ipadmm { .. } => x,
+        Baseline::DpIadmm | Baseline::PenaltyPerturbation(_) => 1.0 / x,
     }
-    while (hi - lo) > rel_tol * hi {
-        let mid = (lo * hi).sqrt();
-        let b = eval(mid)?;
-        if meets(&b) {
-            (hi, hi_bound) = (mid, b);
-        } else {
-            lo = mid;
+}
+
+/// The knob of `baseline` with the least noise such that its local view after `rounds` rounds
+/// (the planned horizon, never one cut short by test results) is `(epsilon, delta)`-DP under
+/// `conversion`, to relative tolerance `rel_tol ∈ (0, 1)` on the noise level.
+///
+/// For penalty perturbation the Jacobian floor (the loss at `ν → 0`) is checked first: when it
+/// alone exceeds the target no ν helps, and the error says to take a larger θ or growth.
+pub fn calibrate_baseline(
+    baseline: &Baseline,
+    orders: &Orders,
+    rounds: u64,
+    epsilon: f64,
+    delta: f64,
+    conversion: Conversion,
+    rel_tol: f64,
+) -> Result<BaselineCalibration, PrivacyError> {
+    let target = Target::new(epsilon, delta, conversion, rel_tol)?;
+    if let Baseline::PenaltyPerturbation(pp) = baseline {
+        let floor = target.bound(&pp.curve(orders, 0.0, rounds)?)?;
+        if !target.meets(&floor) {
+            return Err(target.unattainable(format!(
+                "the Jacobian floor alone gives epsilon = {}; take a larger theta or growth q",
+                floor.epsilon()
+            )));
         }
     }
-    match hi_bound {
-        DpBound::Finite(achieved) => Ok(Calibration {
-            sigma: hi,
-            achieved,
-        }),
-        DpBound::NoFiniteGuarantee { .. } => Err(unattainable("no finite guarantee")),
-    }
+    let (x, achieved) = smallest_noise(
+        |x| baseline.spent(orders, knob_at(baseline, x), rounds),
+        1.0,
+        &target,
+    )?;
+    Ok(BaselineCalibration {
+        knob: knob_at(baseline, x),
+        achieved,
+    })
 }
 
 #[cfg(test)]

@@ -135,7 +135,36 @@ pub enum PrivacyError {
         /// The limit.
         max: usize,
     },
+    /// The setting is outside what the mechanism's privacy proof covers.
+    #[error("outside what the privacy proof covers: {0}")]
+    OutsideProof(String),
+    /// Too many rounds with distinct per-round losses to account one by one.
+    #[error(
+        "more than {max} rounds before the penalty reaches its cap: raise its growth or lower its cap"
+    )]
+    TooManyRounds {
+        /// The limit.
+        max: u64,
+    },
     /// A matrix factorization did not converge (reported instead of a wrong number).
     #[error("the SVD of the observation matrix did not converge")]
     NotFactored,
+}
+
+/// Checks that a named parameter is finite and `> 0` ([`PrivacyError::Option`] otherwise).
+pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64, PrivacyError> {
+    if value > 0.0 && value.is_finite() {
+        Ok(value)
+    } else {
+        Err(PrivacyError::Option { name, value })
+    }
+}
+
+/// Checks that a named parameter is finite and `≥ 0` ([`PrivacyError::Option`] otherwise).
+pub(crate) fn nonnegative(name: &'static str, value: f64) -> Result<f64, PrivacyError> {
+    if value >= 0.0 && value.is_finite() {
+        Ok(value)
+    } else {
+        Err(PrivacyError::Option { name, value })
+    }
 }

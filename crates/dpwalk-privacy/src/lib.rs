@@ -2,7 +2,8 @@
 //!
 //! # Layout
 //! - [`rdp`]: order grids, RDP curves, composition, conversion to (ε, δ).
-//! - [`mechanism`]: the Gaussian and the Poisson-subsampled Gaussian mechanisms.
+//! - [`mechanism`]: the Gaussian, Poisson-subsampled Gaussian and Laplace mechanisms, and the
+//!   tight curve of any pure ε-DP mechanism.
 //! - [`local`]: the local view of one contribution (an eavesdropper who sees every token).
 //! - [`network`]: the network view (user `j` observing user `i` through a DP-SGD walk) of one
 //!   contribution: the mixture bound over first-passage laws, exact on the complete graph and
@@ -12,7 +13,12 @@
 //! - [`central`]: the final-model view of the centralized and federated modes.
 //! - [`budget`]: the one budget policy (may this user contribute now?) of the simulator and the
 //!   daemon.
-//! - [`calibrate`]: the smallest σ meeting a target (ε, δ) for a view.
+//! - [`calibrate`]: the smallest σ meeting a target (ε, δ) for a view, and each seed baseline's
+//!   noise knob for a target.
+//! - [`baseline`]: the seed baselines (DP-IADMM, IPADMM, penalty perturbation) in the common
+//!   accountant: per-round curves and their composition.
+//! - [`mod@unit`]: the privacy unit (user or record) and each algorithm's sensitivity under it,
+//!   including dpwalk's record-level view.
 //! - [`ledger`]: the per-user, append-only, checksummed record of contributions and budget checks.
 //! - [`walk`]: per-user figures of a walk on a topology (what the CLI prints and the simulator
 //!   reports).
@@ -30,6 +36,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod baseline;
 pub mod budget;
 pub mod calibrate;
 pub mod central;
@@ -40,6 +47,7 @@ pub mod local;
 pub mod mechanism;
 pub mod network;
 pub mod rdp;
+pub mod unit;
 pub mod walk;
 
 pub use error::PrivacyError;

@@ -1,6 +1,8 @@
-//! RDP curves of the Gaussian and the Poisson-subsampled Gaussian mechanisms.
+//! RDP curves of the mechanisms the accountant composes: the Gaussian, the Poisson-subsampled
+//! Gaussian, the Laplace mechanism and the tight curve of any pure ε-DP mechanism.
 //!
-//! The noise multiplier `z` is the noise standard deviation divided by the L2 sensitivity.
+//! The noise multiplier `z` is the noise standard deviation divided by the L2 sensitivity; the
+//! Laplace scale ratio is the Laplace scale `b` divided by the L1 sensitivity `Δ₁`.
 //!
 //! # Gaussian
 //! `ε(α) = α / (2 z²)` (Mironov 2017, Prop. 7).
@@ -39,6 +41,34 @@
 //!   `D_α(μ0‖μ0) = 0`), so it is an upper bound there, and it is then `0` to double precision
 //!   for a huge `z`, or `+∞` (no finite guarantee) for a vanishing one, where the subsampled curve
 //!   is infinite too.
+
+//! # Laplace (Mironov 2017, Prop. 6)
+//! With `s = Δ₁/b` (the mechanism is pure `s`-DP):
+//! `ε(α) = ln[ (α/(2α−1)) e^{(α−1)s} + ((α−1)/(2α−1)) e^{−αs} ] / (α − 1)`, exact for the 1-D
+//! mechanism, with limits `s + e^{−s} − 1` (KL) as `α → 1` and `s` as `α → ∞`. A d-dimensional
+//! release `g + Lap(b)^d` with `‖g − g'‖₁ ≤ Δ₁` has the same curve: the divergence adds over
+//! coordinates and `(α−1)ε(α)` is convex in `s` and 0 at 0, hence superadditive, so the worst case
+//! puts all of `Δ₁` on one coordinate (seed-baselines spec §5.2).
+//!
+//! # Any pure ε-DP mechanism (Mironov 2017, Prop. 5)
+//! A mechanism whose likelihood ratio lies in `[e^{−ε}, e^{ε}]` is at most as far apart, in every
+//! Rényi divergence, as randomized response with `p = e^ε/(1 + e^ε)`, which attains
+//! `ε(α) = ln[ (e^{αε} + e^{(1−α)ε}) / (1 + e^ε) ] / (α − 1)`: below both `ε` and `αε²/2`, with
+//! limits `ε·tanh(ε/2)` (KL) and `ε`. It is the curve to compose for mechanisms whose only
+//! guarantee is pure DP (seed-baselines spec §5.3).
+//!
+//! # Evaluating the two closed forms
+//! Both brackets are `1 + (something ≥ 0)`, and written naively they lose every digit where that
+//! something is tiny (small `s`, or `α` near 1: the orders where the optimum lies for large
+//! compositions) and overflow where `(α−1)s` is large. With `x = (α−1)s` (resp. `(α−1)ε`):
+//! - `x ≤ 1`: the excess over 1 is a sum of nonnegative terms, with `f(y) = eʸ − 1 − y`:
+//!   Laplace `[f((α−1)s) + ((α−1)/α) f(−αs)] / (2 − 1/α)`, pure DP
+//!   `expm1((α−1)ε) · (−expm1(−αε)) · e^ε/(1 + e^ε)`; no cancellation, and `ln_1p` of it.
+//! - `x > 1`: the value is `s` plus a correction of size at most `ln 2/(α−1) < 0.7 s`:
+//!   Laplace `s + [ln_1p(((α−1)/α) e^{−(2α−1)s}) − ln(2 − 1/α)] / (α − 1)`, pure DP
+//!   `ε + [ln_1p(e^{−(2α−1)ε}) − ln_1p(e^{−ε})] / (α − 1)`; nothing can overflow.
+//!
+//! Each value is finally capped at the pure-DP level (`s`, resp. `ε`), which every order obeys.
 
 use crate::error::PrivacyError;
 use crate::rdp::{Orders, RdpCurve};
@@ -97,6 +127,72 @@ pub fn subsampled_gaussian(orders: &Orders, q: f64, z: f64) -> Result<RdpCurve, 
         })
         .collect::<Result<Vec<f64>, PrivacyError>>()?;
     Ok(RdpCurve::from_computed(orders.clone(), values.into_iter()))
+}
+
+/// The Laplace mechanism with scale ratio `b/Δ₁ = scale` (module docs: exact, Mironov 2017,
+/// Prop. 6; equal to the pure-DP level `Δ₁/b` as `α → ∞`).
+pub fn laplace(orders: &Orders, scale: f64) -> Result<RdpCurve, PrivacyError> {
+    let s = 1.0 / check_z(scale)?;
+    Ok(RdpCurve::from_computed(
+        orders.clone(),
+        orders.as_slice().iter().map(|&a| laplace_rdp(a, s)),
+    ))
+}
+
+/// The tight curve of any pure `eps`-DP mechanism: randomized response (module docs; Mironov
+/// 2017, Prop. 5).
+pub fn pure_dp(orders: &Orders, eps: f64) -> Result<RdpCurve, PrivacyError> {
+    if !(eps > 0.0 && eps.is_finite()) {
+        return Err(PrivacyError::Epsilon(eps));
+    }
+    Ok(RdpCurve::from_computed(
+        orders.clone(),
+        orders.as_slice().iter().map(|&a| pure_dp_rdp(a, eps)),
+    ))
+}
+
+/// `eʸ − 1 − y ≥ 0`, by its Taylor series where `expm1(y) − y` would cancel.
+fn expm1_minus_identity(y: f64) -> f64 {
+    if y.abs() < 0.5 {
+        // y²/2! + y³/3! + …: at |y| < 0.5 the term after y²⁴/24! is below 1e-30 of the sum.
+        let mut term = y * y / 2.0;
+        let mut sum = term;
+        for k in 3..=24 {
+            term *= y / f64::from(k);
+            sum += term;
+        }
+        sum
+    } else {
+        y.exp_m1() - y
+    }
+}
+
+/// The Laplace curve at one order `α > 1` for `s = Δ₁/b ≥ 0` (module docs, "Evaluating").
+fn laplace_rdp(alpha: f64, s: f64) -> f64 {
+    let x = (alpha - 1.0) * s;
+    let rdp = if x <= 1.0 {
+        let excess = (expm1_minus_identity(x)
+            + (alpha - 1.0) / alpha * expm1_minus_identity(-alpha * s))
+            / (2.0 - 1.0 / alpha);
+        excess.ln_1p() / (alpha - 1.0)
+    } else {
+        let tail = ((alpha - 1.0) / alpha * (-(2.0 * alpha - 1.0) * s).exp()).ln_1p();
+        s + (tail - (2.0 - 1.0 / alpha).ln()) / (alpha - 1.0)
+    };
+    rdp.min(s)
+}
+
+/// The pure-DP (randomized response) curve at one order `α > 1` for `ε ≥ 0` (module docs).
+pub(crate) fn pure_dp_rdp(alpha: f64, eps: f64) -> f64 {
+    let x = (alpha - 1.0) * eps;
+    let rdp = if x <= 1.0 {
+        let excess = x.exp_m1() * -(-alpha * eps).exp_m1() / (1.0 + (-eps).exp());
+        excess.ln_1p() / (alpha - 1.0)
+    } else {
+        let tail = (-(2.0 * alpha - 1.0) * eps).exp().ln_1p() - (-eps).exp().ln_1p();
+        eps + tail / (alpha - 1.0)
+    };
+    rdp.min(eps)
 }
 
 /// `ln(e^a + e^b)` without overflow.
@@ -280,6 +376,123 @@ mod tests {
                     v.values()
                 );
             }
+        }
+    }
+
+    #[test]
+    fn laplace_and_pure_dp_match_the_spec_vectors() {
+        // seed-baselines spec §5.4, 12 significant digits.
+        let close = |got: f64, want: f64| (got - want).abs() <= 1e-11 * want;
+        for (alpha, s, want) in [
+            (1.5, 0.05, 0.001_843_573_998_51),
+            (2.0, 0.5, 0.200_303_896_174),
+            (8.0, 1.0, 0.910_198_801_177),
+            (64.0, 0.5, 0.489_122_158_681),
+        ] {
+            let got = laplace_rdp(alpha, s);
+            assert!(close(got, want), "Lap({alpha}; {s}) = {got}, spec {want}");
+        }
+        for (alpha, eps, want) in [
+            (1.5, 0.05, 0.001_874_024_120_57),
+            (2.0, 0.5, 0.227_336_293_803),
+            (8.0, 1.0, 0.955_248_374_055),
+        ] {
+            let got = pure_dp_rdp(alpha, eps);
+            assert!(close(got, want), "RR({alpha}; {eps}) = {got}, spec {want}");
+        }
+    }
+
+    #[test]
+    fn order_two_closed_forms() {
+        // Laplace: ln[(2/3)e^s + (1/3)e^{−2s}]; randomized response: ln[(e^{2ε} + e^{−ε})/(1 + e^ε)].
+        // (Written naively, so only where the bracket is far from 1.)
+        for s in [0.3_f64, 1.0, 4.0] {
+            let lap = ((2.0 / 3.0) * s.exp() + (1.0 / 3.0) * (-2.0 * s).exp()).ln();
+            assert!((laplace_rdp(2.0, s) - lap).abs() <= 1e-14 * lap, "{s}");
+            let rr = (((2.0 * s).exp() + (-s).exp()) / (1.0 + s.exp())).ln();
+            assert!((pure_dp_rdp(2.0, s) - rr).abs() <= 1e-14 * rr, "{s}");
+        }
+    }
+
+    #[test]
+    fn curves_grow_with_the_order_and_sit_below_pure_dp() {
+        let g = Orders::default_grid();
+        for p in [1e-6, 0.01, 0.05, 0.5, 1.0, 5.0, 50.0] {
+            let lap = laplace(&g, 1.0 / p).unwrap();
+            let rr = pure_dp(&g, p).unwrap();
+            for c in [&lap, &rr] {
+                for w in c.values().windows(2) {
+                    assert!(w[0] <= w[1], "p = {p}: {w:?}");
+                }
+                assert!(c.values().iter().all(|&v| v <= p && v.is_finite()));
+            }
+            // Laplace is ε-DP, so randomized response (the worst ε-DP mechanism) bounds it, and
+            // both are below αε²/2.
+            for ((a, l), r) in lap.iter().zip(rr.values()) {
+                assert!(l <= r * (1.0 + 1e-12), "p = {p}, α = {a}: {l} > {r}");
+                assert!(*r <= a * p * p / 2.0 * (1.0 + 1e-12), "p = {p}, α = {a}");
+            }
+        }
+    }
+
+    #[test]
+    fn limits_at_order_one_and_infinity() {
+        // α → 1: the KL divergences s + e^{−s} − 1 and ε·tanh(ε/2); the error is O(α − 1).
+        let h = 1e-9;
+        for p in [1e-4_f64, 0.05, 1.0, 10.0] {
+            let kl = p + (-p).exp_m1();
+            assert!((laplace_rdp(1.0 + h, p) - kl).abs() <= 1e-7 * kl, "{p}");
+            let kl = p * (p / 2.0).tanh();
+            assert!((pure_dp_rdp(1.0 + h, p) - kl).abs() <= 1e-7 * kl, "{p}");
+        }
+        // α → ∞: the pure-DP level, approached like ln 2/(α − 1).
+        for p in [1e-3, 0.5, 3.0] {
+            for v in [laplace_rdp(1e15, p), pure_dp_rdp(1e15, p)] {
+                assert!(v <= p && p - v <= 1e-14, "{p}: {v}");
+            }
+            assert_eq!(laplace_rdp(f64::MAX, p), p);
+            assert_eq!(pure_dp_rdp(f64::MAX, p), p);
+        }
+    }
+
+    #[test]
+    fn extreme_parameters_give_numbers_not_nan() {
+        let g = Orders::new(&[1.000_000_1, 1.01, 2.0, 1e3, 1e300]).unwrap();
+        for scale in [1e-300, 1e-100, 1e-3, 1.0, 1e3, 1e100, 1e300] {
+            let c = laplace(&g, scale).unwrap();
+            assert!(
+                c.values()
+                    .iter()
+                    .all(|v| v.is_finite() && *v <= 1.0 / scale),
+                "{scale}: {c:?}"
+            );
+        }
+        for eps in [1e-300, 1e-100, 1e-3, 1.0, 1e3, 1e100, 1e300] {
+            let c = pure_dp(&g, eps).unwrap();
+            assert!(
+                c.values().iter().all(|v| v.is_finite() && *v <= eps),
+                "{eps}: {c:?}"
+            );
+        }
+        // A subnormal scale has no finite pure-DP level: +∞, never NaN.
+        let c = laplace(&g, 1e-310).unwrap();
+        assert!(c.values().iter().all(|v| *v == f64::INFINITY), "{c:?}");
+        // Tiny s: αs²/2 to full relative precision, not the rounding noise of a cancellation.
+        let v = laplace_rdp(2.0, 1e-8);
+        assert!((v - 1e-16).abs() <= 1e-6 * 1e-16, "{v}");
+        let v = pure_dp_rdp(1.01, 1e-8);
+        assert!((v - 1.01e-16 / 2.0).abs() <= 1e-6 * 1e-16, "{v}");
+    }
+
+    #[test]
+    fn laplace_and_pure_dp_reject_bad_input() {
+        let g = Orders::new(&[2.0]).unwrap();
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert!(matches!(
+                laplace(&g, bad),
+                Err(PrivacyError::NoiseMultiplier(_))
+            ));
+            assert!(matches!(pure_dp(&g, bad), Err(PrivacyError::Epsilon(_))));
         }
     }
 }

@@ -9,6 +9,7 @@
 //!   of a problem's data, and the objective;
 //! - `loss`: stable scalar functions and the loss of one record with its gradient;
 //! - `regularizer`: `r` and `prox_{t r}`;
+//! - `clipped`: a user's gradient with each record's gradient clipped in ℓ₁ (Laplace mechanisms);
 //! - `prox`: [`LocalProx`], the exact (squared) and certified (logistic, multinomial) `prox_{γ f_i}`;
 //! - [`reference`](mod@reference): the independent, non-private solver the ADMM runs are checked against;
 //! - `linalg`: dot products and a packed Cholesky factorization.
@@ -17,7 +18,8 @@
 //! (multinomial, row-major by class: class `k` owns `x[k·p..(k+1)·p]`). Labels follow the data
 //! module's conventions: real (squared), `±1` (logistic), `0, 1, …, classes − 1` (multinomial).
 
-mod linalg;
+mod clipped;
+pub(crate) mod linalg;
 mod loss;
 mod prox;
 pub mod reference;

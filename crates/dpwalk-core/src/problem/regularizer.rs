@@ -61,16 +61,8 @@ impl Regularizer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::problem::test_util::any_regularizer;
     use proptest::prelude::*;
-
-    fn any_regularizer() -> impl Strategy<Value = Regularizer> {
-        prop_oneof![
-            Just(Regularizer::None),
-            (0.0f64..10.0).prop_map(|l2| Regularizer::L2 { l2 }),
-            (0.0f64..10.0).prop_map(|l1| Regularizer::L1 { l1 }),
-            (0.0f64..10.0, 0.0f64..10.0).prop_map(|(l1, l2)| Regularizer::ElasticNet { l1, l2 }),
-        ]
-    }
 
     proptest! {
         /// `x = prox_{t r}(v)` iff `(v − x)/t ∈ ∂r(x)`, coordinate by coordinate.

@@ -1,8 +1,9 @@
 //! Small seeded synthetic problems for tests: Gaussian features and labels that fit each loss.
 
-use super::Loss;
+use super::{Loss, Regularizer};
 use crate::data::{Dataset, LabelKind, UserData};
 use crate::rng::NodeRng;
+use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
 
@@ -71,4 +72,14 @@ pub(crate) fn user_data(seed: u64, loss: Loss, records: &[usize], p: usize) -> U
         },
         offsets,
     }
+}
+
+/// Any regularizer, weights in `[0, 10)`.
+pub(crate) fn any_regularizer() -> impl Strategy<Value = Regularizer> {
+    prop_oneof![
+        Just(Regularizer::None),
+        (0.0f64..10.0).prop_map(|l2| Regularizer::L2 { l2 }),
+        (0.0f64..10.0).prop_map(|l1| Regularizer::L1 { l1 }),
+        (0.0f64..10.0, 0.0f64..10.0).prop_map(|(l1, l2)| Regularizer::ElasticNet { l1, l2 }),
+    ]
 }

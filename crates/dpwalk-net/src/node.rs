@@ -838,7 +838,11 @@ impl Node<'_> {
                 ..
             } => {
                 if self.verified.remove(&peer_id) {
-                    self.down.insert(peer_id, Instant::now());
+                    // A member that restarts within the hand-off timeout (a crash, an upgrade) is
+                    // waited for as before, which keeps the walk's path; one gone for longer is
+                    // down from then on.
+                    let from = Instant::now() + self.config.timeouts.handoff();
+                    self.down.entry(peer_id).or_insert(from);
                 }
                 self.mismatched.remove(&peer_id);
             }
@@ -1235,13 +1239,15 @@ impl Node<'_> {
         });
     }
 
-    /// Whether `peer` is known to be down: it was verified and its connection closed, a dial to
+    /// Whether `peer` is known to be down: it was verified and its connection closed more than
+    /// the hand-off timeout ago (a quick restart is waited for), a dial to
     /// it failed, or it refused or did not take a token. A member not connected stays down until
     /// it verifies again ([`Node::on_verified`]); one still connected (frozen, or slow) is given
     /// another chance after [`AVOID_FOR`].
     fn is_down(&self, peer: &PeerId, now: Instant) -> bool {
-        self.down.get(peer).is_some_and(|since| {
-            !self.verified.contains(peer) || now.duration_since(*since) < AVOID_FOR
+        self.down.get(peer).is_some_and(|&since| {
+            now >= since
+                && (!self.verified.contains(peer) || now.duration_since(since) < AVOID_FOR)
         })
     }
 

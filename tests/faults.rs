@@ -162,9 +162,11 @@ fn a_stall_after_the_last_step_leaves_one_final_model() {
     for i in 0..4 {
         reaper.0.push((i, cluster.spawn(i, &["env", &fault])));
     }
-    wait_until(Duration::from_secs(180), "a member stalls after the last step", || {
-        faulted(&cluster).is_some()
-    });
+    wait_until(
+        Duration::from_secs(180),
+        "a member stalls after the last step",
+        || faulted(&cluster).is_some(),
+    );
     let maker = faulted(&cluster).unwrap();
     wait_until(
         Duration::from_secs(120),
@@ -199,12 +201,16 @@ fn a_crash_after_the_last_step_leaves_one_final_model() {
     for i in 0..4 {
         reaper.0.push((i, cluster.spawn(i, &["env", fault])));
     }
-    wait_until(Duration::from_secs(180), "a member crashes after the last step", || {
-        faulted(&cluster).is_some_and(|i| {
-            let (_, child) = reaper.0.iter_mut().find(|(j, _)| *j == i).unwrap();
-            child.try_wait().unwrap().is_some()
-        })
-    });
+    wait_until(
+        Duration::from_secs(180),
+        "a member crashes after the last step",
+        || {
+            faulted(&cluster).is_some_and(|i| {
+                let (_, child) = reaper.0.iter_mut().find(|(j, _)| *j == i).unwrap();
+                child.try_wait().unwrap().is_some()
+            })
+        },
+    );
     let maker = faulted(&cluster).unwrap();
     wait_until(
         Duration::from_secs(120),

@@ -96,7 +96,8 @@ fn receive_p64(bencher: Bencher) {
     let prox = problem.local_prox(params.gamma()).expect("prox");
     let dir = std::env::temp_dir().join(format!("dpwalk-bench-learner-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let mut learner = Learner::open(&run, 0, &key, &problem, &prox, params, &dir, &[]).expect("learner");
+    let mut learner =
+        Learner::open(&run, 0, &key, &problem, &prox, params, &dir, &[]).expect("learner");
     let mut seq = 0;
     bencher.bench_local(|| {
         let outcome = learner.receive(token(seq), None).expect("receives");

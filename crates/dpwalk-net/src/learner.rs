@@ -74,9 +74,9 @@ use libp2p_identity::{Keypair, PeerId};
 use thiserror::Error;
 
 use crate::codec::{FinalModel, Token};
-use crate::seal::{SealError, seal};
 use crate::quality::{Change, Quality};
 use crate::run::Run;
+use crate::seal::{SealError, seal};
 use crate::state::{Custody, NodeState, StateDir, StateError};
 
 /// The ledger's file name in the state directory.

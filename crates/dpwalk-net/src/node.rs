@@ -1246,8 +1246,7 @@ impl Node<'_> {
     /// another chance after [`AVOID_FOR`].
     fn is_down(&self, peer: &PeerId, now: Instant) -> bool {
         self.down.get(peer).is_some_and(|&since| {
-            now >= since
-                && (!self.verified.contains(peer) || now.duration_since(since) < AVOID_FOR)
+            now >= since && (!self.verified.contains(peer) || now.duration_since(since) < AVOID_FOR)
         })
     }
 
@@ -1576,7 +1575,12 @@ impl Node<'_> {
 
     /// A valid final model made by `maker`, from the verified member `from`: written if it is
     /// the first, else kept or replaced by the rule of [`crate::publish`].
-    fn on_final(&mut self, from: PeerId, maker: PeerId, model: FinalModel) -> Result<(), NodeError> {
+    fn on_final(
+        &mut self,
+        from: PeerId,
+        maker: PeerId,
+        model: FinalModel,
+    ) -> Result<(), NodeError> {
         let maker_index = self.member_index(&maker).unwrap_or(usize::MAX);
         let Some(held) = self.learner.state().final_model.clone() else {
             tracing::info!(

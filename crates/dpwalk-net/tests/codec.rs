@@ -334,7 +334,14 @@ fn final_model_validation() {
     both.members.insert(relay);
     assert_eq!(codec::validate_final(&relay, &model, &both), Ok(member));
     // Sealed by a key outside the run, or for another run file.
-    let outsider = seal(&Keypair::generate_ed25519(), &[5; 32], "demo".into(), 100, vec![0.0; 3]).unwrap();
+    let outsider = seal(
+        &Keypair::generate_ed25519(),
+        &[5; 32],
+        "demo".into(),
+        100,
+        vec![0.0; 3],
+    )
+    .unwrap();
     assert!(matches!(
         codec::validate_final(&member, &outsider, &ctx),
         Err(Rejection::NotMember { .. })

@@ -104,7 +104,8 @@ fn a_crash_between_commit_and_ledger_append_is_repaired() {
     let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let open = || Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[]).unwrap();
+    let open =
+        || Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[]).unwrap();
 
     let mut a = open();
     let first = forwarded(a.receive(token(0), None).unwrap());
@@ -134,7 +135,8 @@ fn a_machine_crash_that_loses_unflushed_records_is_repaired() {
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join(LEDGER_FILE);
-    let open = || Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[]).unwrap();
+    let open =
+        || Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[]).unwrap();
 
     let mut a = open();
     for seq in [0, 4, 8] {
@@ -346,7 +348,17 @@ fn a_spent_budget_makes_a_noise_only_step() {
     let dir = tempfile::tempdir().unwrap();
     // σ = 0.5, C = 1: one contribution already costs more than ε = 1 locally.
     let budget = Budget::new(1.0, 1e-6).unwrap();
-    let mut l = Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[budget]).unwrap();
+    let mut l = Learner::open(
+        &run,
+        0,
+        &key(0),
+        &problem,
+        &prox,
+        params,
+        dir.path(),
+        &[budget],
+    )
+    .unwrap();
     let t = token(0);
     let out = forwarded(l.receive(t.clone(), None).unwrap());
     assert_eq!(out.seq, 1);
@@ -399,14 +411,21 @@ fn another_members_key_is_refused_at_open() {
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let e = Learner::open(&run, 0, &key(1), &problem, &prox, params, dir.path(), &[]).unwrap_err();
-    assert!(matches!(e, LearnerError::NotThisMember { index: 0, .. }), "{e}");
+    assert!(
+        matches!(e, LearnerError::NotThisMember { index: 0, .. }),
+        "{e}"
+    );
 }
 
 /// A run whose `dimension` is not the data's is refused when the learner opens, with both
 /// numbers, before any state is written (it used to panic in the prox at the first step).
 #[test]
 fn a_run_dimension_that_is_not_the_datas_is_refused_at_open() {
-    let run = Run::parse(&run_text().replace("dimension = 3", "dimension = 5"), "test").unwrap();
+    let run = Run::parse(
+        &run_text().replace("dimension = 3", "dimension = 5"),
+        "test",
+    )
+    .unwrap();
     let problem = node_problem(&run, 0, data()).unwrap();
     let params = run.admm_params().unwrap();
     let prox = problem.local_prox(params.gamma()).unwrap();
@@ -434,12 +453,31 @@ fn evaluation_points_record_the_forwarded_model_without_changing_the_walk() {
     let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let (plain_dir, eval_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let mut plain = Learner::open(&run, 0, &key(0), &problem, &prox, params, plain_dir.path(), &[]).unwrap();
+    let mut plain = Learner::open(
+        &run,
+        0,
+        &key(0),
+        &problem,
+        &prox,
+        params,
+        plain_dir.path(),
+        &[],
+    )
+    .unwrap();
     let open = || {
-        Learner::open(&run, 0, &key(0), &problem, &prox, params, eval_dir.path(), &[])
-            .unwrap()
-            .with_evals(2, eval_dir.path())
-            .unwrap()
+        Learner::open(
+            &run,
+            0,
+            &key(0),
+            &problem,
+            &prox,
+            params,
+            eval_dir.path(),
+            &[],
+        )
+        .unwrap()
+        .with_evals(2, eval_dir.path())
+        .unwrap()
     };
     let mut evals = open();
     let mut expected = String::new();

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 pub struct SimArgs {
     /// Scenario file (TOML), e.g. sim/quickstart.toml.
     scenario: PathBuf,
+    #[allow(rustdoc::invalid_html_tags)] // `<…>` are placeholders in `--help`, not HTML
     /// Output directory [default: runs/<scenario>-<UTC timestamp>]; must be new or empty.
     #[arg(long)]
     out: Option<PathBuf>,

@@ -54,6 +54,7 @@ pub struct SwarmArgs {
     /// Override the scenario's seed.
     #[arg(long)]
     seed: Option<u64>,
+    #[allow(rustdoc::invalid_html_tags)] // `<…>` are placeholders in `--help`, not HTML
     /// Output directory [default: runs/swarm-<UTC timestamp>]; must be new or empty.
     #[arg(long)]
     out: Option<PathBuf>,

@@ -2,7 +2,7 @@
 //! [`crate::codec`] each way. The size limit is checked on the 4-byte prefix before the payload is
 //! read, so an oversized or hostile frame costs the reader nothing; a frame that fails to decode
 //! fails the stream with `InvalidData`. request-response does not report a request that failed to
-//! read to the behaviour (only at debug level, and without the reason), so [`read_frame`] logs the
+//! read to the behaviour (only at debug level, and without the reason), so `read_frame` logs the
 //! refusal itself, with its reason; the node keeps running.
 
 use std::io;

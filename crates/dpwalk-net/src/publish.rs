@@ -79,7 +79,7 @@ impl<Id: Eq + Hash> Publish<Id> {
     }
 
     /// The members to send the model to now: those that have not acknowledged it and have no
-    /// send in flight, at most every [`RESEND_EVERY`], for [`PUBLISH_FOR`].
+    /// send in flight, at most every `RESEND_EVERY`, for [`PUBLISH_FOR`].
     pub fn due(&mut self, now: Instant) -> Vec<PeerId> {
         if self.pending.is_empty()
             || now < self.next_try

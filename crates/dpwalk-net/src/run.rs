@@ -164,7 +164,7 @@ pub struct MemberSpec {
     pub addrs: Vec<String>,
 }
 
-/// A run file as written: unchecked until [`Run::from_file`].
+/// A run file as written: unchecked until `Run::from_file`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RunFile {
@@ -224,7 +224,7 @@ impl std::fmt::Display for RunHash {
     }
 }
 
-/// A validated run. Built only by [`Run::parse`], [`Run::load`] or [`Run::from_file`].
+/// A validated run. Built only by [`Run::parse`], [`Run::load`] or `Run::from_file`.
 #[derive(Debug, Clone)]
 pub struct Run {
     /// Normalized: members sorted by index, PeerIds canonical.

@@ -421,7 +421,7 @@ const PAIR_ORDER_RATIOS: [f64; 8] = [0.7, 0.85, 1.0, 1.15, 1.35, 1.6, 2.0, 2.6];
 /// column = observer; 0 on the diagonal, for observers that see nothing of the user and for
 /// users without contributions; `+∞` where there is no finite guarantee). Refused for a user
 /// with more than one contribution ([`NETWORK_ONE_CONTRIBUTION`]). On a graph the laws are recomputed pair by pair (they are not kept: `n²` laws
-/// would not fit), and each pair is evaluated at the orders [`PAIR_ORDER_RATIOS`] around its
+/// would not fit), and each pair is evaluated at a few orders (`PAIR_ORDER_RATIOS`) around its
 /// user's best one.
 pub fn pair_epsilons(
     setup: &Setup,

@@ -2,7 +2,7 @@
 //!
 //! The run owns the users' private state (`u`, one flat `n × p` vector, and one RNG per user)
 //! and the token's `w`; every number it produces comes from `dpwalk_core`: the walk's
-//! [`visit`](dpwalk_core::walk::visit) for the decentralized mode, the same
+//! [`visit`] for the decentralized mode, the same
 //! [`admm_contribution`] for the federated and centralized rounds. Nothing here decides a number.
 
 use crate::metrics::{EvalPoint, Evaluator};

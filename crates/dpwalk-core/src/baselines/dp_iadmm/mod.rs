@@ -1,4 +1,4 @@
-//! [RK] DP-IADMM (Ryu & Kim): federated inexact ADMM with Laplace noise on each agent's local
+//! \[RK\] DP-IADMM (Ryu & Kim): federated inexact ADMM with Laplace noise on each agent's local
 //! gradient; ObjP (Algorithm 1, proximal term) and ObjT (Algorithm 2, trust region).
 //! Spec: `shared/specs/seed-baselines.md` §1.
 //!

@@ -11,6 +11,9 @@
 //! This module only parses, loads and prints; every number comes from `dpwalk_privacy`. The
 //! scenario flags (graph, clip, contributions) are shared with `dpwalk calibrate`.
 
+use crate::cli::documents::{
+    ClosedFormDoc, GaussianDoc, PassageDoc, ScenarioDoc, UnreachedDoc, UserDoc, WalkDoc, WorstDoc,
+};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use dpwalk_core::rng::{Purpose, derive_seed};
@@ -26,7 +29,6 @@ use dpwalk_privacy::walk::{
     ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, MAX_PAIRWISE_USERS, NETWORK_ONE_CONTRIBUTION,
     Passage, Setup, UserFigures, all_users, pair_epsilons, planned_contributions, user_figures,
 };
-use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -238,16 +240,16 @@ impl Scenario {
         })
     }
 
-    /// The scenario as JSON.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "topology": self.source,
-            "complete": self.is_complete(),
-            "users": self.topology.n(),
-            "contributions_per_user": self.contributions,
-            "total_steps": self.total_steps,
-            "contributions_note": self.contributions_note(),
-        })
+    /// The scenario as its JSON document.
+    pub fn doc(&self) -> ScenarioDoc {
+        ScenarioDoc {
+            topology: self.source.clone(),
+            complete: self.is_complete(),
+            users: self.topology.n(),
+            contributions_per_user: self.contributions,
+            total_steps: self.total_steps,
+            contributions_note: self.contributions_note(),
+        }
     }
 
     /// One line for people.
@@ -267,34 +269,23 @@ impl Scenario {
     }
 }
 
-/// How the laws were obtained, as JSON and in words.
-pub fn passage_json(p: &Passage) -> (Value, String) {
-    match p {
-        Passage::Complete {
+/// How the laws were obtained, in words.
+fn passage_words(p: &Passage) -> String {
+    match PassageDoc::of(p) {
+        PassageDoc::Exact {
             inverse_hitting, ..
-        } => (
-            json!({"method": "exact", "law": "geometric, q = 1/(n-1)", "inverse_hitting": inverse_hitting}),
-            format!(
-                "exact geometric law on the complete graph, E[1/M] = ln(n-1)/(n-2) = {inverse_hitting:.6e}"
-            ),
+        } => format!(
+            "exact geometric law on the complete graph, E[1/M] = ln(n-1)/(n-2) = {inverse_hitting:.6e}"
         ),
-        Passage::Pairs(p) => {
-            let h = &p.hitting;
-            (
-                json!({
-                    "method": "certified upper bound",
-                    "steps": h.steps,
-                    "converged": h.converged,
-                    "max_rel_gap": h.max_rel_gap,
-                    "max_gap_over_worst": h.max_gap_over_worst,
-                }),
-                format!(
-                    "certified laws for every pair (truncation T = {}, E[1/M] converged: {}, \
-                     worst-observer E[1/M] within {:.2e} relative)",
-                    h.steps, h.converged, h.max_gap_over_worst
-                ),
-            )
-        }
+        PassageDoc::Certified {
+            steps,
+            converged,
+            max_gap_over_worst,
+            ..
+        } => format!(
+            "certified laws for every pair (truncation T = {steps}, E[1/M] converged: {converged}, \
+             worst-observer E[1/M] within {max_gap_over_worst:.2e} relative)"
+        ),
     }
 }
 
@@ -338,17 +329,17 @@ fn gaussian(args: GaussianArgs) -> anyhow::Result<()> {
         .context("invalid --delta")?;
     let figure = Figure::from(bound);
     if args.json {
-        let v = json!({
-            "orders": orders.as_slice(),
-            "rdp": curve.values(),
-            "epsilon": figure.epsilon,
-            "delta": args.delta,
-            "best_order": figure.order,
-            "conversion": conversion.name(),
-            "noise_multiplier": args.noise_multiplier,
-            "sample_rate": args.sample_rate,
-            "steps": args.steps,
-        });
+        let v = GaussianDoc {
+            orders: orders.as_slice(),
+            rdp: curve.values(),
+            epsilon: figure.epsilon,
+            delta: args.delta,
+            best_order: figure.order,
+            conversion: conversion.name(),
+            noise_multiplier: args.noise_multiplier,
+            sample_rate: args.sample_rate,
+            steps: args.steps,
+        };
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return emit(&out);
     }
@@ -389,6 +380,16 @@ pub enum WalkView {
     Network,
     /// Both.
     Both,
+}
+
+impl WalkView {
+    fn name(self) -> &'static str {
+        match self {
+            WalkView::Local => "local",
+            WalkView::Network => "network",
+            WalkView::Both => "both",
+        }
+    }
 }
 
 /// The step the walk runs: decides which network figure, if any, is proved.
@@ -436,21 +437,20 @@ pub struct WalkArgs {
     json: bool,
 }
 
-/// One row of the per-user report. On the complete graph (or without a network view) every
-/// user is alike and the report has one row with `user = null`, `all = true`.
-fn user_json(f: &UserFigures, all: bool, unreached: usize, view: WalkView) -> Value {
+/// One row of the per-user report (see [`UserDoc`]).
+fn user_doc(f: &UserFigures, all: bool, unreached: usize, view: WalkView) -> UserDoc {
     let local = view != WalkView::Network;
     let network = view != WalkView::Local && f.network.is_some();
-    json!({
-        "user": if all { Value::Null } else { json!(f.user) },
-        "all": all,
-        "contributions": f.contributions,
-        "local": if local { json!(f.local) } else { Value::Null },
-        "network": if network { json!(f.network) } else { Value::Null },
-        "worst_observer": if network { json!(f.worst_observer) } else { Value::Null },
-        "inverse_hitting": if network { json!(f.inverse_hitting) } else { Value::Null },
-        "unreached_observers": if network { json!(unreached) } else { Value::Null },
-    })
+    UserDoc {
+        user: (!all).then_some(f.user),
+        all,
+        contributions: f.contributions,
+        local: local.then_some(f.local),
+        network: f.network.filter(|_| network),
+        worst_observer: f.worst_observer.filter(|_| network),
+        inverse_hitting: network.then_some(f.inverse_hitting),
+        unreached_observers: network.then_some(unreached),
+    }
 }
 
 /// Number of observers never reached from each user.
@@ -551,43 +551,45 @@ fn walk(args: WalkArgs) -> anyhow::Result<()> {
         None => "the observer's visits only (no final model; give --horizon H to charge it)".into(),
     };
     if args.json {
-        let passage_info = passage.as_ref().map(|p| passage_json(p).0);
-        let worst_json = match (network, worst) {
-            (true, Some(w)) => json!({
-                "user": if all { Value::Null } else { json!(w.user) },
-                "observer": w.worst_observer,
-                "epsilon": w.network.and_then(|f| f.epsilon),
-                "order": w.network.and_then(|f| f.order),
-                "inverse_hitting": w.inverse_hitting,
-            }),
-            _ => Value::Null,
-        };
-        let v = json!({
-            "scenario": scenario.to_json(),
-            "step": if args.step == StepArg::Admm { "admm" } else { "dp-sgd" },
-            "sigma": noise.sigma(),
-            "clip": noise.clip(),
-            "delta": setup.delta,
-            "conversion": args.conv.conversion.name(),
-            "view": format!("{:?}", args.view).to_lowercase(),
-            "network_withheld": withheld,
-            "horizon": if network { json!(horizon_note) } else { Value::Null },
-            "passage": passage_info,
-            "users": users
+        let worst = worst.filter(|_| network).map(|w| WorstDoc {
+            user: (!all).then_some(w.user),
+            observer: w.worst_observer,
+            epsilon: w.network.and_then(|f| f.epsilon),
+            order: w.network.and_then(|f| f.order),
+            inverse_hitting: w.inverse_hitting,
+        });
+        let v = WalkDoc {
+            scenario: scenario.doc(),
+            step: match args.step {
+                StepArg::Admm => "admm",
+                StepArg::DpSgd => "dp-sgd",
+            },
+            sigma: noise.sigma(),
+            clip: noise.clip(),
+            delta: setup.delta,
+            conversion: args.conv.conversion.name(),
+            view: args.view.name(),
+            network_withheld: withheld,
+            horizon: network.then_some(horizon_note),
+            passage: passage.as_ref().map(PassageDoc::of),
+            users: users
                 .iter()
                 .zip(&unreached)
-                .map(|(f, &u)| user_json(f, all, u, args.view))
-                .collect::<Vec<_>>(),
-            "worst": worst_json,
-            "paper_closed_form": closed_form.map(|f| json!({
-                "label": "paper (Cyffers, Bellet & Basu 2023, Theorem 4): 8 alpha K C^2 ln n / (sigma^2 n); for comparison only, not a bound used here",
-                "epsilon": f.epsilon,
-                "order": f.order,
-            })),
-            "unreached": if network { json!({"pairs": unreached_pairs, "note": UNREACHED}) } else { Value::Null },
-            "assumptions": if network { json!(ASSUMPTIONS) } else { json!([]) },
-            "pairs": pairs.as_ref().map(|p| p.chunks(n.max(1)).collect::<Vec<_>>()),
-        });
+                .map(|(f, &u)| user_doc(f, all, u, args.view))
+                .collect(),
+            worst,
+            paper_closed_form: closed_form.map(|f| ClosedFormDoc {
+                label: "paper (Cyffers, Bellet & Basu 2023, Theorem 4): 8 alpha K C^2 ln n / (sigma^2 n); for comparison only, not a bound used here",
+                epsilon: f.epsilon,
+                order: f.order,
+            }),
+            unreached: network.then_some(UnreachedDoc {
+                pairs: unreached_pairs,
+                note: UNREACHED,
+            }),
+            assumptions: if network { &ASSUMPTIONS } else { &[] },
+            pairs: pairs.as_ref().map(|p| p.chunks(n.max(1)).collect()),
+        };
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return emit(&out);
     }
@@ -606,7 +608,7 @@ fn walk(args: WalkArgs) -> anyhow::Result<()> {
         setup.orders.len()
     )?;
     if let Some(p) = &passage {
-        writeln!(out, "First passage: {}", passage_json(p).1)?;
+        writeln!(out, "First passage: {}", passage_words(p))?;
         writeln!(out, "Charged: {horizon_note}")?;
     }
     let show_local = args.view != WalkView::Network;

@@ -10,11 +10,11 @@
 //!   contributes K times in expectation.
 
 use crate::cli::account::{ConversionArgs, ScenarioArgs, emit, fmt_eps};
+use crate::cli::documents::{CalibrateDoc, TargetDoc};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use dpwalk_privacy::calibrate::{REL_TOL, View, calibrate};
 use dpwalk_privacy::walk::{ADMM_NETWORK_WITHDRAWN, NETWORK_ONE_CONTRIBUTION};
-use serde_json::{Value, json};
 use std::fmt::Write as _;
 
 /// What the final-model views assume (see `dpwalk_privacy::central`).
@@ -88,7 +88,8 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
     }
     let mut notes: Vec<String> = scenario.contributions_note().into_iter().collect();
     let mut assumptions: Vec<&str> = Vec::new();
-    let mut extra = serde_json::Map::new();
+    // What the final-model views add to the document: their rounds and sampling rate.
+    let (mut rounds, mut sample_rate) = (None, None);
     let view = match args.view {
         CalibrateView::Local => View::Local { contributions: k },
         CalibrateView::Network => bail!(
@@ -98,7 +99,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
             notes.push(format!(
                 "{k} rounds of all {n} users (one contribution per user per round)"
             ));
-            extra.insert("rounds".into(), json!(k));
+            rounds = Some(k);
             assumptions.extend(CENTRAL_ASSUMPTIONS);
             View::Centralized {
                 rounds: k,
@@ -112,16 +113,15 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
             if !(q > 0.0 && q <= 1.0) {
                 bail!("--sample-rate must be in (0, 1], got {q}");
             }
-            let rounds = (k as f64 / q).ceil() as u64;
+            let r = (k as f64 / q).ceil() as u64;
             notes.push(format!(
-                "R = ceil(K / q) = {rounds} rounds at sampling rate {q}: each user contributes K = {k} times in expectation"
+                "R = ceil(K / q) = {r} rounds at sampling rate {q}: each user contributes K = {k} times in expectation"
             ));
-            extra.insert("rounds".into(), json!(rounds));
-            extra.insert("sample_rate".into(), json!(q));
+            (rounds, sample_rate) = (Some(r), Some(q));
             assumptions.extend(CENTRAL_ASSUMPTIONS);
             assumptions.push(FEDERATED_ASSUMPTION);
             View::Federated {
-                rounds,
+                rounds: r,
                 sampling_rate: q,
             }
         }
@@ -139,23 +139,25 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
     .with_context(|| format!("calibrating sigma for the {} view", args.view.name()))?;
 
     if args.json {
-        let mut v = json!({
-            "view": args.view.name(),
-            "sigma": cal.sigma,
-            "clip": args.scenario.clip,
-            "epsilon": cal.achieved.epsilon,
-            "delta": cal.achieved.delta,
-            "order": cal.achieved.order,
-            "conversion": conversion.name(),
-            "target": {"epsilon": args.epsilon, "delta": args.delta},
-            "relative_tolerance": REL_TOL,
-            "scenario": scenario.to_json(),
-            "notes": notes,
-            "assumptions": assumptions,
-        });
-        if let Value::Object(m) = &mut v {
-            m.extend(extra);
-        }
+        let v = CalibrateDoc {
+            view: args.view.name(),
+            sigma: cal.sigma,
+            clip: args.scenario.clip,
+            epsilon: cal.achieved.epsilon,
+            delta: cal.achieved.delta,
+            order: cal.achieved.order,
+            conversion: conversion.name(),
+            target: TargetDoc {
+                epsilon: args.epsilon,
+                delta: args.delta,
+            },
+            relative_tolerance: REL_TOL,
+            scenario: scenario.doc(),
+            rounds,
+            sample_rate,
+            notes,
+            assumptions,
+        };
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return emit(&out);
     }

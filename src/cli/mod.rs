@@ -2,6 +2,7 @@
 
 mod account;
 mod calibrate;
+mod documents;
 mod eval;
 mod keygen;
 mod ledger;

@@ -219,11 +219,13 @@ impl SharedStatus {
         }
     }
 
-    fn json(&self) -> String {
-        self.0
+    /// The status as JSON, or why there is none (an error answer, never an empty 200).
+    fn json(&self) -> Result<String, String> {
+        let guard = self
+            .0
             .lock()
-            .map(|g| serde_json::to_string_pretty(&g.0).unwrap_or_default())
-            .unwrap_or_default()
+            .map_err(|_| "the status was poisoned by a panicking writer".to_string())?;
+        serde_json::to_string_pretty(&guard.0).map_err(|e| format!("status not serializable: {e}"))
     }
 
     fn metrics(&self) -> String {
@@ -309,7 +311,10 @@ async fn answer(mut stream: TcpStream, status: &SharedStatus) -> std::io::Result
     let line = String::from_utf8_lossy(&head);
     let path = line.split_whitespace().nth(1).unwrap_or("");
     let (code, kind, body) = match path {
-        "/status" | "/" => ("200 OK", "application/json", status.json()),
+        "/status" | "/" => match status.json() {
+            Ok(json) => ("200 OK", "application/json", json),
+            Err(why) => ("500 Internal Server Error", "text/plain", why + "\n"),
+        },
         "/metrics" => (
             "200 OK",
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
@@ -354,7 +359,10 @@ pub fn fetch(addr: &str, path: &str, timeout: Duration) -> Result<String, Status
         .split_once("\r\n\r\n")
         .ok_or_else(|| malformed("no HTTP header"))?;
     if !head.starts_with("HTTP/1.1 200") {
-        return Err(malformed(head.lines().next().unwrap_or("")));
+        let status_line = head.lines().next().unwrap_or("");
+        // The reason the node gave, cut short: the body comes from whatever answered.
+        let reason: String = body.trim().chars().take(200).collect();
+        return Err(malformed(&format!("{status_line}: {reason}")));
     }
     Ok(body.to_string())
 }

@@ -294,8 +294,11 @@ impl TopologySpec {
             Some(n) if n < 2 => Err(TopologyError::TooFewNodes { nodes: n }),
             Some(n) => Ok(n),
         };
-        // `check` guarantees the kind's own keys are present; the fallbacks are unreachable.
-        let value = |x: Option<usize>, key: &str| x.ok_or_else(|| param(key, "missing"));
+        // `check` guarantees the kind's own keys are present; a missing one is still an error
+        // here, never a default.
+        fn value<T>(x: Option<T>, key: &str) -> Result<T, TopologyError> {
+            x.ok_or_else(|| param(key, "missing"))
+        }
         let graph = match self.kind {
             TopologyKind::Complete => return Ok(Topology::Complete { n: need_nodes()? }),
             TopologyKind::Ring => {
@@ -346,7 +349,7 @@ impl TopologySpec {
                 generate::random_regular(n, d, seed)?
             }
             TopologyKind::ErdosRenyi => {
-                generate::erdos_renyi(need_nodes()?, self.p.unwrap_or_default(), seed)?
+                generate::erdos_renyi(need_nodes()?, value(self.p, "p")?, seed)?
             }
             TopologyKind::SmallWorld => {
                 let (n, k) = (need_nodes()?, value(self.k, "k")?);
@@ -357,10 +360,10 @@ impl TopologySpec {
                         format!("2k = 2 × {k} is not below the node count {n}"),
                     ));
                 }
-                generate::small_world(n, k, self.beta.unwrap_or_default(), seed)?
+                generate::small_world(n, k, value(self.beta, "beta")?, seed)?
             }
             TopologyKind::Edges => {
-                let list = self.edges.as_deref().unwrap_or_default();
+                let list = value(self.edges.as_deref(), "edges")?;
                 let edges = EdgeList {
                     pairs: list.iter().map(|e| (e.u, e.v)).collect(),
                     weights: list

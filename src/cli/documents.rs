@@ -1,0 +1,175 @@
+//! The JSON documents `dpwalk account` and `dpwalk calibrate` print with `--json`, as typed
+//! structs: their key names are part of the product, so they are written down once, here, and
+//! serialized by serde (a key cannot be misspelt in one branch, and a value cannot change type
+//! from one run to the next).
+//!
+//! Keys whose figure does not apply are `null`, never absent, so a reader can tell "not proved
+//! here" from "not asked"; the few keys that only some views have (`rounds`, `sample_rate`) are
+//! left out where they do not apply.
+
+use dpwalk_privacy::walk::{Figure, Passage};
+use serde::Serialize;
+
+/// The scenario flags as the accountant read them (shared by `account walk` and `calibrate`).
+#[derive(Debug, Serialize)]
+pub struct ScenarioDoc {
+    /// `complete` or the topology file.
+    pub topology: String,
+    pub complete: bool,
+    pub users: usize,
+    /// K, the contributions charged to every user.
+    pub contributions_per_user: u64,
+    /// `--total-steps`, when K was derived from it.
+    pub total_steps: Option<u64>,
+    /// How K was derived, in words (`null` when given directly).
+    pub contributions_note: Option<String>,
+}
+
+/// How the walk's first-passage laws were obtained.
+#[derive(Debug, Serialize)]
+#[serde(tag = "method")]
+pub enum PassageDoc {
+    /// The exact geometric law of the complete graph.
+    #[serde(rename = "exact")]
+    Exact {
+        law: &'static str,
+        inverse_hitting: f64,
+    },
+    /// Certified upper bounds for every pair of another graph.
+    #[serde(rename = "certified upper bound")]
+    Certified {
+        steps: usize,
+        converged: bool,
+        max_rel_gap: f64,
+        max_gap_over_worst: f64,
+    },
+}
+
+impl PassageDoc {
+    pub fn of(passage: &Passage) -> PassageDoc {
+        match passage {
+            Passage::Complete {
+                inverse_hitting, ..
+            } => PassageDoc::Exact {
+                law: "geometric, q = 1/(n-1)",
+                inverse_hitting: *inverse_hitting,
+            },
+            Passage::Pairs(p) => PassageDoc::Certified {
+                steps: p.hitting.steps,
+                converged: p.hitting.converged,
+                max_rel_gap: p.hitting.max_rel_gap,
+                max_gap_over_worst: p.hitting.max_gap_over_worst,
+            },
+        }
+    }
+}
+
+/// `account gaussian --json`.
+#[derive(Debug, Serialize)]
+pub struct GaussianDoc<'a> {
+    pub orders: &'a [f64],
+    pub rdp: &'a [f64],
+    pub epsilon: Option<f64>,
+    pub delta: f64,
+    pub best_order: Option<f64>,
+    pub conversion: &'static str,
+    pub noise_multiplier: f64,
+    pub sample_rate: f64,
+    pub steps: u64,
+}
+
+/// One row of `account walk`'s per-user report. On the complete graph (or without a network
+/// view) every user is alike and the report has one row with `user = null`, `all = true`.
+#[derive(Debug, Serialize)]
+pub struct UserDoc {
+    pub user: Option<usize>,
+    pub all: bool,
+    pub contributions: u64,
+    pub local: Option<Figure>,
+    pub network: Option<Figure>,
+    pub worst_observer: Option<usize>,
+    pub inverse_hitting: Option<f64>,
+    pub unreached_observers: Option<usize>,
+}
+
+/// The worst (user, observer) pair of the network view.
+#[derive(Debug, Serialize)]
+pub struct WorstDoc {
+    pub user: Option<usize>,
+    pub observer: Option<usize>,
+    pub epsilon: Option<f64>,
+    pub order: Option<f64>,
+    pub inverse_hitting: f64,
+}
+
+/// The paper's closed form, printed for comparison only.
+#[derive(Debug, Serialize)]
+pub struct ClosedFormDoc {
+    pub label: &'static str,
+    pub epsilon: Option<f64>,
+    pub order: Option<f64>,
+}
+
+/// Pairs the walk never connects, and why that is no leak.
+#[derive(Debug, Serialize)]
+pub struct UnreachedDoc {
+    pub pairs: usize,
+    pub note: &'static str,
+}
+
+/// `account walk --json`.
+#[derive(Debug, Serialize)]
+pub struct WalkDoc<'a> {
+    pub scenario: ScenarioDoc,
+    /// `admm` or `dp-sgd`.
+    pub step: &'static str,
+    pub sigma: f64,
+    pub clip: f64,
+    pub delta: f64,
+    pub conversion: &'static str,
+    /// `local`, `network` or `both`.
+    pub view: &'static str,
+    /// Why no network figure is proved here (`null` when one is).
+    pub network_withheld: Option<&'static str>,
+    /// What the network figures charge (`null` without a network view).
+    pub horizon: Option<String>,
+    pub passage: Option<PassageDoc>,
+    pub users: Vec<UserDoc>,
+    pub worst: Option<WorstDoc>,
+    pub paper_closed_form: Option<ClosedFormDoc>,
+    pub unreached: Option<UnreachedDoc>,
+    /// The assumptions of the network figures (empty without them).
+    pub assumptions: &'a [&'static str],
+    /// The n × n matrix of network ε (row = user, column = observer), with `--pairs`.
+    pub pairs: Option<Vec<&'a [f64]>>,
+}
+
+/// The target `calibrate` met.
+#[derive(Debug, Serialize)]
+pub struct TargetDoc {
+    pub epsilon: f64,
+    pub delta: f64,
+}
+
+/// `calibrate --json`.
+#[derive(Debug, Serialize)]
+pub struct CalibrateDoc<'a> {
+    pub view: &'static str,
+    pub sigma: f64,
+    pub clip: f64,
+    pub epsilon: f64,
+    pub delta: f64,
+    pub order: f64,
+    pub conversion: &'static str,
+    pub target: TargetDoc,
+    pub relative_tolerance: f64,
+    pub scenario: ScenarioDoc,
+    /// Rounds of the final-model views.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u64>,
+    /// The federated view's Poisson sampling rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample_rate: Option<f64>,
+    pub notes: Vec<String>,
+    pub assumptions: Vec<&'a str>,
+}

@@ -5,6 +5,10 @@
 //! the event loop until the final model is written (or the node is told to stop).
 //!
 //! # Custody (DESIGN.md, "The daemon")
+//! The rules below are kept by [`crate::custody`]'s state machine, without I/O and tested on each
+//! transition; this loop feeds it the swarm's events and performs its actions. The loop sleeps
+//! until the earliest deadline of custody, of the publication and of the housekeeping (no
+//! polling period), or until the swarm has an event.
 //! - A received token is validated ([`crate::codec::validate`]), stepped and committed, *then*
 //!   acknowledged: an acknowledgement means "durably taken over".
 //! - The outgoing token stays in custody until acknowledged. A transient failure (no connection,
@@ -54,8 +58,8 @@
 //! an hour, see [`crate::behaviour`]), so a walk much longer than the number of members on a dense
 //! graph accumulates connections towards every neighbour again, within the connection limits.
 
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::path::{Path, PathBuf};
+use std::collections::{HashSet, VecDeque};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use dpwalk_core::params::AdmmParams;
@@ -65,39 +69,35 @@ use futures::StreamExt;
 use libp2p::request_response::{self, OutboundRequestId, ResponseChannel};
 use libp2p::swarm::{DialError, ListenError, SwarmEvent};
 use libp2p::{Multiaddr, PeerId, Swarm, allow_block_list, identify, kad, mdns};
-use serde::Serialize;
 use thiserror::Error;
 
 use crate::addresses::AddressBook;
 use crate::behaviour::{self, Behaviour, BehaviourEvent, BuildError};
 use crate::codec::{self, FinalModel, Hello, Message, Rejection};
 use crate::config::NodeConfig;
+use crate::custody::{self, Action, Machine};
+use crate::final_model::{FinalModelError, FinalModelFile, FinalPrivacy};
 use crate::keys::{self, KeyError};
 use crate::learner::{Learner, LearnerError, Outcome, node_problem};
 use crate::limits::{Limits, Refusals, Refused};
 use crate::publish::{Publish, prevails};
 use crate::run::{Noise, Run, RunError};
-use crate::state::Custody;
 use crate::status::{ClippedRecent, SharedStatus, Status, StatusError};
 
-/// The file every node writes at the end of the run, in its state directory.
-pub const FINAL_MODEL_FILE: &str = "final_model.json";
-
-/// How long a member that is connected but did not take a token in time is avoided (one that is
-/// not connected is avoided until it verifies again).
-const AVOID_FOR: Duration = Duration::from_secs(10);
-/// Pause before retrying the same receiver.
-const RETRY_PAUSE: Duration = Duration::from_millis(100);
-/// Pause before retrying a receiver that has not verified this node yet.
-const VERIFY_PAUSE: Duration = Duration::from_millis(20);
 /// The most neighbours a node dials eagerly (see "Connections" above).
 const EAGER_MAX: usize = 16;
 /// How often neighbours that are not connected are dialled again.
 const REDIAL_EVERY: Duration = Duration::from_secs(2);
-/// The event loop's housekeeping period.
-const TICK: Duration = Duration::from_millis(20);
-/// How often the status snapshot is refreshed.
+/// How often the status snapshot is refreshed; the slower housekeeping (redials, the ledger's
+/// flush, the report of members awaited) is checked at the same turns.
 const STATUS_EVERY: Duration = Duration::from_millis(200);
+/// The shortest sleep of the event loop: a deadline already past (one whose condition holds only
+/// strictly after it) is looked at again a millisecond later, not in a busy loop.
+const MIN_SLEEP: Duration = Duration::from_millis(1);
+/// How many times in one turn custody is polled again after acting: a re-routed or resumed token
+/// is sent in the same turn. Each re-route of an overdue hand-off counts as a failure, which
+/// makes the next wait long, so two rounds are all that is ever needed.
+const CUSTODY_ROUNDS: usize = 3;
 /// How often the ledger's file is flushed while the node does not hold the token: rarely, since
 /// every flush competes for the disk with the holder's commit (see `crate::learner`).
 const LEDGER_FLUSH_EVERY: Duration = Duration::from_secs(1);
@@ -107,34 +107,6 @@ const RATE_WINDOW: Duration = Duration::from_secs(5);
 const WAITING_EVERY: Duration = Duration::from_secs(30);
 /// How long after its start, and between two changes, a node waits before saying whom it waits for.
 const WAITING_GRACE: Duration = Duration::from_secs(1);
-/// Least pause between two dials of the same token receiver that is not connected.
-const DIAL_RECEIVER_EVERY: Duration = Duration::from_millis(500);
-
-/// Why the token could not be handed to a member.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Unreachable {
-    /// No connection (not started yet, or its address is wrong or firewalled).
-    NotConnected,
-    /// Connected, but it runs another run file.
-    OtherRun,
-    /// Connected, but the run files were not compared yet.
-    NotVerified,
-    /// Connected and verified, but it did not take the token in time.
-    NoAnswer,
-}
-
-impl std::fmt::Display for Unreachable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Unreachable::NotConnected => {
-                "is not connected (not started yet, or its address in the run file is wrong or firewalled)"
-            }
-            Unreachable::OtherRun => "runs another run file",
-            Unreachable::NotVerified => "is connected but has not answered our run file",
-            Unreachable::NoAnswer => "did not take the token in time",
-        })
-    }
-}
 
 /// Errors that stop a node.
 #[derive(Debug, Error)]
@@ -215,13 +187,8 @@ pub enum NodeError {
     #[error(transparent)]
     Status(#[from] StatusError),
     /// Writing the final model failed.
-    #[error("writing {path}: {source}")]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// The reason.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    FinalModel(#[from] FinalModelError),
 }
 
 /// What a node did, returned when it stops.
@@ -234,51 +201,6 @@ pub struct NodeReport {
     /// Hand-offs given up after the hand-off timeout (the receiver did not take the token in
     /// time); a member down costs at most one, not one per draw of it.
     pub handoff_timeouts: u64,
-}
-
-/// `final_model.json`.
-#[derive(Debug, Serialize)]
-pub struct FinalModelFile<'a> {
-    /// The model.
-    pub z: &'a [f64],
-    /// `K`.
-    pub steps: u64,
-    /// The run seed.
-    pub seed: u64,
-    /// The run.
-    pub run_id: &'a str,
-    /// The run's hash (hex).
-    pub run_hash: String,
-    /// This node's index.
-    pub index: usize,
-    /// This node's PeerId.
-    pub peer_id: String,
-    /// The index of the member that made the last step and sealed the model.
-    pub maker_index: usize,
-    /// That member's PeerId.
-    pub maker_peer_id: String,
-    /// This node's contributions and privacy figures.
-    pub privacy: FinalPrivacy,
-}
-
-/// The privacy part of `final_model.json`.
-#[derive(Debug, Serialize)]
-pub struct FinalPrivacy {
-    /// Contributions made.
-    pub contributions: u64,
-    /// Contributions whose clip was active.
-    pub clipped: u64,
-    /// Visits forwarded without a step (budget spent).
-    pub skipped: u64,
-    /// δ of the figures.
-    pub delta: f64,
-    /// Local ε (`null`: unbounded): against an eavesdropper on every token, which bounds what
-    /// any member learns (no tighter network bound holds for the ADMM walk).
-    pub epsilon_local: Option<f64>,
-    /// The ε of the budget the node enforced (the run's or its own, the stricter), if any.
-    pub budget_epsilon: Option<f64>,
-    /// The conversion from RDP.
-    pub conversion: &'static str,
 }
 
 /// Everything a node needs, loaded and checked before any socket opens.
@@ -430,13 +352,15 @@ pub async fn run(
             run_hash: loaded.run.hash().0,
             run: loaded.run.canonical_toml(),
         },
-        verified: HashSet::new(),
-        mismatched: HashSet::new(),
-        inflight: None,
-        attempt: None,
-        resumed: None,
-        down: HashMap::new(),
-        backup_since: None,
+        custody: Machine::new(
+            custody::Config {
+                handoff: config.timeouts.handoff(),
+                resume: config.timeouts.resume(),
+                steps: loaded.run.steps(),
+                members: loaded.run.members().iter().map(|m| m.peer).collect(),
+            },
+            Instant::now(),
+        ),
         publish: None,
         finished_at: None,
         leaving: None,
@@ -445,11 +369,7 @@ pub async fn run(
         ledger_flushed: Instant::now(),
         listen: Vec::new(),
         last_status: None,
-        unreachable: HashMap::new(),
-        dialed: HashMap::new(),
         waiting: None,
-        failed_handoffs: 0,
-        handoff_timeouts: 0,
         started: Instant::now(),
     };
     node.start()?;
@@ -535,7 +455,7 @@ fn eager_neighbours(run: &Run, index: usize) -> Vec<PeerId> {
 }
 
 /// `member 3`, or `a non-member` for a peer that is not in the run.
-fn member_name(index: Option<usize>) -> String {
+pub(crate) fn member_name(index: Option<usize>) -> String {
     index.map_or_else(|| "a non-member".into(), |i| format!("member {i}"))
 }
 
@@ -591,17 +511,6 @@ fn unreachable_serve() -> Result<NodeReport, NodeError> {
     Err(NodeError::Unsupported("the status endpoint stopped".into()))
 }
 
-/// The attempt to hand over the outgoing token.
-#[derive(Debug, Clone, Copy)]
-struct Attempt {
-    seq: u64,
-    to: PeerId,
-    since: Instant,
-    next_try: Instant,
-    /// Whether the token was sent to `to`: from then on `to` may hold it.
-    sent: bool,
-}
-
 struct Node<'a> {
     run: &'a Run,
     me: PeerId,
@@ -620,17 +529,8 @@ struct Node<'a> {
     refusals: Refusals,
     /// Our hello (the run's canonical form, serialized once: it names every member).
     hello: Hello,
-    verified: HashSet<PeerId>,
-    mismatched: HashSet<PeerId>,
-    /// The token request in flight: its id and seq.
-    inflight: Option<(OutboundRequestId, u64)>,
-    attempt: Option<Attempt>,
-    /// The seq of the outgoing token the durable state held at start: an earlier process may
-    /// have sent it, so its receiver may hold it.
-    resumed: Option<(u64, PeerId)>,
-    /// Members known to be down, and since when (see [`Node::is_down`]).
-    down: HashMap<PeerId, Instant>,
-    backup_since: Option<(PeerId, Instant)>,
+    /// Custody of the token, and which members are verified, mismatched or down.
+    custody: Machine<OutboundRequestId>,
     publish: Option<Publish<OutboundRequestId>>,
     finished_at: Option<Instant>,
     leaving: Option<Instant>,
@@ -640,19 +540,10 @@ struct Node<'a> {
     ledger_flushed: Instant,
     listen: Vec<String>,
     last_status: Option<Instant>,
-    /// Members the token could not be handed to, and why: each reason is logged once (at WARN),
-    /// until the member verifies again.
-    unreachable: HashMap<PeerId, Unreachable>,
-    /// When a token receiver that is not connected was last dialled.
-    dialed: HashMap<PeerId, Instant>,
     /// The members last reported as awaited, and when.
     waiting: Option<(Vec<usize>, Instant)>,
     /// When the node started.
     started: Instant,
-    /// Hand-offs that timed out in a row since the last acknowledged token.
-    failed_handoffs: u32,
-    /// Hand-offs given up after waiting (see [`NodeReport::handoff_timeouts`]).
-    handoff_timeouts: u64,
 }
 
 impl Node<'_> {
@@ -684,7 +575,7 @@ impl Node<'_> {
     }
 
     /// Listens, bootstraps Kademlia; restarts whatever the durable state says is pending (the
-    /// first [`Node::pump`] dials the neighbours).
+    /// first turn dials the neighbours).
     fn start(&mut self) -> Result<(), NodeError> {
         for addr in &self.config.listen {
             let ma: Multiaddr = addr.parse().map_err(|e| NodeError::Listen {
@@ -707,7 +598,9 @@ impl Node<'_> {
             }
         }
         let s = self.learner.state();
-        self.resumed = s.outgoing.as_ref().map(|c| (c.token.seq, c.to));
+        if let Some(c) = &s.outgoing {
+            self.custody.restarted(c.token.seq, c.to, Instant::now());
+        }
         tracing::info!(
             run = self.run.run_id(),
             hash = %self.run.hash(),
@@ -737,21 +630,22 @@ impl Node<'_> {
         &mut self,
         stop: impl Future<Output = ()>,
     ) -> Result<NodeReport, NodeError> {
-        let mut tick = tokio::time::interval(TICK);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut stop = std::pin::pin!(stop);
         let mut stopping = false;
         loop {
+            let now = Instant::now();
+            let wake = self.next_deadline(now).max(now + MIN_SLEEP);
             tokio::select! {
                 event = self.swarm.select_next_some() => self.on_swarm_event(event)?,
-                _ = tick.tick() => {}
+                () = tokio::time::sleep_until(wake.into()) => {}
                 () = &mut stop, if !stopping => {
                     stopping = true;
                     tracing::info!("stop requested: refusing new tokens, handing on the one held");
                     self.leaving = Some(Instant::now());
                 }
             }
-            self.pump()?;
+            self.redial();
+            self.drive_custody()?;
             self.publish_step();
             self.flush_ledger_when_idle()?;
             if self.learner.state().outgoing.is_none() {
@@ -767,6 +661,30 @@ impl Node<'_> {
                 return Ok(report);
             }
         }
+    }
+
+    /// When the event loop wakes without an event: the earliest deadline of custody, of the
+    /// publication, of the end (the linger, or the hand-on when leaving) and of the periodic
+    /// housekeeping (see [`STATUS_EVERY`]).
+    fn next_deadline(&self, now: Instant) -> Instant {
+        let leave = self
+            .leaving
+            .map(|since| since + self.config.timeouts.handoff() * 2);
+        let linger = self
+            .finished_at
+            .map(|at| at + self.config.timeouts.linger());
+        let redial = self.last_redial.map(|t| t + REDIAL_EVERY);
+        let status = self.last_status.map_or(now, |t| t + STATUS_EVERY);
+        [
+            self.custody.next_deadline(now),
+            self.publish.as_ref().and_then(|p| p.next_deadline(now)),
+            leave,
+            linger,
+            redial,
+        ]
+        .into_iter()
+        .flatten()
+        .fold(status, Instant::min)
     }
 
     /// Flushes the ledger every [`LEDGER_FLUSH_EVERY`] while the token is elsewhere.
@@ -793,7 +711,7 @@ impl Node<'_> {
         let report = || NodeReport {
             finished: self.learner.state().final_model.is_some(),
             contributions: self.learner.state().contributions,
-            handoff_timeouts: self.handoff_timeouts,
+            handoff_timeouts: self.custody.handoff_timeouts(),
         };
         if let Some(since) = self.leaving {
             let handed = self.learner.state().outgoing.is_none();
@@ -811,7 +729,7 @@ impl Node<'_> {
         let published = self
             .publish
             .as_ref()
-            .is_none_or(|p| p.settled(now, |peer| self.is_down(peer, now)));
+            .is_none_or(|p| p.settled(now, |peer| self.custody.is_down(peer, now)));
         (published && finished.elapsed() >= self.config.timeouts.linger()).then(report)
     }
 
@@ -836,25 +754,14 @@ impl Node<'_> {
                 peer_id,
                 num_established: 0,
                 ..
-            } => {
-                if self.verified.remove(&peer_id) {
-                    // A member that restarts within the hand-off timeout (a crash, an upgrade) is
-                    // waited for as before, which keeps the walk's path; one gone for longer is
-                    // down from then on.
-                    let from = Instant::now() + self.config.timeouts.handoff();
-                    self.down.entry(peer_id).or_insert(from);
-                }
-                self.mismatched.remove(&peer_id);
-            }
+            } => self.custody.closed(peer_id, Instant::now()),
             SwarmEvent::OutgoingConnectionError {
                 peer_id: Some(peer),
+                error,
                 ..
-            } if self.member_index(&peer).is_some()
-                && self.started.elapsed() > self.config.timeouts.handoff() =>
-            {
-                // Members started together may not listen yet when first dialled: a failed dial
-                // says a member is down only once they had the time to start.
-                self.down.entry(peer).or_insert_with(Instant::now);
+            } if self.member_index(&peer).is_some() => {
+                tracing::trace!(%peer, %error, "a dial to a member failed");
+                self.custody.dial_failed(peer, Instant::now());
             }
             SwarmEvent::Behaviour(BehaviourEvent::Token(event)) => self.on_token_event(event)?,
             SwarmEvent::IncomingConnectionError {
@@ -953,12 +860,8 @@ impl Node<'_> {
                 if let Some(p) = self.publish.as_mut() {
                     p.answered(&request_id, false);
                 }
-                if self.inflight.is_some_and(|(id, _)| id == request_id) {
-                    self.inflight = None;
+                if self.custody.failed(request_id, Instant::now()) {
                     tracing::debug!(peer = %peer, error = %error, "token hand-over failed; retrying");
-                    if let Some(a) = self.attempt.as_mut() {
-                        a.next_try = Instant::now() + RETRY_PAUSE;
-                    }
                 }
             }
             request_response::Event::InboundFailure { peer, error, .. } => {
@@ -1020,7 +923,7 @@ impl Node<'_> {
                     self.publish_to(peer);
                     return Ok(());
                 }
-                if !self.verified.contains(&peer) {
+                if !self.custody.is_verified(&peer) {
                     self.respond(channel, Message::Refused(Rejection::NotVerified));
                     return Ok(());
                 }
@@ -1044,7 +947,7 @@ impl Node<'_> {
                         return Ok(());
                     }
                 };
-                if !self.verified.contains(&peer) {
+                if !self.custody.is_verified(&peer) {
                     // Only a member that showed it runs our run file may hand us the result.
                     self.respond(channel, Message::Refused(Rejection::NotVerified));
                     return Ok(());
@@ -1056,9 +959,7 @@ impl Node<'_> {
             Message::Released { run_id: rid, seq } => {
                 if rid == run_id && self.member_index(&peer).is_some() {
                     self.learner.released(seq);
-                    if self.learner.state().backup.is_none() {
-                        self.backup_since = None;
-                    }
+                    self.custody.released(seq);
                 }
                 self.respond(channel, Message::Ack { run_id, seq });
             }
@@ -1098,12 +999,12 @@ impl Node<'_> {
     /// "here", ours "in member <our index>'s").
     fn compare(&mut self, peer: &PeerId, hello: &Hello) -> Result<(), Vec<String>> {
         if hello.run_hash == self.run.hash().0 {
-            self.mismatched.remove(peer);
+            self.custody.matched(peer);
             return Ok(());
         }
         let differences = self.run.diff_text(&hello.run);
         let theirs = member_name(self.member_index(peer));
-        if self.mismatched.insert(*peer) {
+        if self.custody.mismatched(*peer) {
             let described: Vec<String> = differences
                 .iter()
                 .map(|d| d.describe(&format!("{theirs}'s")))
@@ -1113,7 +1014,6 @@ impl Node<'_> {
                 described.join("; ")
             );
         }
-        self.verified.remove(peer);
         let me = member_name(Some(self.learner.index()));
         Err(differences
             .iter()
@@ -1127,10 +1027,7 @@ impl Node<'_> {
         request_id: OutboundRequestId,
         response: Message,
     ) -> Result<(), NodeError> {
-        let is_token = self.inflight.is_some_and(|(id, _)| id == request_id);
-        if is_token {
-            self.inflight = None;
-        }
+        let is_token = self.custody.answered(request_id);
         let acknowledged = matches!(response, Message::Ack { .. });
         if let Some(p) = self.publish.as_mut()
             && p.answered(&request_id, acknowledged).is_some()
@@ -1142,8 +1039,7 @@ impl Node<'_> {
                 self.on_verified(peer);
             }
             Message::Ack { seq, .. } if is_token => {
-                self.attempt = None;
-                self.failed_handoffs = 0;
+                self.custody.acknowledged(seq, Instant::now());
                 if let Some((predecessor, given)) = self.learner.acknowledged(seq) {
                     let released = Message::Released {
                         run_id: self.run.run_id().to_string(),
@@ -1151,12 +1047,6 @@ impl Node<'_> {
                     };
                     self.send(&predecessor, released);
                 }
-                self.backup_since = self
-                    .learner
-                    .state()
-                    .backup
-                    .as_ref()
-                    .map(|b| (b.to, Instant::now()));
             }
             Message::Refused(why) => self.on_refused(peer, is_token, why)?,
             _ => {}
@@ -1173,19 +1063,16 @@ impl Node<'_> {
         match why {
             Rejection::RunMismatch { differences } => {
                 // Our own comparison of its hello usually said it already, with the same keys.
-                if self.mismatched.insert(peer) {
+                if self.custody.mismatched(peer) {
                     tracing::error!(
                         "{} ({peer}) refused our run file: {}. Every member must use the same run file",
                         member_name(self.member_index(&peer)),
                         differences.join("; ")
                     );
                 }
-                self.verified.remove(&peer);
             }
             Rejection::NotVerified if is_token => {
-                if let Some(a) = self.attempt.as_mut() {
-                    a.next_try = Instant::now() + VERIFY_PAUSE;
-                }
+                self.custody.not_verified(Instant::now());
                 // Say hello again in case the first one was lost.
                 let hello = Message::Hello(self.hello());
                 self.send(&peer, hello);
@@ -1193,12 +1080,13 @@ impl Node<'_> {
             Rejection::Replay { seq, .. } if is_token => {
                 tracing::info!(peer = %peer, seq, "the walk has passed our token: dropping it");
                 self.learner.superseded(seq);
-                self.attempt = None;
+                self.custody.superseded(seq, Instant::now());
             }
             other if is_token => {
                 tracing::warn!(peer = %peer, reason = %other, "token refused: re-routing");
-                self.down.insert(peer, Instant::now());
-                self.reroute()?;
+                let now = Instant::now();
+                let reroute = self.custody.refused(peer, now);
+                self.perform(reroute, now)?;
             }
             other => tracing::warn!(peer = %peer, reason = %other, "message refused"),
         }
@@ -1207,15 +1095,16 @@ impl Node<'_> {
 
     /// Acts on a step's outcome: start handing the token over, or publish the final model.
     fn after_step(&mut self, outcome: Outcome) -> Result<(), NodeError> {
+        let now = Instant::now();
         match outcome {
-            Outcome::Forward(custody) => {
-                if self.is_down(&custody.to, Instant::now()) {
+            Outcome::Forward(c) => {
+                if let Some(reroute) = self.custody.stepped(Some((c.token.seq, c.to)), now) {
                     // Drawn, but known down: draw again now rather than wait for it.
-                    return self.reroute();
+                    self.perform(reroute, now)?;
                 }
-                self.begin_attempt(&custody);
             }
             Outcome::Final(model) => {
+                self.custody.stepped(None, now);
                 tracing::info!(
                     steps = model.seq,
                     "the walk is over: publishing the final model"
@@ -1227,185 +1116,74 @@ impl Node<'_> {
         Ok(())
     }
 
-    fn begin_attempt(&mut self, custody: &Custody) {
-        let now = Instant::now();
-        self.inflight = None;
-        self.attempt = Some(Attempt {
-            seq: custody.token.seq,
-            to: custody.to,
-            since: now,
-            next_try: now,
-            sent: false,
-        });
-    }
-
-    /// Whether `peer` is known to be down: it was verified and its connection closed more than
-    /// the hand-off timeout ago (a quick restart is waited for), a dial to
-    /// it failed, or it refused or did not take a token. A member not connected stays down until
-    /// it verifies again ([`Node::on_verified`]); one still connected (frozen, or slow) is given
-    /// another chance after [`AVOID_FOR`].
-    fn is_down(&self, peer: &PeerId, now: Instant) -> bool {
-        self.down.get(peer).is_some_and(|&since| {
-            now >= since && (!self.verified.contains(peer) || now.duration_since(since) < AVOID_FOR)
-        })
-    }
-
-    fn reroute(&mut self) -> Result<(), NodeError> {
-        let now = Instant::now();
-        let avoid: HashSet<PeerId> = self
-            .down
-            .keys()
-            .filter(|p| self.is_down(p, now))
-            .copied()
-            .chain(self.mismatched.iter().copied())
-            .collect();
-        if let Some(custody) = self.learner.reroute(&avoid)? {
-            tracing::debug!(seq = custody.token.seq, to = %member_name(self.member_index(&custody.to)), "re-routed the token");
-            self.begin_attempt(&custody);
-        }
-        Ok(())
-    }
-
-    /// Moves the outgoing token along: sends it when the receiver is verified, re-routes after the
-    /// hand-off timeout, resumes from the backup when the receiver vanished.
-    fn pump(&mut self) -> Result<(), NodeError> {
+    /// Dials the eager neighbours that are not connected, every [`REDIAL_EVERY`].
+    fn redial(&mut self) {
         let now = Instant::now();
         if self
             .last_redial
-            .is_none_or(|t| now.duration_since(t) > REDIAL_EVERY)
+            .is_some_and(|t| now.duration_since(t) < REDIAL_EVERY)
         {
-            self.last_redial = Some(now);
-            for i in 0..self.neighbours.len() {
-                let peer = self.neighbours[i];
-                if !self.swarm.is_connected(&peer) {
-                    self.dial(peer);
-                }
+            return;
+        }
+        self.last_redial = Some(now);
+        for i in 0..self.neighbours.len() {
+            let peer = self.neighbours[i];
+            if !self.swarm.is_connected(&peer) {
+                self.dial(peer);
             }
         }
-        if let Some((to, since)) = self.backup_since
-            && now.duration_since(since) > self.config.timeouts.resume()
-            && self.learner.state().outgoing.is_none()
-        {
-            self.backup_since = None;
-            let who = member_name(self.member_index(&to));
-            if self.is_last_hop(self.learner.state().backup.as_ref()) {
-                // It made the last step: resuming would make a second final model.
-                tracing::warn!(
-                    "no final model yet from {who}, which took the last step from us: waiting for it to publish (a restart of it publishes the model it made)"
-                );
-            } else {
-                tracing::warn!(
-                    "no news of the token since we handed it to {who}: resuming the walk from our copy"
-                );
-                self.down.insert(to, now);
-                if let Some(custody) = self.learner.resume(to)? {
-                    self.begin_attempt(&custody);
-                }
+    }
+
+    /// Performs what custody says is due (see [`CUSTODY_ROUNDS`]).
+    fn drive_custody(&mut self) -> Result<(), NodeError> {
+        for _ in 0..CUSTODY_ROUNDS {
+            let now = Instant::now();
+            let actions = self.custody.poll(now, |p| self.swarm.is_connected(p));
+            if actions.is_empty() {
+                break;
             }
-        }
-        let Some(custody) = self.learner.state().outgoing.clone() else {
-            self.attempt = None;
-            return Ok(());
-        };
-        let attempt = match self.attempt {
-            Some(a) if a.seq == custody.token.seq && a.to == custody.to => a,
-            _ => {
-                self.begin_attempt(&custody);
-                self.attempt
-                    .ok_or_else(|| NodeError::Unsupported("no attempt".into()))?
-            }
-        };
-        // Whether the receiver may hold the token: it was sent to it (by this process, or by the
-        // one before a restart).
-        let may_hold = attempt.sent || self.resumed == Some((custody.token.seq, custody.to));
-        // A member with another run file never takes a token, and one known down that was never
-        // sent it cannot hold it: re-route at once. Any other receiver gets the hand-off timeout
-        // (it may be restarting with the token taken). After hand-offs that failed in a row
-        // (every neighbour down, or refusing our run file) the patience doubles, up to 8 times
-        // the timeout, rather than re-route every few seconds.
-        let other_run = self.mismatched.contains(&custody.to);
-        let patience = if (other_run || !may_hold && self.is_down(&custody.to, now))
-            && self.failed_handoffs == 0
-        {
-            Duration::ZERO
-        } else {
-            self.config.timeouts.handoff() * (1 << self.failed_handoffs.min(3))
-        };
-        let overdue = now.duration_since(attempt.since) > patience;
-        if overdue && may_hold && self.is_last_hop(Some(&custody)) {
-            // The receiver may have made the last step: a second maker would make a second
-            // final model. Keep trying this one (it acknowledges again if it took it).
-            let who = member_name(self.member_index(&custody.to));
-            tracing::warn!(
-                seq = custody.token.seq,
-                "{who} has not acknowledged the token of the last step; it may have made it, so it is waited for rather than replaced"
-            );
-            if let Some(a) = self.attempt.as_mut() {
-                a.since = now;
-            }
-        } else if overdue {
-            // A request in flight to a receiver that timed out is abandoned (a late answer is
-            // ignored).
-            self.inflight = None;
-            if patience > Duration::ZERO {
-                self.handoff_timeouts += 1;
-            }
-            self.failed_handoffs = self.failed_handoffs.saturating_add(1);
-            let why = if other_run {
-                Unreachable::OtherRun
-            } else if !self.swarm.is_connected(&custody.to) {
-                Unreachable::NotConnected
-            } else if !self.verified.contains(&custody.to) {
-                Unreachable::NotVerified
-            } else {
-                Unreachable::NoAnswer
-            };
-            let who = member_name(self.member_index(&custody.to));
-            if self.unreachable.insert(custody.to, why) == Some(why) {
-                tracing::debug!(seq = custody.token.seq, "{who} {why}: re-routing the token");
-            } else {
-                tracing::warn!(
-                    seq = custody.token.seq,
-                    "{who} {why}: re-routing the token (said once; later re-routes around it are logged at debug level)"
-                );
-            }
-            self.down.insert(custody.to, now);
-            return self.reroute();
-        }
-        if self.inflight.is_some() || now < attempt.next_try {
-            return Ok(());
-        }
-        if self.verified.contains(&custody.to) {
-            let id = self.send(&custody.to, Message::Token(custody.token.clone()));
-            self.inflight = Some((id, custody.token.seq));
-            if let Some(a) = self.attempt.as_mut() {
-                a.sent = true;
-            }
-        } else if let Some(a) = self.attempt.as_mut() {
-            a.next_try = now + VERIFY_PAUSE;
-            let recently = self
-                .dialed
-                .get(&custody.to)
-                .is_some_and(|t| now.duration_since(*t) < DIAL_RECEIVER_EVERY);
-            if !self.swarm.is_connected(&custody.to) && !recently {
-                self.dialed.insert(custody.to, now);
-                self.dial(custody.to);
+            for action in actions {
+                self.perform(action, now)?;
             }
         }
         Ok(())
     }
 
-    /// Whether `custody` hands on the token of the last step (its receiver makes step `K`).
-    fn is_last_hop(&self, custody: Option<&Custody>) -> bool {
-        custody.is_some_and(|c| c.token.seq + 1 >= self.run.steps())
+    /// Performs one custody action on the swarm and the learner, and reports its result back.
+    fn perform(&mut self, action: Action, now: Instant) -> Result<(), NodeError> {
+        match action {
+            Action::Dial(peer) => self.dial(peer),
+            Action::Send { to, seq } => {
+                let held = self.learner.state().outgoing.clone();
+                match held {
+                    Some(c) if c.to == to && c.token.seq == seq => {
+                        let id = self.send(&to, Message::Token(c.token));
+                        self.custody.sent(id);
+                    }
+                    // Custody follows the durable state, which holds another token (or none).
+                    other => self
+                        .custody
+                        .handing(other.map(|c| (c.token.seq, c.to)), now),
+                }
+            }
+            Action::Reroute { avoid } => {
+                let next = self.learner.reroute(&avoid)?;
+                if let Some(c) = &next {
+                    tracing::debug!(seq = c.token.seq, to = %member_name(self.member_index(&c.to)), "re-routed the token");
+                }
+                self.custody.handing(next.map(|c| (c.token.seq, c.to)), now);
+            }
+            Action::Resume { gone } => {
+                let next = self.learner.resume(gone)?;
+                self.custody.handing(next.map(|c| (c.token.seq, c.to)), now);
+            }
+        }
+        Ok(())
     }
 
     /// `peer` runs our run file: tokens may go to it.
     fn on_verified(&mut self, peer: PeerId) {
-        self.verified.insert(peer);
-        self.mismatched.remove(&peer);
-        self.down.remove(&peer);
-        if self.unreachable.remove(&peer).is_some() {
+        if self.custody.verified(peer) {
             tracing::info!(
                 "{} is reachable again and runs our run file",
                 member_name(self.member_index(&peer))
@@ -1424,7 +1202,7 @@ impl Node<'_> {
         let awaited: Vec<usize> = self
             .neighbours
             .iter()
-            .filter(|p| !self.verified.contains(p))
+            .filter(|p| !self.custody.is_verified(p))
             .filter_map(|p| self.member_index(p))
             .collect();
         let others = self.neighbours.len();
@@ -1473,7 +1251,7 @@ impl Node<'_> {
         let (mut absent, mut other, mut checking) = (Vec::new(), Vec::new(), Vec::new());
         for &i in &awaited {
             let peer = self.run.members()[i].peer;
-            if self.mismatched.contains(&peer) {
+            if self.custody.mismatched_peers().contains(&peer) {
                 other.push(i);
             } else if self.swarm.is_connected(&peer) {
                 checking.push(i);
@@ -1589,6 +1367,7 @@ impl Node<'_> {
                 "received the final model"
             );
             self.learner.final_received(model.clone())?;
+            self.custody.finished();
             return self.write_final(&model);
         };
         if held == model {
@@ -1605,6 +1384,7 @@ impl Node<'_> {
                 member_name(Some(held_maker))
             );
             self.learner.final_received(model.clone())?;
+            self.custody.finished();
             self.write_final(&model)?;
             self.begin_publish(model);
         } else {
@@ -1626,10 +1406,10 @@ impl Node<'_> {
         })?;
         let state = self.learner.state();
         let file = FinalModelFile {
-            z: &model.z,
+            z: model.z.clone(),
             steps: model.seq,
             seed: self.run.seed(),
-            run_id: self.run.run_id(),
+            run_id: self.run.run_id().to_string(),
             run_hash: self.run.hash().to_string(),
             index: self.learner.index(),
             peer_id: self.me.to_base58(),
@@ -1642,18 +1422,10 @@ impl Node<'_> {
                 delta: self.learner.delta(),
                 epsilon_local: self.learner.local_epsilon()?,
                 budget_epsilon: self.learner.budget_epsilon(),
-                conversion: "tight",
+                conversion: "tight".into(),
             },
         };
-        let path = self.state_dir.join(FINAL_MODEL_FILE);
-        let json = serde_json::to_string_pretty(&file).map_err(|e| NodeError::Write {
-            path: path.clone(),
-            source: std::io::Error::other(e),
-        })?;
-        write_durably(&path, json.as_bytes()).map_err(|source| NodeError::Write {
-            path: path.clone(),
-            source,
-        })?;
+        let path = file.write(&self.state_dir)?;
         tracing::info!(path = %path.display(), "final model written");
         self.finished_at.get_or_insert_with(Instant::now);
         Ok(())
@@ -1699,8 +1471,8 @@ impl Node<'_> {
             index: self.learner.index(),
             peer_id: self.me.to_base58(),
             listen: self.listen.clone(),
-            peers: indices(&self.verified),
-            mismatched: indices(&self.mismatched),
+            peers: indices(self.custody.verified_peers()),
+            mismatched: indices(self.custody.mismatched_peers()),
             steps_done: state.contributions,
             skipped: state.skipped,
             last_seq: state.last_seq,
@@ -1725,18 +1497,6 @@ impl Node<'_> {
                 .collect(),
         });
     }
-}
-
-/// Writes `bytes` to `path` through a temporary file, fsync and rename.
-fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let temp = path.with_extension("json.tmp");
-    let mut f = std::fs::File::create(&temp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&temp, path)?;
-    crate::state::sync_parent(path)
 }
 
 #[cfg(test)]

@@ -82,8 +82,8 @@ fn the_same_node_toml_started_twice_is_refused_and_the_first_finishes() {
     let ledger = dpwalk_privacy::ledger::Ledger::seqs(&state.join("ledger.bin")).unwrap();
     let final_model = cluster.final_model(0).unwrap();
     assert_eq!(
-        Some(ledger.len() as u64),
-        final_model["privacy"]["contributions"].as_u64(),
+        ledger.len() as u64,
+        final_model.privacy.contributions,
         "node 0's ledger is its own, whole"
     );
     assert!(
@@ -182,10 +182,7 @@ fn a_stall_after_the_last_step_leaves_one_final_model() {
         "the last step was made twice"
     );
     assert!(cluster.log(maker).contains("the walk is over"));
-    assert_eq!(
-        cluster.final_model(0).unwrap()["maker_index"].as_u64(),
-        Some(maker as u64)
-    );
+    assert_eq!(cluster.final_model(0).unwrap().maker_index, maker);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -229,10 +226,7 @@ fn a_crash_after_the_last_step_leaves_one_final_model() {
         0,
         "a member other than the crashed one made the last step"
     );
-    assert_eq!(
-        cluster.final_model(0).unwrap()["maker_index"].as_u64(),
-        Some(maker as u64)
-    );
+    assert_eq!(cluster.final_model(0).unwrap().maker_index, maker);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -269,9 +263,7 @@ fn a_member_down_for_the_whole_run_is_avoided_after_one_timeout() {
     eprintln!("hand-off timeouts over the run: {timeouts}");
     // Each of the four may wait once for the missing member before it knows it is down.
     assert!(timeouts <= 4, "{timeouts} hand-off timeouts");
-    let models: Vec<_> = (0..4)
-        .map(|i| cluster.final_model(i).unwrap()["z"].clone())
-        .collect();
+    let models: Vec<_> = (0..4).map(|i| cluster.final_model(i).unwrap().z).collect();
     assert!(models.iter().all(|m| *m == models[0]));
     let _ = std::fs::remove_dir_all(&dir);
 }

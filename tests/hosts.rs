@@ -128,15 +128,12 @@ fn three_hosts_in_network_namespaces_train_together() {
     let sigma = expected["sigma"].as_f64().unwrap();
     for i in 0..HOSTS {
         let model = cluster.final_model(i).unwrap();
-        let privacy = &model["privacy"];
-        assert!(
-            privacy["contributions"].as_u64().unwrap() > 0,
-            "host {i}: {model}"
-        );
+        let privacy = &model.privacy;
+        assert!(privacy.contributions > 0, "host {i}: {model:?}");
         // The run's budget holds on every host: its local figure is within it.
-        let spent = privacy["epsilon_local"].as_f64().unwrap();
+        let spent = privacy.epsilon_local.unwrap();
         assert!(spent <= epsilon, "host {i} spent {spent} > {epsilon}");
-        assert_eq!(privacy["budget_epsilon"].as_f64(), Some(epsilon));
+        assert_eq!(privacy.budget_epsilon, Some(epsilon));
         let log = cluster.log(i);
         assert!(
             log.contains(&format!("sigma={sigma}")),

@@ -3,6 +3,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+use dpwalk_net::final_model::FinalModelFile;
 use dpwalk_privacy::ledger::Ledger;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -68,9 +69,7 @@ fn check_ledgers(out: &Path, nodes: usize, steps: u64) -> usize {
     for i in 0..nodes {
         let dir = out.join(format!("node-{i}")).join("state");
         let seqs = Ledger::seqs(&dir.join("ledger.bin")).unwrap();
-        let reported = json(&dir.join("final_model.json"))["privacy"]["contributions"]
-            .as_u64()
-            .unwrap();
+        let reported = FinalModelFile::read(&dir).unwrap().privacy.contributions;
         assert_eq!(
             seqs.len() as u64,
             reported,
@@ -92,13 +91,9 @@ fn check_ledgers(out: &Path, nodes: usize, steps: u64) -> usize {
 /// The walk ended: every node wrote the final model of the walk's last step, the same one.
 fn check_final_models_agree(out: &Path, nodes: usize, steps: u64) -> Vec<u64> {
     let model = |i: usize| {
-        let model = json(&out.join(format!("node-{i}/state/final_model.json")));
-        assert_eq!(
-            model["steps"].as_u64(),
-            Some(steps),
-            "node {i}: the walk's end"
-        );
-        z_bits(&model)
+        let model = FinalModelFile::read(&out.join(format!("node-{i}/state"))).unwrap();
+        assert_eq!(model.steps, steps, "node {i}: the walk's end");
+        model.z.iter().map(|v| v.to_bits()).collect::<Vec<u64>>()
     };
     let z0 = model(0);
     for i in 1..nodes {
@@ -218,18 +213,14 @@ fn with_a_budget_the_daemons_skip_the_simulators_steps_and_stay_within_it() {
     let (mut skipped, mut recorded) = (0, 0);
     for i in 0..5 {
         let dir = out.join(format!("swarm/node-{i}/state"));
-        let privacy = &json(&dir.join("final_model.json"))["privacy"];
+        let privacy = FinalModelFile::read(&dir).unwrap().privacy;
         let seqs = Ledger::seqs(&dir.join("ledger.bin")).unwrap();
-        assert_eq!(
-            Some(seqs.len() as u64),
-            privacy["contributions"].as_u64(),
-            "node {i}"
-        );
+        assert_eq!(seqs.len() as u64, privacy.contributions, "node {i}");
         recorded += seqs.len() as u64;
-        let spent = privacy["epsilon_local"].as_f64().unwrap();
+        let spent = privacy.epsilon_local.unwrap();
         assert!(spent <= 8.0, "node {i} spent {spent}");
-        assert_eq!(privacy["budget_epsilon"].as_f64(), Some(8.0));
-        let skipped_here = privacy["skipped"].as_u64().unwrap();
+        assert_eq!(privacy.budget_epsilon, Some(8.0));
+        let skipped_here = privacy.skipped;
         skipped += skipped_here;
         // One line when the budget runs out, not one per skipped visit.
         let log = std::fs::read_to_string(out.join(format!("swarm/node-{i}/node.log"))).unwrap();

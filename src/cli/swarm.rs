@@ -23,7 +23,7 @@ use anyhow::{Context, bail, ensure};
 use clap::Args;
 use dpwalk_core::problem::{Loss, Regularizer};
 use dpwalk_core::topology::TopologyKind;
-use dpwalk_net::node::FINAL_MODEL_FILE;
+use dpwalk_net::final_model::FinalModelFile;
 use dpwalk_net::run::{AlgorithmSpec, BudgetSpec, LossName, MemberSpec, ProblemSpec, Run, RunFile};
 use dpwalk_sim::metrics::Evaluator;
 use dpwalk_sim::output;
@@ -31,7 +31,6 @@ use dpwalk_sim::run::RunResult;
 use dpwalk_sim::scenario::{self, AlgorithmName, LoadedScenario, Mode};
 use dpwalk_sim::simulate::{self, PointResult, Prepared};
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Deserialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -221,21 +220,6 @@ impl NodeProc {
         self.child = Some(child);
         Ok(())
     }
-}
-
-/// The parts of a node's `final_model.json` the swarm reads.
-#[derive(Debug, Deserialize)]
-struct NodeFinal {
-    z: Vec<f64>,
-    run_hash: String,
-    privacy: NodeFinalPrivacy,
-}
-
-#[derive(Debug, Deserialize)]
-struct NodeFinalPrivacy {
-    contributions: u64,
-    skipped: u64,
-    clipped: Option<u64>,
 }
 
 pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
@@ -687,16 +671,8 @@ fn collect(
 ) -> anyhow::Result<PointResult> {
     let mut finals = Vec::with_capacity(nodes.len());
     for node in nodes {
-        let path = node.dir.join("state").join(FINAL_MODEL_FILE);
-        let text = std::fs::read_to_string(&path).with_context(|| {
-            format!(
-                "node {} wrote no final model ({})",
-                node.index,
-                path.display()
-            )
-        })?;
-        let f: NodeFinal =
-            serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
+        let f = FinalModelFile::read(&node.dir.join("state"))
+            .with_context(|| format!("node {} wrote no final model", node.index))?;
         finals.push(f);
     }
     let first = &finals[0];
@@ -749,7 +725,7 @@ fn collect(
         z: first.z.clone(),
         w: Vec::new(),
         contributions,
-        clipped: finals.iter().filter_map(|f| f.privacy.clipped).sum(),
+        clipped: finals.iter().map(|f| f.privacy.clipped).sum(),
         steps: s.steps,
         per_user,
         late: Vec::new(),

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use dpwalk_net::final_model::FinalModelFile;
 use dpwalk_net::status::{Status, fetch_status};
 use libp2p::identity::Keypair;
 use libp2p::swarm::NetworkBehaviour;
@@ -197,10 +198,8 @@ impl Cluster {
     }
 
     /// Member `i`'s `final_model.json`, once written.
-    pub fn final_model(&self, i: usize) -> Option<serde_json::Value> {
-        let path = self.members[i].dir.join("state").join("final_model.json");
-        let text = std::fs::read_to_string(path).ok()?;
-        serde_json::from_str(&text).ok()
+    pub fn final_model(&self, i: usize) -> Option<FinalModelFile> {
+        FinalModelFile::read(&self.members[i].dir.join("state")).ok()
     }
 
     /// Waits for every child to exit successfully within `limit`; panics with the logs otherwise.
@@ -225,18 +224,13 @@ impl Cluster {
             let model = self
                 .final_model(i)
                 .unwrap_or_else(|| panic!("node {i} has no final model:\n{}", self.log(i)));
-            assert_eq!(model["steps"].as_u64(), Some(self.steps), "node {i}");
-            model["z"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_f64().unwrap().to_bits())
-                .collect()
+            assert_eq!(model.steps, self.steps, "node {i}");
+            model.z.iter().map(|v| v.to_bits()).collect()
         };
-        let maker = |i: usize| self.final_model(i).and_then(|m| m["maker_index"].as_u64());
+        let maker = |i: usize| self.final_model(i).map(|m| m.maker_index);
         let first = bits(0);
         assert_eq!(first.len(), DIM);
-        assert!(maker(0).is_some_and(|m| m < self.members.len() as u64));
+        assert!(maker(0).is_some_and(|m| m < self.members.len()));
         for i in 1..self.members.len() {
             assert_eq!(
                 bits(i),

@@ -17,8 +17,13 @@
 //! - [`protocol`], [`behaviour`]: the libp2p codec and behaviours.
 //! - [`addresses`]: the node's own address book of members and bootstrap peers.
 //! - [`limits`]: who may connect, connection and stream limits, descriptors.
-//! - [`node`]: the event loop: custody, hand-off, recovery, final model.
+//! - [`custody`]: custody of the token as a state machine without I/O: when to send, retry,
+//!   re-route or resume, and which members are down.
+//! - [`node`]: the event loop: swarm events into custody events, custody actions into swarm
+//!   calls; connections, the final model, status.
 //! - [`publish`]: publication of the final model and the rule that keeps one per run.
+//! - [`final_model`]: `final_model.json`, written by every node, read by `dpwalk swarm` and the
+//!   tests.
 //! - [`fault`]: fault injection for the tests of a fork at the last step (an environment variable).
 //! - [`quality`]: warnings on the model's quality a node can give alone (clip share, noise).
 //! - [`status`]: the status endpoint (JSON and Prometheus) and its client.
@@ -37,7 +42,9 @@ pub mod addresses;
 pub mod behaviour;
 pub mod codec;
 pub mod config;
+pub mod custody;
 pub mod fault;
+pub mod final_model;
 pub mod keys;
 pub mod learner;
 pub mod limits;

@@ -111,6 +111,13 @@ impl<Id: Eq + Hash> Publish<Id> {
         Some(peer)
     }
 
+    /// When [`Publish::due`] or [`Publish::settled`] may say something new: the next send, or the
+    /// end of the publication; `None` once nothing is pending or the publisher gave up.
+    pub fn next_deadline(&self, now: Instant) -> Option<Instant> {
+        let end = self.since + PUBLISH_FOR;
+        (!self.pending.is_empty() && now <= end).then(|| self.next_try.min(end))
+    }
+
     /// Gives up on `peer` (it refuses the model for good: another run, a bad seal).
     pub fn drop_member(&mut self, peer: &PeerId) {
         self.pending.remove(peer);
@@ -153,12 +160,14 @@ mod tests {
         let (a, b) = (PeerId::random(), PeerId::random());
         let t0 = Instant::now();
         let mut p: Publish<u64> = Publish::new(model(), [a, b], t0);
+        assert_eq!(p.next_deadline(t0), Some(t0));
         let mut due = p.due(t0);
         due.sort();
         let mut both = vec![a, b];
         both.sort();
         assert_eq!(due, both);
         // Nothing again before the resend pause.
+        assert_eq!(p.next_deadline(t0), Some(t0 + RESEND_EVERY));
         assert!(p.due(t0 + Duration::from_millis(10)).is_empty());
         // `a` acknowledges; `b`'s send fails: only `b` is due next time.
         assert!(!p.settled(t0, |_| false));
@@ -173,5 +182,12 @@ mod tests {
         assert!(p.settled(t0 + RESEND_EVERY, |peer| *peer == b));
         assert!(p.settled(t0 + PUBLISH_FOR + RESEND_EVERY, |_| false));
         assert!(p.due(t0 + PUBLISH_FOR + RESEND_EVERY).is_empty());
+        assert_eq!(p.next_deadline(t0 + PUBLISH_FOR + RESEND_EVERY), None);
+        // Every member acknowledged: nothing to wait for.
+        let mut done: Publish<u64> = Publish::new(model(), [a], t0);
+        done.due(t0);
+        done.sent(1, a);
+        done.answered(&1, true);
+        assert_eq!(done.next_deadline(t0), None);
     }
 }

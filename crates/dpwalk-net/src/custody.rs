@@ -1,0 +1,964 @@
+//! Custody of the token for one node, as a state machine without I/O: events in, actions out,
+//! time passed in (DESIGN.md, "The daemon"; the rules are listed in [`crate::node`]).
+//!
+//! The token itself, the walk's draws and the durable copy live in [`crate::learner`]; this
+//! module decides *when* the node sends, retries, re-routes or resumes, and which members the
+//! walk avoids. [`crate::node`] translates swarm events into the calls below and the [`Action`]s
+//! of [`Machine::poll`] into swarm calls and learner calls, and reports their results back
+//! ([`Machine::handing`], [`Machine::sent`]). Nothing here reads a clock: every call that depends
+//! on time takes `now`, and [`Machine::next_deadline`] says when to call [`Machine::poll`] next,
+//! so the tests below drive every transition with made-up instants.
+//!
+//! # States of the outgoing token
+//! ```text
+//! stepped ─► handing to R ──Send──► in flight ──ack──► backup (until Released, or resume)
+//!               ▲  │ not verified: dial, retry      │ failure: retry R after a pause
+//!               │  │ overdue (hand-off timeout)     │ refused: R down, re-route
+//!               └──┴──── Reroute (a fresh draw) ◄───┘ overdue: same, unless R may hold the
+//!                                                      last step (then R is waited for)
+//! ```
+//!
+//! # Members down
+//! A member is *down* from an instant on: a verified member whose connection closed, from the
+//! hand-off timeout after the close (a quick restart is waited for, which keeps the walk's path);
+//! a member whose dial failed, at once but only after the node's first hand-off timeout (members
+//! started together may not listen yet); a member that refused or did not take the token, at
+//! once. A member not connected stays down until it verifies again; one still connected is given
+//! another chance after [`AVOID_FOR`]. Every draw of the next hop avoids members down and members
+//! that run another run file.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use libp2p::PeerId;
+
+/// How long a member that is connected but did not take a token in time is avoided (one that is
+/// not connected is avoided until it verifies again).
+pub const AVOID_FOR: Duration = Duration::from_secs(10);
+/// Pause before retrying the same receiver after a failed request.
+pub const RETRY_PAUSE: Duration = Duration::from_millis(100);
+/// Pause before retrying a receiver that has not verified this node yet.
+pub const VERIFY_PAUSE: Duration = Duration::from_millis(20);
+/// Least pause between two dials of the same token receiver that is not connected.
+pub const DIAL_RECEIVER_EVERY: Duration = Duration::from_millis(500);
+
+/// The run's facts custody needs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// How long a receiver is retried before the token is re-routed (`node.toml`'s
+    /// `timeouts.handoff`).
+    pub handoff: Duration,
+    /// How long a backup waits for [`crate::codec::Message::Released`] before the walk resumes
+    /// from it (`timeouts.resume`).
+    pub resume: Duration,
+    /// The run's `K`: the receiver of seq `K − 1` makes the last step.
+    pub steps: u64,
+    /// The run's members, in index order (for the log).
+    pub members: Vec<PeerId>,
+}
+
+/// What the node does for custody.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Dial this member (the token's receiver, not connected).
+    Dial(PeerId),
+    /// Send the outgoing token to `to`, then report the request with [`Machine::sent`].
+    Send {
+        /// The receiver.
+        to: PeerId,
+        /// The token's seq.
+        seq: u64,
+    },
+    /// Redraw the receiver of the outgoing token avoiding these members
+    /// ([`crate::learner::Learner::reroute`]), then report it with [`Machine::handing`].
+    Reroute {
+        /// Members down or running another run file.
+        avoid: HashSet<PeerId>,
+    },
+    /// The backup's receiver is presumed gone: resume the walk from the backup
+    /// ([`crate::learner::Learner::resume`]), then report it with [`Machine::handing`].
+    Resume {
+        /// The receiver presumed gone.
+        gone: PeerId,
+    },
+}
+
+/// Why the token could not be handed to a member (said once per member and reason).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unreachable {
+    /// No connection (not started yet, or its address is wrong or firewalled).
+    NotConnected,
+    /// Connected, but it runs another run file.
+    OtherRun,
+    /// Connected, but the run files were not compared yet.
+    NotVerified,
+    /// Connected and verified, but it did not take the token in time.
+    NoAnswer,
+}
+
+impl std::fmt::Display for Unreachable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Unreachable::NotConnected => {
+                "is not connected (not started yet, or its address in the run file is wrong or firewalled)"
+            }
+            Unreachable::OtherRun => "runs another run file",
+            Unreachable::NotVerified => "is connected but has not answered our run file",
+            Unreachable::NoAnswer => "did not take the token in time",
+        })
+    }
+}
+
+/// The attempt to hand over the outgoing token.
+#[derive(Debug, Clone, Copy)]
+struct Attempt<Id> {
+    seq: u64,
+    to: PeerId,
+    since: Instant,
+    next_try: Instant,
+    /// Whether the token was sent to `to`: from then on `to` may hold it.
+    sent: bool,
+    /// The request in flight, if any.
+    inflight: Option<Id>,
+}
+
+/// The token handed on and acknowledged, kept until its receiver says it was passed on.
+#[derive(Debug, Clone, Copy)]
+struct Backup {
+    seq: u64,
+    to: PeerId,
+    /// Since when the release is awaited; `None` once the wait is over without a resume (the
+    /// last hop, which is never resumed).
+    since: Option<Instant>,
+}
+
+/// The custody of the token at one node (see the module docs). `Id` names a request in flight
+/// (the node's request ids).
+#[derive(Debug)]
+pub struct Machine<Id> {
+    config: Config,
+    index: HashMap<PeerId, usize>,
+    started: Instant,
+    /// Members that showed they run our run file (see [`Machine::verified`]).
+    verified: HashSet<PeerId>,
+    /// Members that run another run file.
+    mismatched: HashSet<PeerId>,
+    /// Members known to be down, and from when (see [`Machine::is_down`]).
+    down: HashMap<PeerId, Instant>,
+    attempt: Option<Attempt<Id>>,
+    backup: Option<Backup>,
+    /// The outgoing token the durable state held at start: an earlier process may have sent it,
+    /// so its receiver may hold it.
+    resumed: Option<(u64, PeerId)>,
+    /// Members the token could not be handed to, and why: each reason is logged once (at WARN),
+    /// until the member verifies again.
+    unreachable: HashMap<PeerId, Unreachable>,
+    /// When a token receiver that is not connected was last dialled.
+    dialed: HashMap<PeerId, Instant>,
+    /// Hand-offs that timed out in a row since the last acknowledged token.
+    failed_handoffs: u32,
+    /// Hand-offs given up after waiting.
+    handoff_timeouts: u64,
+}
+
+impl<Id: Copy + Eq> Machine<Id> {
+    /// Custody of a node started at `now`, holding nothing.
+    pub fn new(config: Config, now: Instant) -> Self {
+        let index = config
+            .members
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (*p, i))
+            .collect();
+        Machine {
+            config,
+            index,
+            started: now,
+            verified: HashSet::new(),
+            mismatched: HashSet::new(),
+            down: HashMap::new(),
+            attempt: None,
+            backup: None,
+            resumed: None,
+            unreachable: HashMap::new(),
+            dialed: HashMap::new(),
+            failed_handoffs: 0,
+            handoff_timeouts: 0,
+        }
+    }
+
+    /// `member 3`, or `a non-member`.
+    fn name(&self, peer: &PeerId) -> String {
+        crate::node::member_name(self.index.get(peer).copied())
+    }
+
+    /// The durable state held outgoing token `seq` for `to` at start: it is handed over again,
+    /// and `to` may hold it already (an earlier process may have sent it).
+    pub fn restarted(&mut self, seq: u64, to: PeerId, now: Instant) {
+        self.resumed = Some((seq, to));
+        self.handing(Some((seq, to)), now);
+    }
+
+    /// The node stepped a token: `next` is the outgoing token `(seq, receiver)` drawn by the
+    /// walk, `None` after the last step. Any backup is gone (the walk came back). A receiver
+    /// known down is replaced at once by a fresh draw.
+    pub fn stepped(&mut self, next: Option<(u64, PeerId)>, now: Instant) -> Option<Action> {
+        self.backup = None;
+        self.handing(next, now);
+        let (_, to) = next?;
+        self.is_down(&to, now).then(|| Action::Reroute {
+            avoid: self.avoid(now),
+        })
+    }
+
+    /// The outgoing token is `next` (after a step, a re-route or a resume; `None`: nothing to
+    /// hand on): a new attempt starts, nothing in flight.
+    pub fn handing(&mut self, next: Option<(u64, PeerId)>, now: Instant) {
+        self.attempt = next.map(|(seq, to)| Attempt {
+            seq,
+            to,
+            since: now,
+            next_try: now,
+            sent: false,
+            inflight: None,
+        });
+    }
+
+    /// The node holds the final model: nothing to hand on, no backup to resume.
+    pub fn finished(&mut self) {
+        self.attempt = None;
+        self.backup = None;
+    }
+
+    /// The token went to its receiver as request `id` (after [`Action::Send`]).
+    pub fn sent(&mut self, id: Id) {
+        if let Some(a) = self.attempt.as_mut() {
+            a.inflight = Some(id);
+        }
+    }
+
+    /// Request `id` was answered: whether it was the token's (no longer in flight).
+    pub fn answered(&mut self, id: Id) -> bool {
+        match self.attempt.as_mut() {
+            Some(a) if a.inflight == Some(id) => {
+                a.inflight = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Request `id` failed (no connection, timeout of the request): if it was the token's, the
+    /// same receiver is retried after [`RETRY_PAUSE`], within the hand-off timeout.
+    pub fn failed(&mut self, id: Id, now: Instant) -> bool {
+        let token = self.answered(id);
+        if token && let Some(a) = self.attempt.as_mut() {
+            a.next_try = now + RETRY_PAUSE;
+        }
+        token
+    }
+
+    /// The receiver acknowledged token `seq` (an answer to the token's request): it becomes the
+    /// backup until released.
+    pub fn acknowledged(&mut self, seq: u64, now: Instant) {
+        self.failed_handoffs = 0;
+        match self.attempt.take() {
+            Some(a) if a.seq == seq => {
+                self.backup = Some(Backup {
+                    seq,
+                    to: a.to,
+                    since: Some(now),
+                });
+            }
+            // An answer for another token than the one held: hand the held one over anew.
+            other => self.handing(other.map(|a| (a.seq, a.to)), now),
+        }
+    }
+
+    /// The receiver refused token `seq` as one the walk has passed: it is dropped.
+    pub fn superseded(&mut self, seq: u64, now: Instant) {
+        match self.attempt.take() {
+            Some(a) if a.seq == seq => {}
+            other => self.handing(other.map(|a| (a.seq, a.to)), now),
+        }
+    }
+
+    /// The receiver has not verified this node yet: retried after [`VERIFY_PAUSE`] (the node says
+    /// hello again).
+    pub fn not_verified(&mut self, now: Instant) {
+        if let Some(a) = self.attempt.as_mut() {
+            a.next_try = now + VERIFY_PAUSE;
+        }
+    }
+
+    /// The token's receiver `peer` refused it for good (leaving, finished, or a defect): it is
+    /// down, and the token goes elsewhere.
+    pub fn refused(&mut self, peer: PeerId, now: Instant) -> Action {
+        self.down.insert(peer, now);
+        Action::Reroute {
+            avoid: self.avoid(now),
+        }
+    }
+
+    /// The receiver of the backup `seq` passed the token on: the backup is dropped.
+    pub fn released(&mut self, seq: u64) {
+        if self.backup.is_some_and(|b| b.seq == seq) {
+            self.backup = None;
+        }
+    }
+
+    /// `peer` runs our run file: tokens may go to it, and it is no longer down. Returns whether
+    /// it had been said unreachable (the node says it is back).
+    pub fn verified(&mut self, peer: PeerId) -> bool {
+        self.verified.insert(peer);
+        self.mismatched.remove(&peer);
+        self.down.remove(&peer);
+        self.unreachable.remove(&peer).is_some()
+    }
+
+    /// `peer` runs another run file: no token goes to it. Returns whether this is news (the node
+    /// says it once).
+    pub fn mismatched(&mut self, peer: PeerId) -> bool {
+        self.verified.remove(&peer);
+        self.mismatched.insert(peer)
+    }
+
+    /// `peer` and we run the same run file, before [`Machine::verified`]: no longer mismatched.
+    pub fn matched(&mut self, peer: &PeerId) {
+        self.mismatched.remove(peer);
+    }
+
+    /// The last connection to `peer` closed at `now`: a verified member is down from the
+    /// hand-off timeout on, unless it verifies again first.
+    pub fn closed(&mut self, peer: PeerId, now: Instant) {
+        if self.verified.remove(&peer) {
+            self.down.entry(peer).or_insert(now + self.config.handoff);
+        }
+        self.mismatched.remove(&peer);
+    }
+
+    /// A dial to member `peer` failed at `now`: it is down, once members had the time to start.
+    pub fn dial_failed(&mut self, peer: PeerId, now: Instant) {
+        if now.duration_since(self.started) > self.config.handoff {
+            self.down.entry(peer).or_insert(now);
+        }
+    }
+
+    /// Whether `peer` runs our run file.
+    pub fn is_verified(&self, peer: &PeerId) -> bool {
+        self.verified.contains(peer)
+    }
+
+    /// Members that run our run file.
+    pub fn verified_peers(&self) -> &HashSet<PeerId> {
+        &self.verified
+    }
+
+    /// Members that run another run file.
+    pub fn mismatched_peers(&self) -> &HashSet<PeerId> {
+        &self.mismatched
+    }
+
+    /// Hand-offs given up after waiting for the receiver.
+    pub fn handoff_timeouts(&self) -> u64 {
+        self.handoff_timeouts
+    }
+
+    /// Whether `peer` is known down at `now` (see the module docs).
+    pub fn is_down(&self, peer: &PeerId, now: Instant) -> bool {
+        self.down.get(peer).is_some_and(|&since| {
+            now >= since && (!self.verified.contains(peer) || now.duration_since(since) < AVOID_FOR)
+        })
+    }
+
+    /// The members a draw of the next hop avoids at `now`.
+    fn avoid(&self, now: Instant) -> HashSet<PeerId> {
+        self.down
+            .keys()
+            .filter(|p| self.is_down(p, now))
+            .chain(self.mismatched.iter())
+            .copied()
+            .collect()
+    }
+
+    /// Whether token `seq` is the last hop's (its receiver makes step `K`).
+    fn is_last_hop(&self, seq: u64) -> bool {
+        seq + 1 >= self.config.steps
+    }
+
+    /// Whether the receiver of `a` may hold its token: it was sent (by this process, or by the
+    /// one before a restart).
+    fn may_hold(&self, a: &Attempt<Id>) -> bool {
+        a.sent || self.resumed == Some((a.seq, a.to))
+    }
+
+    /// How long `a`'s receiver is waited for at `now`. A member with another run file never
+    /// takes a token, and one known down that was never sent it cannot hold it: no wait. Any
+    /// other receiver gets the hand-off timeout (it may be restarting with the token taken).
+    /// After hand-offs that failed in a row (every neighbour down, or refusing our run file) the
+    /// patience doubles, up to 8 times the timeout, rather than re-route every few seconds.
+    fn patience(&self, a: &Attempt<Id>, now: Instant) -> Duration {
+        let other_run = self.mismatched.contains(&a.to);
+        if (other_run || !self.may_hold(a) && self.is_down(&a.to, now)) && self.failed_handoffs == 0
+        {
+            Duration::ZERO
+        } else {
+            self.config.handoff * (1 << self.failed_handoffs.min(3))
+        }
+    }
+
+    /// What to do at `now`; `connected` says whether a member has a connection. Performs the
+    /// transitions that are due: resume a backup whose receiver was not heard of, re-route an
+    /// overdue hand-off, send or dial the receiver.
+    pub fn poll(&mut self, now: Instant, connected: impl Fn(&PeerId) -> bool) -> Vec<Action> {
+        if let Some(action) = self.poll_backup(now) {
+            return vec![action];
+        }
+        let Some(attempt) = self.attempt else {
+            return Vec::new();
+        };
+        let patience = self.patience(&attempt, now);
+        let overdue = now.saturating_duration_since(attempt.since) >= patience;
+        if overdue && self.may_hold(&attempt) && self.is_last_hop(attempt.seq) {
+            // The receiver may have made the last step: a second maker would make a second
+            // final model. Keep trying this one (it acknowledges again if it took it).
+            tracing::warn!(
+                seq = attempt.seq,
+                "{} has not acknowledged the token of the last step; it may have made it, so it is waited for rather than replaced",
+                self.name(&attempt.to)
+            );
+            if let Some(a) = self.attempt.as_mut() {
+                a.since = now;
+            }
+        } else if overdue {
+            return vec![self.give_up(attempt, patience, now, connected)];
+        }
+        let Some(a) = self.attempt.as_mut() else {
+            return Vec::new();
+        };
+        if a.inflight.is_some() || now < a.next_try {
+            return Vec::new();
+        }
+        if self.verified.contains(&a.to) {
+            a.sent = true;
+            return vec![Action::Send {
+                to: a.to,
+                seq: a.seq,
+            }];
+        }
+        a.next_try = now + VERIFY_PAUSE;
+        let to = a.to;
+        let recently = self
+            .dialed
+            .get(&to)
+            .is_some_and(|t| now.saturating_duration_since(*t) < DIAL_RECEIVER_EVERY);
+        if connected(&to) || recently {
+            return Vec::new();
+        }
+        self.dialed.insert(to, now);
+        vec![Action::Dial(to)]
+    }
+
+    /// The backup's release is overdue: resume from it, unless it is the last hop's.
+    fn poll_backup(&mut self, now: Instant) -> Option<Action> {
+        let b = self.backup?;
+        let since = b.since?;
+        if self.attempt.is_some() || now.saturating_duration_since(since) < self.config.resume {
+            return None;
+        }
+        let who = self.name(&b.to);
+        if self.is_last_hop(b.seq) {
+            // It made the last step: resuming would make a second final model.
+            tracing::warn!(
+                "no final model yet from {who}, which took the last step from us: waiting for it to publish (a restart of it publishes the model it made)"
+            );
+            self.backup = Some(Backup { since: None, ..b });
+            return None;
+        }
+        tracing::warn!(
+            "no news of the token since we handed it to {who}: resuming the walk from our copy"
+        );
+        self.backup = None;
+        self.down.insert(b.to, now);
+        Some(Action::Resume { gone: b.to })
+    }
+
+    /// The hand-off `a` is overdue: its receiver is down, the token goes elsewhere (a request in
+    /// flight is abandoned; a late answer is ignored).
+    fn give_up(
+        &mut self,
+        a: Attempt<Id>,
+        patience: Duration,
+        now: Instant,
+        connected: impl Fn(&PeerId) -> bool,
+    ) -> Action {
+        if let Some(attempt) = self.attempt.as_mut() {
+            attempt.inflight = None;
+        }
+        if patience > Duration::ZERO {
+            self.handoff_timeouts += 1;
+        }
+        self.failed_handoffs = self.failed_handoffs.saturating_add(1);
+        let why = if self.mismatched.contains(&a.to) {
+            Unreachable::OtherRun
+        } else if !connected(&a.to) {
+            Unreachable::NotConnected
+        } else if !self.verified.contains(&a.to) {
+            Unreachable::NotVerified
+        } else {
+            Unreachable::NoAnswer
+        };
+        let who = self.name(&a.to);
+        if self.unreachable.insert(a.to, why) == Some(why) {
+            tracing::debug!(seq = a.seq, "{who} {why}: re-routing the token");
+        } else {
+            tracing::warn!(
+                seq = a.seq,
+                "{who} {why}: re-routing the token (said once; later re-routes around it are logged at debug level)"
+            );
+        }
+        self.down.insert(a.to, now);
+        Action::Reroute {
+            avoid: self.avoid(now),
+        }
+    }
+
+    /// When [`Machine::poll`] has something to do next, or when a member's state changes (it
+    /// becomes down, or is given another chance), at the latest; `None`: only an event changes
+    /// anything.
+    pub fn next_deadline(&self, now: Instant) -> Option<Instant> {
+        let attempt = self.attempt.iter().flat_map(|a| {
+            let overdue = a.since + self.patience(a, now);
+            let next_try = a.inflight.is_none().then_some(a.next_try);
+            [Some(overdue), next_try]
+        });
+        let backup = self
+            .backup
+            .filter(|_| self.attempt.is_none())
+            .and_then(|b| b.since)
+            .map(|since| since + self.config.resume);
+        let down = self
+            .down
+            .values()
+            .flat_map(|&since| [since, since + AVOID_FOR])
+            .filter(|&t| t > now)
+            .map(Some);
+        attempt.chain([backup]).chain(down).flatten().min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HANDOFF: Duration = Duration::from_secs(3);
+    const RESUME: Duration = Duration::from_secs(5);
+    const STEPS: u64 = 10;
+
+    /// A node of a run of `n` members, started at `t0`, with every other member verified.
+    fn machine(n: usize) -> (Machine<u64>, Vec<PeerId>, Instant) {
+        let members: Vec<PeerId> = (0..n).map(|_| PeerId::random()).collect();
+        let t0 = Instant::now();
+        let mut m = Machine::new(
+            Config {
+                handoff: HANDOFF,
+                resume: RESUME,
+                steps: STEPS,
+                members: members.clone(),
+            },
+            t0,
+        );
+        for p in &members[1..] {
+            m.verified(*p);
+        }
+        (m, members, t0)
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn all(_: &PeerId) -> bool {
+        true
+    }
+
+    fn none(_: &PeerId) -> bool {
+        false
+    }
+
+    fn reroute_avoiding(peers: &[PeerId]) -> Vec<Action> {
+        vec![Action::Reroute {
+            avoid: peers.iter().copied().collect(),
+        }]
+    }
+
+    fn rerouted(actions: &[Action]) -> bool {
+        actions.iter().any(|a| matches!(a, Action::Reroute { .. }))
+    }
+
+    /// `m` holds token `seq` for `to` and sent it as request `id` at `t`.
+    fn sent(m: &mut Machine<u64>, seq: u64, to: PeerId, id: u64, t: Instant) {
+        assert_eq!(m.stepped(Some((seq, to)), t), None);
+        assert_eq!(m.poll(t, all), vec![Action::Send { to, seq }]);
+        m.sent(id);
+    }
+
+    #[test]
+    fn a_stepped_token_is_sent_once_and_its_ack_makes_it_the_backup() {
+        let (mut m, p, t0) = machine(3);
+        assert_eq!(m.next_deadline(t0), None);
+        sent(&mut m, 1, p[1], 7, t0);
+        // In flight: nothing more to do until the answer or the hand-off timeout.
+        assert!(m.poll(t0 + ms(1), all).is_empty());
+        assert_eq!(m.next_deadline(t0), Some(t0 + HANDOFF));
+        assert!(!m.answered(8), "another request");
+        assert!(m.answered(7));
+        m.acknowledged(1, t0 + ms(5));
+        assert!(m.poll(t0 + ms(5), all).is_empty());
+        // The backup waits for its release until the resume timeout.
+        assert_eq!(m.next_deadline(t0 + ms(5)), Some(t0 + ms(5) + RESUME));
+        m.released(1);
+        assert_eq!(m.next_deadline(t0 + ms(5)), None);
+        assert!(m.poll(t0 + ms(5) + RESUME, all).is_empty());
+        assert_eq!(m.handoff_timeouts(), 0);
+    }
+
+    #[test]
+    fn a_release_of_another_token_keeps_the_backup() {
+        let (mut m, p, t0) = machine(3);
+        sent(&mut m, 1, p[1], 7, t0);
+        m.answered(7);
+        m.acknowledged(1, t0);
+        m.released(0);
+        assert_eq!(m.next_deadline(t0), Some(t0 + RESUME));
+    }
+
+    #[test]
+    fn an_unreleased_backup_resumes_the_walk_elsewhere_and_its_receiver_is_down() {
+        let (mut m, p, t0) = machine(3);
+        sent(&mut m, 1, p[1], 7, t0);
+        m.answered(7);
+        m.acknowledged(1, t0);
+        assert!(m.poll(t0 + RESUME - ms(1), all).is_empty());
+        let t = t0 + RESUME;
+        assert_eq!(m.poll(t, all), vec![Action::Resume { gone: p[1] }]);
+        // The receiver is connected and verified: avoided for a while, then given another chance.
+        assert!(m.is_down(&p[1], t));
+        assert!(!m.is_down(&p[1], t + AVOID_FOR));
+        // The resumed token is handed on like any other; the backup is gone.
+        m.handing(Some((1, p[2])), t);
+        assert_eq!(m.poll(t, all), vec![Action::Send { to: p[2], seq: 1 }]);
+        m.sent(8);
+        m.answered(8);
+        m.acknowledged(1, t + ms(1));
+        assert_eq!(m.next_deadline(t + ms(1)), Some(t + ms(1) + RESUME));
+    }
+
+    #[test]
+    fn the_backup_of_the_last_hop_is_never_resumed() {
+        let (mut m, p, t0) = machine(3);
+        sent(&mut m, STEPS - 1, p[1], 7, t0);
+        m.answered(7);
+        m.acknowledged(STEPS - 1, t0);
+        assert!(m.poll(t0 + RESUME, all).is_empty());
+        assert!(m.poll(t0 + RESUME * 5, all).is_empty());
+        assert!(!m.is_down(&p[1], t0 + RESUME));
+        assert_eq!(m.next_deadline(t0 + RESUME), None, "the wait is over");
+    }
+
+    #[test]
+    fn a_new_token_drops_the_backup() {
+        let (mut m, p, t0) = machine(3);
+        sent(&mut m, 1, p[1], 7, t0);
+        m.answered(7);
+        m.acknowledged(1, t0);
+        // The walk came back and ended here.
+        assert_eq!(m.stepped(None, t0 + ms(1)), None);
+        assert!(m.poll(t0 + RESUME * 2, all).is_empty());
+        assert_eq!(m.next_deadline(t0 + ms(1)), None);
+    }
+
+    #[test]
+    fn a_failed_request_retries_the_same_receiver_after_a_pause() {
+        let (mut m, p, t0) = machine(3);
+        sent(&mut m, 1, p[1], 7, t0);
+        assert!(!m.failed(9, t0 + ms(10)), "not the token's request");
+        assert!(m.failed(7, t0 + ms(10)));
+        assert_eq!(
+            m.next_deadline(t0 + ms(10)),
+            Some(t0 + ms(10) + RETRY_PAUSE)
+        );
+        assert!(m.poll(t0 + ms(10) + RETRY_PAUSE - ms(1), all).is_empty());
+        assert_eq!(
+            m.poll(t0 + ms(10) + RETRY_PAUSE, all),
+            vec![Action::Send { to: p[1], seq: 1 }]
+        );
+    }
+
+    #[test]
+    fn a_receiver_that_does_not_answer_in_time_is_down_and_the_token_rerouted() {
+        let (mut m, p, t0) = machine(3);
+        sent(&mut m, 1, p[1], 7, t0);
+        assert!(m.poll(t0 + HANDOFF - ms(1), all).is_empty());
+        assert_eq!(m.poll(t0 + HANDOFF, all), reroute_avoiding(&[p[1]]));
+        assert_eq!(m.handoff_timeouts(), 1);
+        // A late answer to the abandoned request is not the token's.
+        assert!(!m.answered(7));
+        // The next hand-off waits twice as long (a failure in a row), then four times.
+        let t = t0 + HANDOFF;
+        m.handing(Some((1, p[2])), t);
+        assert_eq!(m.poll(t, all), vec![Action::Send { to: p[2], seq: 1 }]);
+        m.sent(8);
+        assert_eq!(m.next_deadline(t), Some(t + HANDOFF * 2));
+        assert_eq!(
+            m.poll(t + HANDOFF * 2, all),
+            reroute_avoiding(&[p[1], p[2]])
+        );
+        m.handing(Some((1, p[1])), t + HANDOFF * 2);
+        assert_eq!(
+            m.poll(t + HANDOFF * 2, all),
+            vec![Action::Send { to: p[1], seq: 1 }]
+        );
+        m.sent(9);
+        assert!(m.poll(t + HANDOFF * 6 - ms(1), all).is_empty());
+        // An acknowledgement ends the series.
+        assert!(m.answered(9));
+        m.acknowledged(1, t + HANDOFF * 6 - ms(1));
+        m.released(1);
+        let t = t + HANDOFF * 6;
+        sent(&mut m, 4, p[2], 10, t);
+        assert_eq!(m.next_deadline(t), Some(t + HANDOFF));
+    }
+
+    #[test]
+    fn the_patience_doubles_up_to_eight_times_the_timeout() {
+        let (mut m, p, t0) = machine(3);
+        let mut t = t0;
+        for k in 0..5u32 {
+            sent(&mut m, 1, p[1], u64::from(k), t);
+            let patience = HANDOFF * (1 << k.min(3));
+            assert_eq!(m.next_deadline(t), Some(t + patience), "failure {k}");
+            t += patience;
+            assert!(matches!(m.poll(t, all)[..], [Action::Reroute { .. }]));
+            // Given another chance at once, for the test.
+            m.verified(p[1]);
+        }
+        assert_eq!(m.handoff_timeouts(), 5);
+    }
+
+    #[test]
+    fn each_reason_a_receiver_is_unreachable_reroutes_after_the_timeout() {
+        // Not connected: dialled (not more often than every DIAL_RECEIVER_EVERY), then given up.
+        let (mut m, p, t0) = machine(3);
+        m.closed(p[1], t0);
+        assert_eq!(m.stepped(Some((1, p[1])), t0), None);
+        assert_eq!(m.poll(t0, none), vec![Action::Dial(p[1])]);
+        assert_eq!(m.next_deadline(t0), Some(t0 + VERIFY_PAUSE));
+        assert!(m.poll(t0 + VERIFY_PAUSE, none).is_empty());
+        assert_eq!(
+            m.poll(t0 + DIAL_RECEIVER_EVERY, none),
+            vec![Action::Dial(p[1])]
+        );
+        // Closed at t0: down from t0 + HANDOFF, when the hand-off is overdue anyway.
+        assert_eq!(m.poll(t0 + HANDOFF, none), reroute_avoiding(&[p[1]]));
+        assert_eq!(m.unreachable.get(&p[1]), Some(&Unreachable::NotConnected));
+        // Connected but not verified: retried every VERIFY_PAUSE without a dial.
+        let (mut m, p, t0) = machine(3);
+        m.closed(p[1], t0);
+        m.stepped(Some((1, p[1])), t0);
+        assert!(m.poll(t0, all).is_empty());
+        assert_eq!(m.poll(t0 + HANDOFF, all), reroute_avoiding(&[p[1]]));
+        assert_eq!(m.unreachable.get(&p[1]), Some(&Unreachable::NotVerified));
+        // Verified again: no longer down, no longer unreachable.
+        assert!(m.verified(p[1]));
+        assert!(!m.is_down(&p[1], t0 + HANDOFF));
+        assert!(!m.verified(p[1]), "said once");
+    }
+
+    #[test]
+    fn a_refusal_makes_the_receiver_down_and_reroutes_at_once() {
+        let (mut m, p, t0) = machine(4);
+        sent(&mut m, 1, p[1], 7, t0);
+        assert!(m.answered(7));
+        assert_eq!(
+            m.refused(p[1], t0 + ms(2)),
+            reroute_avoiding(&[p[1]]).remove(0)
+        );
+        assert!(m.is_down(&p[1], t0 + ms(2)));
+        // No hand-off timeout was spent.
+        assert_eq!(m.handoff_timeouts(), 0);
+        m.handing(Some((1, p[2])), t0 + ms(2));
+        assert_eq!(
+            m.poll(t0 + ms(2), all),
+            vec![Action::Send { to: p[2], seq: 1 }]
+        );
+    }
+
+    #[test]
+    fn a_receiver_that_has_not_verified_us_is_retried_shortly() {
+        let (mut m, p, t0) = machine(3);
+        sent(&mut m, 1, p[1], 7, t0);
+        assert!(m.answered(7));
+        m.not_verified(t0 + ms(1));
+        assert_eq!(m.next_deadline(t0 + ms(1)), Some(t0 + ms(1) + VERIFY_PAUSE));
+        assert_eq!(
+            m.poll(t0 + ms(1) + VERIFY_PAUSE, all),
+            vec![Action::Send { to: p[1], seq: 1 }]
+        );
+    }
+
+    #[test]
+    fn a_token_the_walk_has_passed_is_dropped() {
+        let (mut m, p, t0) = machine(3);
+        sent(&mut m, 1, p[1], 7, t0);
+        assert!(m.answered(7));
+        m.superseded(1, t0);
+        assert!(m.poll(t0 + HANDOFF * 10, all).is_empty());
+        assert_eq!(m.next_deadline(t0), None);
+        // A refusal naming another token than the one held hands the held one over anew.
+        sent(&mut m, 3, p[1], 8, t0);
+        m.answered(8);
+        m.superseded(2, t0 + ms(1));
+        assert_eq!(
+            m.poll(t0 + ms(1), all),
+            vec![Action::Send { to: p[1], seq: 3 }]
+        );
+    }
+
+    #[test]
+    fn a_member_with_another_run_file_is_rerouted_at_once_and_avoided() {
+        let (mut m, p, t0) = machine(3);
+        assert!(m.mismatched(p[1]));
+        assert!(!m.mismatched(p[1]), "said once");
+        assert!(!m.is_verified(&p[1]));
+        m.stepped(Some((1, p[1])), t0);
+        assert_eq!(m.poll(t0, all), reroute_avoiding(&[p[1]]));
+        assert_eq!(m.unreachable.get(&p[1]), Some(&Unreachable::OtherRun));
+        assert_eq!(m.handoff_timeouts(), 0, "no time was spent on it");
+        // Same run file after all (a restart with the right file).
+        m.matched(&p[1]);
+        assert!(m.mismatched_peers().is_empty());
+    }
+
+    #[test]
+    fn a_closed_connection_is_down_only_after_the_handoff_timeout() {
+        let (mut m, p, t0) = machine(3);
+        m.closed(p[1], t0);
+        assert!(!m.is_verified(&p[1]));
+        assert!(!m.is_down(&p[1], t0 + HANDOFF - ms(1)));
+        assert!(m.is_down(&p[1], t0 + HANDOFF));
+        // The change is a deadline.
+        assert_eq!(m.next_deadline(t0), Some(t0 + HANDOFF));
+        // Back within the timeout: never down.
+        let (mut m, p, t0) = machine(3);
+        m.closed(p[1], t0);
+        m.verified(p[1]);
+        assert!(!m.is_down(&p[1], t0 + HANDOFF));
+        // A token drawn for it meanwhile waits for it (the walk's path is kept).
+        m.closed(p[1], t0);
+        assert_eq!(m.stepped(Some((1, p[1])), t0 + ms(1)), None);
+        m.verified(p[1]);
+        assert_eq!(
+            m.poll(t0 + ms(2), all),
+            vec![Action::Send { to: p[1], seq: 1 }]
+        );
+    }
+
+    #[test]
+    fn a_member_down_is_avoided_by_every_draw() {
+        let (mut m, p, t0) = machine(4);
+        m.closed(p[1], t0);
+        let t = t0 + HANDOFF;
+        // Drawn while down: redrawn at once, avoiding it.
+        assert_eq!(
+            m.stepped(Some((1, p[1])), t),
+            reroute_avoiding(&[p[1]]).pop()
+        );
+        // Drawn again anyway (every neighbour down): never sent, so not waited for.
+        m.handing(Some((1, p[1])), t);
+        assert_eq!(m.poll(t, none), reroute_avoiding(&[p[1]]));
+        assert_eq!(m.handoff_timeouts(), 0);
+        // Drawn once more: after a failure in a row, it is given the hand-off timeout (twice).
+        m.handing(Some((1, p[1])), t);
+        assert_eq!(m.poll(t, none), vec![Action::Dial(p[1])]);
+        assert!(!rerouted(&m.poll(t + HANDOFF * 2 - ms(1), none)));
+        assert!(rerouted(&m.poll(t + HANDOFF * 2, none)));
+    }
+
+    #[test]
+    fn a_dial_failure_counts_only_after_the_startup_grace() {
+        let (mut m, p, t0) = machine(3);
+        m.closed(p[1], t0);
+        m.dial_failed(p[2], t0 + ms(10));
+        assert!(!m.is_down(&p[2], t0 + ms(10)));
+        m.dial_failed(p[2], t0 + HANDOFF + ms(1));
+        m.closed(p[2], t0 + HANDOFF + ms(1));
+        assert!(m.is_down(&p[2], t0 + HANDOFF + ms(1)));
+        // Down and not connected: until it verifies, not only for AVOID_FOR.
+        assert!(m.is_down(&p[2], t0 + HANDOFF + AVOID_FOR * 2));
+    }
+
+    #[test]
+    fn the_last_hop_is_waited_for_once_it_may_have_been_delivered() {
+        let (mut m, p, t0) = machine(3);
+        sent(&mut m, STEPS - 1, p[1], 7, t0);
+        // The hand-off timeout passes: the receiver may have made the last step.
+        assert!(m.poll(t0 + HANDOFF, all).is_empty());
+        assert!(!m.is_down(&p[1], t0 + HANDOFF));
+        assert_eq!(m.handoff_timeouts(), 0);
+        // The request failed: the same receiver is retried, and waited for again.
+        assert!(m.failed(7, t0 + HANDOFF + ms(1)));
+        assert_eq!(
+            m.poll(t0 + HANDOFF + RETRY_PAUSE * 2, all),
+            vec![Action::Send {
+                to: p[1],
+                seq: STEPS - 1
+            }]
+        );
+        m.sent(8);
+        assert!(m.poll(t0 + HANDOFF * 2, all).is_empty());
+        assert_eq!(m.next_deadline(t0 + HANDOFF * 2), Some(t0 + HANDOFF * 3));
+    }
+
+    #[test]
+    fn the_last_hop_never_sent_is_rerouted() {
+        let (mut m, p, t0) = machine(3);
+        m.closed(p[1], t0);
+        m.stepped(Some((STEPS - 1, p[1])), t0);
+        assert_eq!(m.poll(t0, none), vec![Action::Dial(p[1])]);
+        assert_eq!(m.poll(t0 + HANDOFF, none), reroute_avoiding(&[p[1]]));
+    }
+
+    #[test]
+    fn a_token_from_before_a_restart_may_be_held_by_its_receiver() {
+        // The last hop, resumed after a crash: its receiver may have it, so it is waited for.
+        let (mut m, p, t0) = machine(3);
+        m.closed(p[1], t0);
+        m.restarted(STEPS - 1, p[1], t0);
+        assert_eq!(m.poll(t0, none), vec![Action::Dial(p[1])]);
+        assert!(!rerouted(&m.poll(t0 + HANDOFF * 3, none)));
+        assert!(!rerouted(&m.poll(t0 + HANDOFF * 9, none)));
+        // Another hop resumed after a crash: the receiver gets the hand-off timeout, then the
+        // token goes elsewhere.
+        let (mut m, p, t0) = machine(3);
+        m.restarted(4, p[1], t0);
+        assert_eq!(m.poll(t0, all), vec![Action::Send { to: p[1], seq: 4 }]);
+        m.sent(1);
+        assert_eq!(m.poll(t0 + HANDOFF, all), reroute_avoiding(&[p[1]]));
+    }
+
+    #[test]
+    fn nothing_held_means_nothing_to_do() {
+        let (mut m, p, t0) = machine(3);
+        assert!(m.poll(t0 + HANDOFF * 100, all).is_empty());
+        m.acknowledged(1, t0);
+        m.superseded(1, t0);
+        m.not_verified(t0);
+        assert!(!m.failed(1, t0));
+        assert!(m.poll(t0 + RESUME * 2, all).is_empty());
+        sent(&mut m, 1, p[1], 7, t0);
+        m.finished();
+        assert!(m.poll(t0 + HANDOFF * 100, all).is_empty());
+        assert_eq!(m.next_deadline(t0), None);
+    }
+}

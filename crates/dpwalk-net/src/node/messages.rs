@@ -1,0 +1,290 @@
+//! The node's answers to its peers' messages (hello, token, final model, release) and its
+//! handling of their answers to its own: each feeds custody ([`crate::custody`]) or the
+//! publication.
+
+use std::time::Instant;
+
+use libp2p::PeerId;
+use libp2p::request_response::{self, OutboundRequestId, ResponseChannel};
+
+use super::{Node, NodeError, member_name};
+use crate::codec::{self, Hello, Message, Rejection};
+use crate::learner::Outcome;
+
+impl Node<'_> {
+    pub(super) fn on_token_event(
+        &mut self,
+        event: request_response::Event<Message, Message>,
+    ) -> Result<(), NodeError> {
+        match event {
+            request_response::Event::Message { peer, message, .. } => match message {
+                request_response::Message::Request {
+                    request, channel, ..
+                } => self.on_request(peer, request, channel)?,
+                request_response::Message::Response {
+                    request_id,
+                    response,
+                } => self.on_response(peer, request_id, response)?,
+            },
+            request_response::Event::OutboundFailure {
+                peer,
+                request_id,
+                error,
+                ..
+            } => {
+                if let Some(p) = self.publish.as_mut() {
+                    p.answered(&request_id, false);
+                }
+                if self.custody.failed(request_id, Instant::now()) {
+                    tracing::debug!(peer = %peer, error = %error, "token hand-over failed; retrying");
+                }
+            }
+            request_response::Event::InboundFailure { peer, error, .. } => {
+                tracing::warn!(peer = %peer, error = %error, "inbound message rejected");
+            }
+            request_response::Event::ResponseSent { .. } => {}
+        }
+        Ok(())
+    }
+
+    pub(super) fn respond(&mut self, channel: ResponseChannel<Message>, message: Message) {
+        if self
+            .swarm
+            .behaviour_mut()
+            .token
+            .send_response(channel, message)
+            .is_err()
+        {
+            tracing::debug!("the requester went away before our answer");
+        }
+    }
+
+    pub(super) fn refuse(
+        &mut self,
+        peer: PeerId,
+        channel: ResponseChannel<Message>,
+        why: Rejection,
+    ) {
+        tracing::warn!(peer = %peer, reason = %why, "refused a message");
+        self.respond(channel, Message::Refused(why));
+    }
+
+    pub(super) fn on_request(
+        &mut self,
+        peer: PeerId,
+        request: Message,
+        channel: ResponseChannel<Message>,
+    ) -> Result<(), NodeError> {
+        let run_id = self.run.run_id().to_string();
+        match request {
+            Message::Hello(hello) => self.on_hello(peer, hello, channel),
+            Message::Token(token) => {
+                let ctx = self.run.context(self.learner.state().last_seq);
+                if let Err(why) = codec::validate(&peer, &token, &ctx) {
+                    if matches!(why, Rejection::Replay { .. })
+                        && Some(token.seq) == self.learner.state().last_seq
+                    {
+                        // This node already took this very step: acknowledge again.
+                        self.respond(
+                            channel,
+                            Message::Ack {
+                                run_id,
+                                seq: token.seq,
+                            },
+                        );
+                    } else {
+                        self.refuse(peer, channel, why);
+                    }
+                    return Ok(());
+                }
+                if self.leaving.is_some() || self.learner.state().final_model.is_some() {
+                    self.respond(channel, Message::Refused(Rejection::Leaving));
+                    // A token after the end is a branch of the walk that has not heard of it.
+                    self.publish_to(peer);
+                    return Ok(());
+                }
+                if !self.custody.is_verified(&peer) {
+                    self.respond(channel, Message::Refused(Rejection::NotVerified));
+                    return Ok(());
+                }
+                let seq = token.seq;
+                // One line per hop at debug level: `scripts/hop-latency` measures hops from them.
+                tracing::debug!(seq, "took the token");
+                let outcome = self.learner.receive(token, Some(peer))?;
+                if matches!(outcome, Outcome::Final(_)) {
+                    crate::fault::after_last_step();
+                }
+                self.record_hop();
+                self.respond(channel, Message::Ack { run_id, seq });
+                self.after_step(outcome)?;
+            }
+            Message::FinalModel(model) => {
+                let ctx = self.run.context(self.learner.state().last_seq);
+                let maker = match codec::validate_final(&peer, &model, &ctx) {
+                    Ok(maker) => maker,
+                    Err(why) => {
+                        self.refuse(peer, channel, why);
+                        return Ok(());
+                    }
+                };
+                if !self.custody.is_verified(&peer) {
+                    // Only a member that showed it runs our run file may hand us the result.
+                    self.respond(channel, Message::Refused(Rejection::NotVerified));
+                    return Ok(());
+                }
+                let seq = model.seq;
+                self.respond(channel, Message::Ack { run_id, seq });
+                self.on_final(peer, maker, model)?;
+            }
+            Message::Released { run_id: rid, seq } => {
+                if rid == run_id && self.member_index(&peer).is_some() {
+                    self.learner.released(seq);
+                    self.custody.released(seq);
+                }
+                self.respond(channel, Message::Ack { run_id, seq });
+            }
+            other => {
+                tracing::warn!(peer = %peer, message = ?std::mem::discriminant(&other), "a response sent as a request; ignored");
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn on_hello(
+        &mut self,
+        peer: PeerId,
+        hello: Hello,
+        channel: ResponseChannel<Message>,
+    ) {
+        if self.member_index(&peer).is_none() {
+            self.refuse(
+                peer,
+                channel,
+                Rejection::NotMember {
+                    peer: peer.to_base58(),
+                },
+            );
+            return;
+        }
+        match self.compare(&peer, &hello) {
+            Ok(()) => {
+                self.on_verified(peer);
+                let mine = Message::Welcome(self.hello());
+                self.respond(channel, mine);
+            }
+            Err(differences) => self.respond(
+                channel,
+                Message::Refused(Rejection::RunMismatch { differences }),
+            ),
+        }
+    }
+
+    /// Checks a peer's run against ours; on a mismatch, logs (once per connection) each key that
+    /// differs with both values, and returns them as the peer should read them (its values
+    /// "here", ours "in member <our index>'s").
+    pub(super) fn compare(&mut self, peer: &PeerId, hello: &Hello) -> Result<(), Vec<String>> {
+        if hello.run_hash == self.run.hash().0 {
+            self.custody.matched(peer);
+            return Ok(());
+        }
+        let differences = self.run.diff_text(&hello.run);
+        let theirs = member_name(self.member_index(peer));
+        if self.custody.mismatched(*peer) {
+            let described: Vec<String> = differences
+                .iter()
+                .map(|d| d.describe(&format!("{theirs}'s")))
+                .collect();
+            tracing::error!(
+                "{theirs} ({peer}) runs another run file, so no token will go to or come from it: {}. Every member must use the same run file",
+                described.join("; ")
+            );
+        }
+        let me = member_name(Some(self.learner.index()));
+        Err(differences
+            .iter()
+            .map(|d| d.swapped().describe(&format!("{me}'s")))
+            .collect())
+    }
+
+    pub(super) fn on_response(
+        &mut self,
+        peer: PeerId,
+        request_id: OutboundRequestId,
+        response: Message,
+    ) -> Result<(), NodeError> {
+        let is_token = self.custody.answered(request_id);
+        let acknowledged = matches!(response, Message::Ack { .. });
+        if let Some(p) = self.publish.as_mut()
+            && p.answered(&request_id, acknowledged).is_some()
+        {
+            return self.on_publish_answer(peer, response);
+        }
+        match response {
+            Message::Welcome(hello) if self.compare(&peer, &hello).is_ok() => {
+                self.on_verified(peer);
+            }
+            Message::Ack { seq, .. } if is_token => {
+                self.custody.acknowledged(seq, Instant::now());
+                if let Some((predecessor, given)) = self.learner.acknowledged(seq) {
+                    let released = Message::Released {
+                        run_id: self.run.run_id().to_string(),
+                        seq: given,
+                    };
+                    self.send(&predecessor, released);
+                }
+            }
+            Message::Refused(why) => self.on_refused(peer, is_token, why)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    pub(super) fn on_refused(
+        &mut self,
+        peer: PeerId,
+        is_token: bool,
+        why: Rejection,
+    ) -> Result<(), NodeError> {
+        match why {
+            Rejection::RunMismatch { differences } => {
+                // Our own comparison of its hello usually said it already, with the same keys.
+                if self.custody.mismatched(peer) {
+                    tracing::error!(
+                        "{} ({peer}) refused our run file: {}. Every member must use the same run file",
+                        member_name(self.member_index(&peer)),
+                        differences.join("; ")
+                    );
+                }
+            }
+            Rejection::NotVerified if is_token => {
+                self.custody.not_verified(Instant::now());
+                // Say hello again in case the first one was lost.
+                let hello = Message::Hello(self.hello());
+                self.send(&peer, hello);
+            }
+            Rejection::Replay { seq, .. } if is_token => {
+                tracing::info!(peer = %peer, seq, "the walk has passed our token: dropping it");
+                self.learner.superseded(seq);
+                self.custody.superseded(seq, Instant::now());
+            }
+            other if is_token => {
+                tracing::warn!(peer = %peer, reason = %other, "token refused: re-routing");
+                let now = Instant::now();
+                let reroute = self.custody.refused(peer, now);
+                self.perform(reroute, now)?;
+            }
+            other => tracing::warn!(peer = %peer, reason = %other, "message refused"),
+        }
+        Ok(())
+    }
+
+    /// `peer` runs our run file: tokens may go to it.
+    pub(super) fn on_verified(&mut self, peer: PeerId) {
+        if self.custody.verified(peer) {
+            tracing::info!(
+                "{} is reachable again and runs our run file",
+                member_name(self.member_index(&peer))
+            );
+        }
+    }
+}

@@ -1,0 +1,687 @@
+//! The daemon: one node of a run, from `node.toml` to `final_model.json`.
+//!
+//! [`run`] loads the run file, the identity and the node's data, opens its durable state
+//! ([`crate::learner`]), starts the swarm ([`crate::behaviour`]) and the status endpoint, and runs
+//! the event loop until the final model is written (or the node is told to stop).
+//!
+//! # Layout
+//! This module is the event loop: it turns swarm events into custody events and custody's
+//! actions into swarm calls. Around it: `setup` (what is loaded and checked before any socket
+//! opens, and [`NodeError`]), `messages` (answers to peers' messages and to ours),
+//! `publishing` (the final model), `report` (status and the log of members awaited).
+//!
+//! # Custody (DESIGN.md, "The daemon")
+//! The rules below are kept by [`crate::custody`]'s state machine, without I/O and tested on each
+//! transition; this loop feeds it the swarm's events and performs its actions. The loop sleeps
+//! until the earliest deadline of custody, of the publication and of the housekeeping (no
+//! polling period), or until the swarm has an event.
+//! - A received token is validated ([`crate::codec::validate`]), stepped and committed, *then*
+//!   acknowledged: an acknowledgement means "durably taken over".
+//! - The outgoing token stays in custody until acknowledged. A transient failure (no connection,
+//!   timeout, a peer that has not verified us yet) retries the same receiver for `handoff` ms,
+//!   since it may be restarting with the token already taken; after that the peer is avoided for a
+//!   while and the token is re-routed by a fresh draw of the walk.
+//! - Acknowledged, the token is kept as a backup until the receiver reports, with
+//!   [`Message::Released`], that its own successor acknowledged; if that does not come within
+//!   `resume` ms, the receiver is presumed gone and the backup resumes the walk elsewhere.
+//! - Members known to be down (their connection closed, a dial failed, or a hand-off to them
+//!   timed out) are avoided by every draw of the next hop, not only by re-routes, until they
+//!   verify again: one member down costs one hand-off timeout at most, not one per draw. The
+//!   next hop is then uniform over the neighbours not known down; the figures a node prints are
+//!   of the local view, which does not depend on the walk's path (README, "Measuring privacy").
+//! - The last step is never made twice by this node's doing: once the token of step `K − 1`
+//!   may have reached its receiver, that receiver is waited for, not replaced, and a backup of
+//!   that token is never resumed (see [`crate::publish`]).
+//! - Duplicates are suppressed by `(run_id, seq)`: a token with the seq this node last handled is
+//!   acknowledged again without a step, an older one is refused as a replay, which tells its sender
+//!   the walk has passed it.
+//! - At `seq = K` the holder seals and publishes the final model ([`crate::publish`]); each member
+//!   that receives it from a verified member, with a seal that verifies, writes
+//!   `final_model.json`.
+//! - SIGINT/SIGTERM: new tokens are refused (senders re-route), the outgoing token is handed on,
+//!   then the node exits.
+//!
+//! # Connections (issue 10, item 3)
+//! Every dial names the addresses of the node's own [`AddressBook`] (libp2p's cache of peer
+//! addresses holds 100 peers and forgets an address after one failed dial). A token only ever
+//! goes to a topology neighbour, and the run files are compared (hello) only before a token
+//! crosses a connection, so a node dials **up to `EAGER_MAX` (16) neighbours eagerly**: at start,
+//! and every `REDIAL_EVERY` (2 s) those not connected (`eager_neighbours`). Any other member is
+//! dialled **on demand**: a neighbour when the token goes to it (the hand-off waits for the
+//! connection and the hello like for a member still starting), any member when a message goes to
+//! it (the final model at the end, to every member; a `Released` to a predecessor), always at the
+//! book's addresses (`send_request_with_addresses`).
+//!
+//! Why not all neighbours: measured with 256 members on a complete graph on one 2-core machine
+//! (BENCHMARKS.md, "Scale"), what costs is holding a connection to every neighbour, not the
+//! redial loop as such (a redial skips members connected or being dialled, so once they are
+//! connected it does nothing). All 32,640 connections (Noise handshakes, a hello naming 256
+//! members each way, identify, ping; about 50 MB per node) let a 1,000-hop walk make 433 hops in
+//! 500 s, with 12.9 GB resident in all; with 16 per node the same walk ended in 38 s, with 4.0 GB. A walk of K hops uses at most K
+//! edges, and an on-demand connection costs its hop a handshake (a few milliseconds).
+//!
+//! Not done yet: a connection made on demand stays open like any other (libp2p's idle timeout of
+//! an hour, see [`crate::behaviour`]), so a walk much longer than the number of members on a dense
+//! graph accumulates connections towards every neighbour again, within the connection limits.
+
+mod messages;
+mod publishing;
+mod report;
+mod setup;
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use dpwalk_privacy::ledger::Budget;
+use futures::StreamExt;
+use libp2p::request_response::OutboundRequestId;
+use libp2p::swarm::{DialError, ListenError, SwarmEvent};
+use libp2p::{Multiaddr, PeerId, Swarm, allow_block_list, identify, kad, mdns};
+
+pub use setup::NodeError;
+use setup::{address_book, data_origin, eager_neighbours, listen_failure, load};
+
+use crate::addresses::AddressBook;
+use crate::behaviour::{self, Behaviour, BehaviourEvent};
+use crate::codec::{Hello, Message};
+use crate::config::NodeConfig;
+use crate::custody::{self, Action, Machine};
+use crate::learner::{Learner, LearnerError, Outcome, node_problem};
+use crate::limits::{Limits, Refusals, Refused};
+use crate::publish::Publish;
+use crate::run::Run;
+use crate::status::SharedStatus;
+
+/// How often neighbours that are not connected are dialled again.
+const REDIAL_EVERY: Duration = Duration::from_secs(2);
+/// How often the status snapshot is refreshed; the slower housekeeping (redials, the ledger's
+/// flush, the report of members awaited) is checked at the same turns.
+const STATUS_EVERY: Duration = Duration::from_millis(200);
+/// The shortest sleep of the event loop: a deadline already past (one whose condition holds only
+/// strictly after it) is looked at again a millisecond later, not in a busy loop.
+const MIN_SLEEP: Duration = Duration::from_millis(1);
+/// How many times in one turn custody is polled again after acting: a re-routed or resumed token
+/// is sent in the same turn. Each re-route of an overdue hand-off counts as a failure, which
+/// makes the next wait long, so two rounds are all that is ever needed.
+const CUSTODY_ROUNDS: usize = 3;
+/// How often the ledger's file is flushed while the node does not hold the token: rarely, since
+/// every flush competes for the disk with the holder's commit (see `crate::learner`).
+const LEDGER_FLUSH_EVERY: Duration = Duration::from_secs(1);
+
+/// What a node did, returned when it stops.
+#[derive(Debug, Clone)]
+pub struct NodeReport {
+    /// Whether the final model was written.
+    pub finished: bool,
+    /// Contributions made.
+    pub contributions: u64,
+    /// Hand-offs given up after the hand-off timeout (the receiver did not take the token in
+    /// time); a member down costs at most one, not one per draw of it.
+    pub handoff_timeouts: u64,
+}
+
+/// Runs a node until the final model is written or `stop` resolves (then hands the token on
+/// first). The future borrows nothing: block on it from the binary.
+pub async fn run(
+    config: NodeConfig,
+    stop: impl Future<Output = ()>,
+) -> Result<NodeReport, NodeError> {
+    let loaded = load(&config)?;
+    let features = loaded.data.n_features;
+    let problem = node_problem(&loaded.run, loaded.index, loaded.data)?;
+    if problem.dim() != loaded.run.dimension() {
+        let per_class = match loaded.run.loss() {
+            dpwalk_core::problem::Loss::Multinomial { classes } => {
+                format!(" ({classes} classes × {features} features)")
+            }
+            _ => String::new(),
+        };
+        return Err(NodeError::Dimension {
+            run_file: config.resolve(&config.run),
+            run_dimension: loaded.run.dimension(),
+            data: data_origin(&config),
+            features,
+            data_dimension: problem.dim(),
+            per_class,
+        });
+    }
+    let prox = problem.local_prox(loaded.params.gamma())?;
+    let own = config
+        .budget
+        .map(|b| Budget::new(b.epsilon, b.delta))
+        .transpose()
+        .map_err(LearnerError::from)?;
+    let budgets: Vec<Budget> = loaded.run_budget.into_iter().chain(own).collect();
+    let state_dir = config.resolve(&config.state_dir);
+    let learner = Learner::open(
+        &loaded.run,
+        loaded.index,
+        &loaded.keypair,
+        &problem,
+        &prox,
+        loaded.params,
+        &state_dir,
+        &budgets,
+    )?;
+    let learner = match config.eval_every {
+        Some(every) => learner.with_evals(every, &state_dir)?,
+        None => learner,
+    };
+    let me = loaded.keypair.public().to_peer_id();
+    let (book, bootstrap) = address_book(&loaded.run, me, &config.bootstrap);
+    let descriptors = crate::limits::raise_descriptor_limit();
+    let limits = Limits::for_peers(book.len(), descriptors.now);
+    tracing::debug!(
+        ?descriptors,
+        ?limits,
+        "descriptor limit and connection limits"
+    );
+    if limits.lowered {
+        tracing::warn!(
+            "this process may open {} descriptors (RLIMIT_NOFILE), but a run of {} members wants {}: connections are limited to {} established and {} pending each way; raise the limit (`ulimit -n {}` before starting the node) if members cannot connect",
+            descriptors.now.unwrap_or_default(),
+            loaded.run.members().len(),
+            limits.needed,
+            limits.established,
+            limits.pending_incoming,
+            limits.needed
+        );
+    }
+    let swarm = behaviour::build(
+        loaded.keypair,
+        config.mdns,
+        !bootstrap.is_empty(),
+        config.timeouts.request(),
+        book.peers(),
+        &limits,
+    )?;
+    let neighbours = eager_neighbours(&loaded.run, loaded.index);
+    let status = SharedStatus::default();
+    let mut node = Node {
+        run: &loaded.run,
+        me,
+        swarm,
+        learner,
+        config: &config,
+        state_dir,
+        status: status.clone(),
+        book,
+        bootstrap,
+        neighbours,
+        refusals: Refusals::default(),
+        hello: Hello {
+            run_hash: loaded.run.hash().0,
+            run: loaded.run.canonical_toml(),
+        },
+        custody: Machine::new(
+            custody::Config {
+                handoff: config.timeouts.handoff(),
+                resume: config.timeouts.resume(),
+                steps: loaded.run.steps(),
+                members: loaded.run.members().iter().map(|m| m.peer).collect(),
+            },
+            Instant::now(),
+        ),
+        publish: None,
+        finished_at: None,
+        leaving: None,
+        hops: VecDeque::new(),
+        last_redial: None,
+        ledger_flushed: Instant::now(),
+        listen: Vec::new(),
+        last_status: None,
+        waiting: None,
+        started: Instant::now(),
+    };
+    node.start()?;
+    let endpoint = match &config.status {
+        Some(addr) => {
+            let (bound, serve) = crate::status::bind(addr, status).await?;
+            tracing::info!(%bound, "status endpoint: GET /status, GET /metrics");
+            if !bound.ip().is_loopback() {
+                tracing::warn!(
+                    "the status endpoint listens on {bound}, not on loopback: anyone who can reach that address can read this node's privacy spending (local epsilon against its budget) and its step counts; set `status = \"127.0.0.1:{}\"` in node.toml unless that is what you want",
+                    bound.port()
+                );
+            }
+            Some(serve)
+        }
+        None => None,
+    };
+    let serve = async {
+        match endpoint {
+            Some(serve) => serve.await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        result = node.event_loop(stop) => result,
+        () = serve => unreachable_serve(),
+    }
+}
+
+/// `member 3`, or `a non-member` for a peer that is not in the run.
+pub(crate) fn member_name(index: Option<usize>) -> String {
+    index.map_or_else(|| "a non-member".into(), |i| format!("member {i}"))
+}
+
+/// The endpoint's accept loop never ends; typed so that `select!` needs no panic.
+fn unreachable_serve() -> Result<NodeReport, NodeError> {
+    Err(NodeError::Unsupported("the status endpoint stopped".into()))
+}
+
+struct Node<'a> {
+    run: &'a Run,
+    me: PeerId,
+    swarm: Swarm<Behaviour>,
+    learner: Learner<'a>,
+    config: &'a NodeConfig,
+    state_dir: PathBuf,
+    status: SharedStatus,
+    /// Where members and bootstrap peers are dialled.
+    book: AddressBook,
+    /// The bootstrap peers of `node.toml`, for Kademlia.
+    bootstrap: Vec<(PeerId, Multiaddr)>,
+    /// The topology neighbours this node dials eagerly ([`eager_neighbours`]).
+    neighbours: Vec<PeerId>,
+    /// Connections refused (strangers, limits), for the log.
+    refusals: Refusals,
+    /// Our hello (the run's canonical form, serialized once: it names every member).
+    hello: Hello,
+    /// Custody of the token, and which members are verified, mismatched or down.
+    custody: Machine<OutboundRequestId>,
+    publish: Option<Publish<OutboundRequestId>>,
+    finished_at: Option<Instant>,
+    leaving: Option<Instant>,
+    hops: VecDeque<Instant>,
+    last_redial: Option<Instant>,
+    /// When the ledger's file was last flushed.
+    ledger_flushed: Instant,
+    listen: Vec<String>,
+    last_status: Option<Instant>,
+    /// The members last reported as awaited, and when.
+    waiting: Option<(Vec<usize>, Instant)>,
+    /// When the node started.
+    started: Instant,
+}
+
+impl Node<'_> {
+    fn hello(&self) -> Hello {
+        self.hello.clone()
+    }
+
+    fn member_index(&self, peer: &PeerId) -> Option<usize> {
+        self.run.index_of(peer)
+    }
+
+    /// Sends `message` to `peer`, dialling it at the address book's addresses if it is not
+    /// connected.
+    fn send(&mut self, peer: &PeerId, message: Message) -> OutboundRequestId {
+        let addresses = self.book.addresses(peer);
+        self.swarm
+            .behaviour_mut()
+            .token
+            .send_request_with_addresses(peer, message, addresses)
+    }
+
+    /// Dials `peer` at the address book's addresses, unless it is connected or being dialled.
+    fn dial(&mut self, peer: PeerId) {
+        // An error says only that it is connected or being dialled already, or that no address
+        // is known (then mDNS, identify or Kademlia may find one; the next redial uses it).
+        if let Err(e) = self.swarm.dial(self.book.dial_opts(peer)) {
+            tracing::trace!(%peer, error = %e, "not dialled");
+        }
+    }
+
+    /// Listens, bootstraps Kademlia; restarts whatever the durable state says is pending (the
+    /// first turn dials the neighbours).
+    fn start(&mut self) -> Result<(), NodeError> {
+        for addr in &self.config.listen {
+            let ma: Multiaddr = addr.parse().map_err(|e| NodeError::Listen {
+                addr: addr.clone(),
+                message: format!("not a multiaddr: {e}"),
+            })?;
+            self.swarm
+                .listen_on(ma.clone())
+                .map_err(|e| NodeError::Listen {
+                    addr: addr.clone(),
+                    message: listen_failure(&ma, &e),
+                })?;
+        }
+        if let Some(kad) = self.swarm.behaviour_mut().kad.as_mut() {
+            for (peer, ma) in &self.bootstrap {
+                kad.add_address(peer, ma.clone());
+            }
+            if let Err(e) = kad.bootstrap() {
+                tracing::warn!(error = %e, "Kademlia bootstrap failed");
+            }
+        }
+        let s = self.learner.state();
+        if let Some(c) = &s.outgoing {
+            self.custody.restarted(c.token.seq, c.to, Instant::now());
+        }
+        tracing::info!(
+            run = self.run.run_id(),
+            hash = %self.run.hash(),
+            index = self.learner.index(),
+            peer = %self.me,
+            last_seq = %s.last_seq.map_or_else(|| "none".into(), |q| q.to_string()),
+            contributions = s.contributions,
+            "node started"
+        );
+        if let Some(warning) = self.learner.quality().noise_warning() {
+            tracing::warn!("{warning}");
+        }
+        if let Some(model) = s.final_model.clone() {
+            // The run was over before a restart: write the file again; members that lack the
+            // model get it when they connect (see `on_swarm_event`).
+            self.write_final(&model)?;
+        } else if self.learner.starts_walk() {
+            let token = self.learner.initial_token();
+            tracing::info!("this node starts the walk");
+            let outcome = self.learner.receive(token, None)?;
+            self.after_step(outcome)?;
+        }
+        Ok(())
+    }
+
+    async fn event_loop(
+        &mut self,
+        stop: impl Future<Output = ()>,
+    ) -> Result<NodeReport, NodeError> {
+        let mut stop = std::pin::pin!(stop);
+        let mut stopping = false;
+        loop {
+            let now = Instant::now();
+            let wake = self.next_deadline(now).max(now + MIN_SLEEP);
+            tokio::select! {
+                event = self.swarm.select_next_some() => self.on_swarm_event(event)?,
+                () = tokio::time::sleep_until(wake.into()) => {}
+                () = &mut stop, if !stopping => {
+                    stopping = true;
+                    tracing::info!("stop requested: refusing new tokens, handing on the one held");
+                    self.leaving = Some(Instant::now());
+                }
+            }
+            self.redial();
+            self.drive_custody()?;
+            self.publish_step();
+            self.flush_ledger_when_idle()?;
+            if self.learner.state().outgoing.is_none() {
+                self.write_evals();
+            }
+            self.refresh_status();
+            self.report_waiting();
+            self.refusals.summarize(false);
+            if let Some(report) = self.done() {
+                self.refusals.summarize(true);
+                self.learner.flush_ledger()?;
+                self.write_evals();
+                return Ok(report);
+            }
+        }
+    }
+
+    /// When the event loop wakes without an event: the earliest deadline of custody, of the
+    /// publication, of the end (the linger, or the hand-on when leaving) and of the periodic
+    /// housekeeping (see [`STATUS_EVERY`]).
+    fn next_deadline(&self, now: Instant) -> Instant {
+        let leave = self
+            .leaving
+            .map(|since| since + self.config.timeouts.handoff() * 2);
+        let linger = self
+            .finished_at
+            .map(|at| at + self.config.timeouts.linger());
+        let redial = self.last_redial.map(|t| t + REDIAL_EVERY);
+        let status = self.last_status.map_or(now, |t| t + STATUS_EVERY);
+        [
+            self.custody.next_deadline(now),
+            self.publish.as_ref().and_then(|p| p.next_deadline(now)),
+            leave,
+            linger,
+            redial,
+        ]
+        .into_iter()
+        .flatten()
+        .fold(status, Instant::min)
+    }
+
+    /// Flushes the ledger every [`LEDGER_FLUSH_EVERY`] while the token is elsewhere.
+    fn flush_ledger_when_idle(&mut self) -> Result<(), NodeError> {
+        if self.learner.state().outgoing.is_none()
+            && self.ledger_flushed.elapsed() >= LEDGER_FLUSH_EVERY
+        {
+            self.ledger_flushed = Instant::now();
+            self.learner.flush_ledger()?;
+        }
+        Ok(())
+    }
+
+    /// Appends the models recorded on the way (off the token's path: once it is handed on). A
+    /// failure loses those evaluation points only, and is said once per failure.
+    fn write_evals(&mut self) {
+        if let Err(e) = self.learner.write_evals() {
+            tracing::warn!(error = %e, "could not record the model of an evaluation point; the swarm's metrics will lack it");
+        }
+    }
+
+    /// Whether the node may exit now.
+    fn done(&self) -> Option<NodeReport> {
+        let report = || NodeReport {
+            finished: self.learner.state().final_model.is_some(),
+            contributions: self.learner.state().contributions,
+            handoff_timeouts: self.custody.handoff_timeouts(),
+        };
+        if let Some(since) = self.leaving {
+            let handed = self.learner.state().outgoing.is_none();
+            if handed || since.elapsed() > self.config.timeouts.handoff() * 2 {
+                if !handed {
+                    tracing::warn!(
+                        "leaving with the token still in custody: it resumes on restart"
+                    );
+                }
+                return Some(report());
+            }
+        }
+        let finished = self.finished_at?;
+        let now = Instant::now();
+        let published = self
+            .publish
+            .as_ref()
+            .is_none_or(|p| p.settled(now, |peer| self.custody.is_down(peer, now)));
+        (published && finished.elapsed() >= self.config.timeouts.linger()).then(report)
+    }
+
+    fn on_swarm_event(&mut self, event: SwarmEvent<BehaviourEvent>) -> Result<(), NodeError> {
+        match event {
+            SwarmEvent::NewListenAddr { address, .. } => {
+                tracing::info!(%address, "listening");
+                self.listen.push(address.to_string());
+            }
+            SwarmEvent::ConnectionEstablished {
+                peer_id,
+                num_established,
+                ..
+            } if num_established.get() == 1 && self.member_index(&peer_id).is_some() => {
+                tracing::debug!(peer = %peer_id, "connected to a member: sending our run");
+                let hello = Message::Hello(self.hello());
+                self.send(&peer_id, hello);
+                // A member that was away when the final model was published gets it now.
+                self.publish_to(peer_id);
+            }
+            SwarmEvent::ConnectionClosed {
+                peer_id,
+                num_established: 0,
+                ..
+            } => self.custody.closed(peer_id, Instant::now()),
+            SwarmEvent::OutgoingConnectionError {
+                peer_id: Some(peer),
+                error,
+                ..
+            } if self.member_index(&peer).is_some() => {
+                tracing::trace!(%peer, %error, "a dial to a member failed");
+                self.custody.dial_failed(peer, Instant::now());
+            }
+            SwarmEvent::Behaviour(BehaviourEvent::Token(event)) => self.on_token_event(event)?,
+            SwarmEvent::IncomingConnectionError {
+                error: ListenError::Denied { cause },
+                peer_id,
+                ..
+            } => {
+                let stranger = cause
+                    .downcast_ref::<allow_block_list::NotAllowed>()
+                    .is_some();
+                self.refusals.record(match peer_id {
+                    Some(peer) if stranger => Refused::Stranger(peer),
+                    _ => Refused::OverLimit,
+                });
+            }
+            SwarmEvent::OutgoingConnectionError {
+                error: DialError::Denied { cause },
+                peer_id,
+                ..
+            } => {
+                // Kademlia asking for a stranger, or a dial over the limits.
+                tracing::debug!(peer = ?peer_id, cause = %cause, "a dial was not made");
+            }
+            SwarmEvent::Behaviour(BehaviourEvent::Mdns(mdns::Event::Discovered(found))) => {
+                for (peer, addr) in found {
+                    if self.book.learn(&peer, addr) && self.neighbours.contains(&peer) {
+                        self.dial(peer);
+                    }
+                }
+            }
+            SwarmEvent::Behaviour(BehaviourEvent::Identify(identify::Event::Received {
+                peer_id,
+                info,
+                ..
+            })) => {
+                for addr in info.listen_addrs {
+                    if self.member_index(&peer_id).is_some() {
+                        self.book.learn(&peer_id, addr.clone());
+                    }
+                    if let Some(kad) = self.swarm.behaviour_mut().kad.as_mut() {
+                        kad.add_address(&peer_id, addr);
+                    }
+                }
+            }
+            SwarmEvent::Behaviour(BehaviourEvent::Kad(kad::Event::RoutingUpdated {
+                peer,
+                addresses,
+                ..
+            })) if self.member_index(&peer).is_some() => {
+                for addr in addresses.iter() {
+                    self.book.learn(&peer, addr.clone());
+                }
+            }
+            SwarmEvent::Behaviour(BehaviourEvent::Kad(kad::Event::OutboundQueryProgressed {
+                result: kad::QueryResult::Bootstrap(Ok(_)),
+                ..
+            })) => {
+                let absent: Vec<PeerId> = self
+                    .run
+                    .members()
+                    .iter()
+                    .map(|m| m.peer)
+                    .filter(|p| *p != self.me && !self.swarm.is_connected(p))
+                    .collect();
+                if let Some(kad) = self.swarm.behaviour_mut().kad.as_mut() {
+                    for peer in absent {
+                        kad.get_closest_peers(peer);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Acts on a step's outcome: start handing the token over, or publish the final model.
+    fn after_step(&mut self, outcome: Outcome) -> Result<(), NodeError> {
+        let now = Instant::now();
+        match outcome {
+            Outcome::Forward(c) => {
+                if let Some(reroute) = self.custody.stepped(Some((c.token.seq, c.to)), now) {
+                    // Drawn, but known down: draw again now rather than wait for it.
+                    self.perform(reroute, now)?;
+                }
+            }
+            Outcome::Final(model) => {
+                self.custody.stepped(None, now);
+                tracing::info!(
+                    steps = model.seq,
+                    "the walk is over: publishing the final model"
+                );
+                self.write_final(&model)?;
+                self.begin_publish(model);
+            }
+        }
+        Ok(())
+    }
+
+    /// Dials the eager neighbours that are not connected, every [`REDIAL_EVERY`].
+    fn redial(&mut self) {
+        let now = Instant::now();
+        if self
+            .last_redial
+            .is_some_and(|t| now.duration_since(t) < REDIAL_EVERY)
+        {
+            return;
+        }
+        self.last_redial = Some(now);
+        for i in 0..self.neighbours.len() {
+            let peer = self.neighbours[i];
+            if !self.swarm.is_connected(&peer) {
+                self.dial(peer);
+            }
+        }
+    }
+
+    /// Performs what custody says is due (see [`CUSTODY_ROUNDS`]).
+    fn drive_custody(&mut self) -> Result<(), NodeError> {
+        for _ in 0..CUSTODY_ROUNDS {
+            let now = Instant::now();
+            let actions = self.custody.poll(now, |p| self.swarm.is_connected(p));
+            if actions.is_empty() {
+                break;
+            }
+            for action in actions {
+                self.perform(action, now)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Performs one custody action on the swarm and the learner, and reports its result back.
+    fn perform(&mut self, action: Action, now: Instant) -> Result<(), NodeError> {
+        match action {
+            Action::Dial(peer) => self.dial(peer),
+            Action::Send { to, seq } => {
+                let held = self.learner.state().outgoing.clone();
+                match held {
+                    Some(c) if c.to == to && c.token.seq == seq => {
+                        let id = self.send(&to, Message::Token(c.token));
+                        self.custody.sent(id);
+                    }
+                    // Custody follows the durable state, which holds another token (or none).
+                    other => self
+                        .custody
+                        .handing(other.map(|c| (c.token.seq, c.to)), now),
+                }
+            }
+            Action::Reroute { avoid } => {
+                let next = self.learner.reroute(&avoid)?;
+                if let Some(c) = &next {
+                    tracing::debug!(seq = c.token.seq, to = %member_name(self.member_index(&c.to)), "re-routed the token");
+                }
+                self.custody.handing(next.map(|c| (c.token.seq, c.to)), now);
+            }
+            Action::Resume { gone } => {
+                let next = self.learner.resume(gone)?;
+                self.custody.handing(next.map(|c| (c.token.seq, c.to)), now);
+            }
+        }
+        Ok(())
+    }
+}

@@ -107,6 +107,47 @@ fn quickstart_writes_a_complete_run_directory() {
 }
 
 #[test]
+fn the_heatmap_is_drawn_when_some_users_contributed_twice() {
+    // A DP-SGD walk of 8 steps on the 40-user small world revisits two users: they have no
+    // network figure (one contribution only), and their rows are grey instead of the whole
+    // heatmap going missing.
+    let out = temp_dir("heatmap");
+    let status = dpwalk()
+        .args(["sim", "sim/mnist-multinomial.toml", "--quiet", "--out"])
+        .arg(&out)
+        .args(["--set", "algorithm.kind=dp-sgd", "--set", "steps=8"])
+        .args(["--set", "eval-every=4"])
+        .status()
+        .expect("runs");
+    assert!(status.success());
+    let users = std::fs::read_to_string(out.join("privacy_users.csv")).expect("privacy_users.csv");
+    let mut lines = users.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    let col = header
+        .iter()
+        .position(|h| *h == "contributions")
+        .expect("contributions column");
+    let counts: Vec<u64> = lines
+        .map(|l| {
+            l.split(',')
+                .nth(col)
+                .expect("field")
+                .parse()
+                .expect("count")
+        })
+        .collect();
+    assert!(counts.iter().any(|&k| k > 1), "a user contributed twice");
+    assert!(counts.iter().any(|&k| k == 1), "a user contributed once");
+    for plot in ["privacy_heatmap.png", "privacy_heatmap.svg"] {
+        assert!(
+            std::fs::metadata(out.join(plot)).is_ok_and(|m| m.len() > 1000),
+            "{plot}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
 fn a_mistyped_key_is_reported_with_file_and_line() {
     let dir = temp_dir("badkey");
     std::fs::create_dir_all(&dir).expect("mkdir");

@@ -533,7 +533,7 @@ fn write_privacy_details(
         write_heatmap(
             &Heatmap {
                 title: format!(
-                    "{name}: network ε (δ = {delta:e}) of each user towards each observer, {} σ={} on {}",
+                    "{name}: network ε (δ = {delta:e}) of each user towards each observer, {} σ={} on {} (grey: no finite figure, or a user with several contributions)",
                     point.algorithm,
                     significant(point.sigma),
                     point.topology,

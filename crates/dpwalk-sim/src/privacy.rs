@@ -354,10 +354,24 @@ impl PrivacyContext {
 
     /// The pairwise network-ε matrix of one run (for the heatmap), on a DP-SGD walk whose
     /// topology has laws, when σ and C give a guarantee.
+    ///
+    /// A user with several contributions has no network figure ([`dpwalk_privacy::walk::NETWORK_ONE_CONTRIBUTION`]):
+    /// its row is NaN (drawn grey), so that one revisited user does not hide every other row.
     pub fn pairs(&self, scenario: &Scenario, point: &Point, run: &RunResult) -> Option<Vec<f64>> {
         let noise = Noise::new(point.algorithm.sigma(), point.algorithm.clip()?).ok()?;
         let passage = self.passage(scenario, point)?;
-        pair_epsilons(&self.setup(noise), passage, &Self::charges(run)).ok()
+        let several: Vec<bool> = run.per_user.iter().map(|&k| k > 1).collect();
+        let charges: Vec<Charges> = Self::charges(run)
+            .into_iter()
+            .zip(&several)
+            .map(|(c, &several)| if several { Charges::open(0) } else { c })
+            .collect();
+        let mut values = pair_epsilons(&self.setup(noise), passage, &charges).ok()?;
+        let n = several.len();
+        for (row, _) in several.iter().enumerate().filter(|(_, s)| **s) {
+            values.get_mut(row * n..(row + 1) * n)?.fill(f64::NAN);
+        }
+        Some(values)
     }
 }
 

@@ -101,11 +101,30 @@ fn a_sim_run_directory_keeps_its_resolved_scenario_and_is_not_overwritten() {
         s(&dir.join("file")),
     ]);
     assert!(err.contains("is a file"), "{err}");
-    // With --force it runs again, to the same model.
+    // With --force it runs again, to the same model, and nothing of the earlier run is left.
+    std::fs::write(out.join("privacy_heatmap.png"), "stale").unwrap();
     let mut forced = args.to_vec();
     forced.push("--force");
     ok(&forced);
     assert_eq!(std::fs::read(out.join("final_model.json")).unwrap(), before);
+    assert!(
+        !out.join("privacy_heatmap.png").exists(),
+        "a stale file survived --force"
+    );
+    // --force replaces a run directory only: another non-empty directory is left alone.
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "mine").unwrap();
+    let err = fails(&[
+        "sim",
+        "sim/swarm.toml",
+        "--quiet",
+        "--force",
+        "--out",
+        s(&other),
+    ]);
+    assert!(err.contains("is not one"), "{err}");
+    assert_eq!(std::fs::read(other.join("notes.txt")).unwrap(), b"mine");
 
     // The kept scenario, run from elsewhere and with no override, is the same run bit for bit.
     let again = dir.join("again");

@@ -8,6 +8,11 @@ use dpwalk_sim::scenario::LoadedScenario;
 use std::path::Path;
 
 /// Creates `out`, refusing an existing non-empty directory (or a file) unless `force`.
+///
+/// `force` replaces an earlier run: the directory must be a run directory (it holds the
+/// `scenario.toml` every run writes first), and everything in it is removed, so that no file of
+/// the earlier run (a heatmap, a node that is not in this run) is read as this run's. Any other
+/// non-empty directory is refused even with `force`: `--out ~ --force` must not empty a home.
 pub fn prepare(out: &Path, force: bool) -> anyhow::Result<()> {
     if out.exists() {
         if !out.is_dir() {
@@ -18,12 +23,23 @@ pub fn prepare(out: &Path, force: bool) -> anyhow::Result<()> {
         }
         let mut entries = std::fs::read_dir(out)
             .with_context(|| format!("reading the output directory {}", out.display()))?;
-        if entries.next().is_some() && !force {
-            bail!(
-                "the output directory {} is not empty (an earlier run?): give another --out, \
-                 or --force to write over it",
-                out.display()
-            );
+        if entries.next().is_some() {
+            if !force {
+                bail!(
+                    "the output directory {} is not empty (an earlier run?): give another --out, \
+                     or --force to replace that run",
+                    out.display()
+                );
+            }
+            if !out.join(SCENARIO_FILE).is_file() {
+                bail!(
+                    "--force replaces an earlier run, and {} is not one (it has no {SCENARIO_FILE}): \
+                     give a new or empty --out",
+                    out.display()
+                );
+            }
+            std::fs::remove_dir_all(out)
+                .with_context(|| format!("removing the earlier run in {}", out.display()))?;
         }
     }
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))

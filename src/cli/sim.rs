@@ -15,7 +15,8 @@ pub struct SimArgs {
     /// Output directory [default: runs/<scenario>-<UTC timestamp>]; must be new or empty.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Write into a non-empty --out directory (files of the same name are replaced).
+    /// Replace the earlier run in --out (a directory holding a scenario.toml): its files are
+    /// removed first.
     #[arg(long)]
     force: bool,
     /// Override a scenario key, e.g. --set algorithm.sigma=2 (repeatable).

@@ -57,8 +57,8 @@ pub struct SwarmArgs {
     /// Output directory [default: runs/swarm-<UTC timestamp>]; must be new or empty.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Write into a non-empty --out directory: files of the same name are replaced, and the
-    /// nodes' earlier state and logs (`node-<i>/state`, `node.log`) are removed first.
+    /// Replace the earlier run in --out (a directory holding a scenario.toml): its files, the
+    /// nodes' state and logs among them, are removed first.
     #[arg(long)]
     force: bool,
     /// Kill the token holder with SIGKILL, and restart it, at this pace: hops of the walk

@@ -398,18 +398,6 @@ fn plan(
     Ok((resolved, file))
 }
 
-/// Ports the OS says are free now (they are released before the nodes bind them).
-fn free_ports(count: usize) -> anyhow::Result<Vec<u16>> {
-    let listeners = (0..count)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
-        .collect::<Result<Vec<_>, _>>()
-        .context("finding free ports on 127.0.0.1")?;
-    listeners
-        .iter()
-        .map(|l| Ok(l.local_addr()?.port()))
-        .collect()
-}
-
 /// Keys, data files, `node.toml`s and the shared run file.
 fn write_nodes(
     out: &Path,
@@ -418,7 +406,8 @@ fn write_nodes(
     mut run_file: RunFile,
 ) -> anyhow::Result<Vec<NodeProc>> {
     let n = loaded.scenario.users;
-    let ports = free_ports(2 * n)?;
+    let ports =
+        dpwalk_net::ports::free_loopback_ports(2 * n).context("finding free ports on 127.0.0.1")?;
     let data = prepared.problem.data();
     let eval_every = loaded.scenario.eval_interval();
     let mut nodes = Vec::with_capacity(n);

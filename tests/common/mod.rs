@@ -65,15 +65,9 @@ pub fn tcp_swarm<B: NetworkBehaviour>(keypair: Keypair, behaviour: B) -> Swarm<B
         .build()
 }
 
-/// Ports the OS says are free now on 127.0.0.1.
+/// Free ports on 127.0.0.1, outside the kernel's ephemeral range (`dpwalk_net::ports`).
 pub fn free_ports(count: usize) -> Vec<u16> {
-    let listeners: Vec<_> = (0..count)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    listeners
-        .iter()
-        .map(|l| l.local_addr().unwrap().port())
-        .collect()
+    dpwalk_net::ports::free_loopback_ports(count).unwrap()
 }
 
 /// A fresh directory under the system's temp dir.

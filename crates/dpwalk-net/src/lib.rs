@@ -24,6 +24,8 @@
 //! - [`publish`]: publication of the final model and the rule that keeps one per run.
 //! - [`final_model`]: `final_model.json`, written by every node, read by `dpwalk swarm` and the
 //!   tests.
+//! - [`ports`]: listen ports for members started together on one host, outside the kernel's
+//!   ephemeral range.
 //! - [`fault`]: fault injection for the tests of a fork at the last step (an environment variable).
 //! - [`quality`]: warnings on the model's quality a node can give alone (clip share, noise).
 //! - [`status`]: the status endpoint (JSON and Prometheus) and its client.
@@ -49,6 +51,7 @@ pub mod keys;
 pub mod learner;
 pub mod limits;
 pub mod node;
+pub mod ports;
 pub mod protocol;
 pub mod publish;
 pub mod quality;

@@ -22,6 +22,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod audit;
 pub mod metrics;
 pub mod output;
 pub mod plot;

@@ -8,14 +8,23 @@
 //!   (Nasr et al. 2023), with the threshold chosen on a separate half of the runs.
 //! - [`canary`]: the two worlds (a dedicated feature, the canary record on it).
 //! - [`trial`]: one short walk through the shared step, and what each attacker saw.
+//! - [`statistic`]: the views (local, network, central) and their statistics (first arrival,
+//!   whole transcript).
+//! - [`bound`]: the accountant's figure each view is compared with.
+//! - [`driver`]: a scenario's points, both worlds' trials in parallel, the results.
+//! - [`output`]: `audit.json`, `audit.csv` and the plots.
 //!
 //! An audit measures one attack: ε̂ is a lower bound on the true ε (at the stated confidence),
 //! never a guarantee; a bound it exceeds is wrong (or its assumptions do not hold).
 
 pub mod binomial;
+pub mod bound;
 pub mod canary;
+pub mod driver;
 pub mod estimate;
 pub mod normal;
+pub mod output;
+pub mod statistic;
 pub mod trial;
 
 /// Why an audit could not be made.
@@ -30,4 +39,16 @@ pub enum AuditError {
     /// An option is out of range.
     #[error("{0}")]
     Invalid(String),
+    /// The scenario is invalid.
+    #[error(transparent)]
+    Scenario(#[from] crate::scenario::ScenarioError),
+    /// The accountant refused its inputs.
+    #[error("privacy: {0}")]
+    Privacy(#[from] dpwalk_privacy::PrivacyError),
+    /// The problem refused the step's parameters.
+    #[error("problem: {0}")]
+    Problem(#[from] dpwalk_core::problem::ProblemError),
+    /// A trial failed.
+    #[error("trial: {0}")]
+    Trial(#[from] trial::TrialError),
 }

@@ -301,7 +301,7 @@ fn audit_point(
         let bound = bound(&setup, passage, config.user, steps, view)?;
         let mut statistics = Vec::new();
         for &statistic in Statistic::for_view(view) {
-            let (scores, weights) = scores(view, statistic, pair);
+            let (scores, weights) = scores(view, statistic, pair, steps);
             let estimate = estimate(&scores[0], &scores[1], &opts)?;
             statistics.push(StatisticAudit {
                 statistic,

@@ -4,8 +4,14 @@
 //! - **first arrival**: the canary coordinate `⟨w, d⟩` of the first token the attacker sees after
 //!   the contribution (local: the token the canary sends; network: the first token the observer
 //!   receives, or the final model if the token never reaches it; central: the final model).
+//! - **hop-weighted first arrival** (network view): the same value divided by its hop count `M`
+//!   (the observer reads it from the token's `seq`; without an arrival, the final model divided by
+//!   `K`). With noise that grows linearly in the hops and a shift that stays, this is the
+//!   direction of the Gaussian likelihood ratio given `M`: the attack the accountant's mixture
+//!   bound is exact for.
 //! - **transcript**: a linear score over everything the attacker sees (the first
-//!   [`KEPT_TOKENS`] tokens or arrivals one by one, the rest summed, and the final model), with
+//!   [`KEPT_TOKENS`] tokens or arrivals one by one, the rest summed, the arrivals also divided by
+//!   their hop counts, and the final model), with
 //!   Fisher's discriminant weights `Σ⁻¹(μ₁ − μ₀)` fitted on the **selection half** of the runs
 //!   only ([`super::estimate::selection_len`]), so the evaluation half still bounds a fixed test.
 //!   It can see the hidden-state channel (the canary's trace that users visited after it return
@@ -44,6 +50,8 @@ impl View {
 pub enum Statistic {
     /// The canary coordinate at the first token seen after the contribution.
     FirstArrival,
+    /// The first arrival divided by its hop count (network view).
+    HopWeighted,
     /// A linear score over the whole transcript.
     Transcript,
 }
@@ -53,6 +61,7 @@ impl Statistic {
     pub fn as_str(&self) -> &'static str {
         match self {
             Statistic::FirstArrival => "first-arrival",
+            Statistic::HopWeighted => "hop-weighted",
             Statistic::Transcript => "transcript",
         }
     }
@@ -60,8 +69,13 @@ impl Statistic {
     /// The statistics that differ for `view` (the central view sees one number).
     pub fn for_view(view: View) -> &'static [Statistic] {
         match view {
+            View::Local => &[Statistic::FirstArrival, Statistic::Transcript],
+            View::Network => &[
+                Statistic::FirstArrival,
+                Statistic::HopWeighted,
+                Statistic::Transcript,
+            ],
             View::Central => &[Statistic::FirstArrival],
-            _ => &[Statistic::FirstArrival, Statistic::Transcript],
         }
     }
 }
@@ -75,6 +89,15 @@ pub fn first(view: View, t: &Transcript) -> f64 {
     }
 }
 
+/// The first arrival divided by its hop count (the final model divided by `steps` without one).
+fn hop_weighted(t: &Transcript, steps: u64) -> f64 {
+    if t.arrival_count > 0 {
+        t.weighted_arrivals[0]
+    } else {
+        t.final_model / steps.max(1) as f64
+    }
+}
+
 /// Everything the attacker of `view` sees, as features.
 fn features(view: View, t: &Transcript) -> Vec<f64> {
     let seen: &[f64] = match view {
@@ -82,8 +105,11 @@ fn features(view: View, t: &Transcript) -> Vec<f64> {
         View::Network => &t.arrivals,
         View::Central => &[],
     };
-    let mut f = Vec::with_capacity(KEPT_TOKENS + 2);
+    let mut f = Vec::with_capacity(2 * KEPT_TOKENS + 3);
     f.extend_from_slice(seen);
+    if view == View::Network {
+        f.extend_from_slice(&t.weighted_arrivals);
+    }
     f.push(t.final_model);
     f
 }
@@ -163,15 +189,21 @@ pub fn fisher_weights(zero: &[Vec<f64>], one: &[Vec<f64>]) -> Vec<f64> {
     cholesky_solve(s, diff).unwrap_or_else(|| vec![0.0; m])
 }
 
-/// The statistic of every run of both worlds; for the transcript score, also its weights.
+/// The statistic of every run of both worlds (trials of `steps` hops); for the transcript score,
+/// also its weights.
 pub fn scores(
     view: View,
     statistic: Statistic,
     worlds: [&[Transcript]; 2],
+    steps: u64,
 ) -> ([Vec<f64>; 2], Option<Vec<f64>>) {
     match statistic {
         Statistic::FirstArrival => (
             worlds.map(|runs| runs.iter().map(|t| first(view, t)).collect()),
+            None,
+        ),
+        Statistic::HopWeighted => (
+            worlds.map(|runs| runs.iter().map(|t| hop_weighted(t, steps)).collect()),
             None,
         ),
         Statistic::Transcript => {

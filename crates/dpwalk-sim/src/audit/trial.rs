@@ -27,8 +27,13 @@ pub struct Transcript {
     pub tokens: [f64; KEPT_TOKENS + 1],
     /// The tokens the observer received, likewise (0 for arrivals that did not happen).
     pub arrivals: [f64; KEPT_TOKENS + 1],
+    /// The same arrivals divided by their hop count `M` (hops since the contribution, which the
+    /// observer reads from the token's `seq`).
+    pub weighted_arrivals: [f64; KEPT_TOKENS + 1],
     /// How many times the token reached the observer.
     pub arrival_count: u64,
+    /// `M` at the first arrival (0: none).
+    pub first_hop: u64,
     /// The final model `z_K`.
     pub final_model: f64,
 }
@@ -165,7 +170,9 @@ pub fn run_trial(
     let mut out = Transcript {
         tokens: [0.0; KEPT_TOKENS + 1],
         arrivals: [0.0; KEPT_TOKENS + 1],
+        weighted_arrivals: [0.0; KEPT_TOKENS + 1],
         arrival_count: 0,
+        first_hop: 0,
         final_model: 0.0,
     };
     let mut holder = canary;
@@ -176,6 +183,14 @@ pub fn run_trial(
                 record(&mut out.tokens, t - 1, seen);
                 if holder == world.observer {
                     record(&mut out.arrivals, out.arrival_count, seen);
+                    record(
+                        &mut out.weighted_arrivals,
+                        out.arrival_count,
+                        seen / t as f64,
+                    );
+                    if out.arrival_count == 0 {
+                        out.first_hop = t;
+                    }
                     out.arrival_count += 1;
                 }
             }

@@ -15,7 +15,7 @@ use divan::Bencher;
 use divan::counter::ItemsCount;
 use dpwalk_sim::audit::canary::{self, CanaryKind};
 use dpwalk_sim::audit::driver::trial_seed;
-use dpwalk_sim::audit::trial::{Scratch, Step, World, run_trial};
+use dpwalk_sim::audit::trial::{Scratch, World, run_trial};
 use dpwalk_sim::scenario::{LoadedScenario, parse};
 use dpwalk_sim::simulate::prepare;
 use std::path::{Path, PathBuf};
@@ -55,24 +55,17 @@ fn trials_100_users(b: Bencher) {
     let prepared = prepare(&loaded).unwrap();
     let point = loaded.scenario.points().unwrap()[0];
     let base = &prepared.problem;
-    let worlds = canary::build(
-        base.data(),
-        base.loss(),
-        *base.regularizer(),
-        &point.algorithm,
-        0,
-        CanaryKind::WhiteBox,
+    let worlds = canary::for_problem(base, &point.algorithm, 0, CanaryKind::WhiteBox).unwrap();
+    let problem = &worlds.problems[1];
+    let world = World::new(
+        problem,
+        point.algorithm,
+        &prepared.topologies[0].topology,
+        &worlds.canary,
+        1,
+        200,
     )
     .unwrap();
-    let problem = &worlds.problems[1];
-    let world = World {
-        problem,
-        step: Step::new(problem, point.algorithm).unwrap(),
-        topology: &prepared.topologies[0].topology,
-        canary: &worlds.canary,
-        observer: 1,
-        steps: 200,
-    };
     let mut scratch = Scratch::new(&world);
     let mut r = 0;
     b.counter(ItemsCount::new(TRIALS)).bench_local(|| {

@@ -15,7 +15,7 @@ use dpwalk_sim::audit::bound::bound;
 use dpwalk_sim::audit::canary::{self, CanaryKind};
 use dpwalk_sim::audit::driver::{Config, PointAudit, audit};
 use dpwalk_sim::audit::statistic::View;
-use dpwalk_sim::audit::trial::{Scratch, Step, World, run_trial};
+use dpwalk_sim::audit::trial::{Scratch, World, run_trial};
 use dpwalk_sim::scenario::{LoadedScenario, parse};
 use dpwalk_sim::simulate::{Prepared, prepare};
 use std::path::{Path, PathBuf};
@@ -146,26 +146,11 @@ fn a_white_box_canary_is_exactly_plus_or_minus_c_d() {
         panic!("admm")
     };
     let base = &prepared.problem;
-    let worlds = canary::build(
-        base.data(),
-        base.loss(),
-        *base.regularizer(),
-        &point.algorithm,
-        2,
-        CanaryKind::WhiteBox,
-    )
-    .unwrap();
+    let worlds = canary::for_problem(base, &point.algorithm, 2, CanaryKind::WhiteBox).unwrap();
     let topology = &prepared.topologies[0].topology;
     let n = topology.n() as f64;
     for (w, problem) in worlds.problems.iter().enumerate() {
-        let world = World {
-            problem,
-            step: Step::new(problem, point.algorithm).unwrap(),
-            topology,
-            canary: &worlds.canary,
-            observer: 3,
-            steps: 4,
-        };
+        let world = World::new(problem, point.algorithm, topology, &worlds.canary, 3, 4).unwrap();
         let mut scratch = Scratch::new(&world);
         let t = run_trial(&world, &mut scratch, 9, true).unwrap();
         // w₁ = 2λ·Δ/n with Δ = ±C·d: the first token's canary coordinate.

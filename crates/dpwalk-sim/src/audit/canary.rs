@@ -265,6 +265,26 @@ pub fn build(
     })
 }
 
+/// [`build`] for the users of `problem`, with its loss and regularizer.
+///
+/// # Errors
+/// As [`build`].
+pub fn for_problem(
+    problem: &Problem,
+    algorithm: &Algorithm,
+    user: usize,
+    kind: CanaryKind,
+) -> Result<Worlds, AuditError> {
+    build(
+        problem.data(),
+        problem.loss(),
+        *problem.regularizer(),
+        algorithm,
+        user,
+        kind,
+    )
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
@@ -349,25 +369,20 @@ mod tests {
         }
         // A clip no record can reach with a tiny γ on the logistic loss: a clear refusal.
         let weak = Algorithm::Admm(AdmmParams::new(1e-6, 0.5, 1.0, Some(10.0)).unwrap());
-        let err = build(
-            &logistic,
-            Loss::Logistic,
-            Regularizer::None,
-            &weak,
-            0,
-            CanaryKind::WhiteBox,
-        )
-        .unwrap_err();
+        let refuse = |user| {
+            build(
+                &logistic,
+                Loss::Logistic,
+                Regularizer::None,
+                &weak,
+                user,
+                CanaryKind::WhiteBox,
+            )
+            .unwrap_err()
+        };
+        let err = refuse(0);
         assert!(err.to_string().contains("cannot reach the clip"), "{err}");
-        let err = build(
-            &logistic,
-            Loss::Logistic,
-            Regularizer::None,
-            &weak,
-            7,
-            CanaryKind::WhiteBox,
-        )
-        .unwrap_err();
+        let err = refuse(7);
         assert!(err.to_string().contains("--user 7"), "{err}");
     }
 }

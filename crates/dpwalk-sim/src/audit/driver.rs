@@ -7,7 +7,7 @@ use super::bound::{Bound, bound};
 use super::canary::{self, Canary, CanaryKind};
 use super::estimate::{Estimate, Options, estimate};
 use super::statistic::{Statistic, View, scores};
-use super::trial::{Scratch, Step, Transcript, World, run_trial};
+use super::trial::{Scratch, Transcript, World, run_trial};
 use crate::scenario::{LoadedScenario, Mode, Point};
 use crate::simulate::Prepared;
 use dpwalk_core::rng::{Purpose, derive_seed};
@@ -261,14 +261,7 @@ fn audit_point(
         })?,
     };
     let base = &prepared.problem;
-    let worlds = canary::build(
-        base.data(),
-        base.loss(),
-        *base.regularizer(),
-        &point.algorithm,
-        config.user,
-        config.canary,
-    )?;
+    let worlds = canary::for_problem(base, &point.algorithm, config.user, config.canary)?;
     let clip = point
         .algorithm
         .clip()
@@ -279,14 +272,14 @@ fn audit_point(
     let start = Instant::now();
     let mut transcripts = Vec::with_capacity(2);
     for (w, problem) in worlds.problems.iter().enumerate() {
-        let world = World {
+        let world = World::new(
             problem,
-            step: Step::new(problem, point.algorithm)?,
+            point.algorithm,
             topology,
-            canary: &worlds.canary,
+            &worlds.canary,
             observer,
             steps,
-        };
+        )?;
         transcripts.push(sample(&world, config.runs, s.seed, w, bar)?);
     }
     let trials_per_second = (2 * config.runs) as f64 / start.elapsed().as_secs_f64().max(1e-9);

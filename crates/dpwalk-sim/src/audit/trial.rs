@@ -55,6 +55,30 @@ pub struct World<'a> {
     pub steps: u64,
 }
 
+impl<'a> World<'a> {
+    /// The world of `problem` for a `steps`-hop trial of `algorithm` on `topology`.
+    ///
+    /// # Errors
+    /// The problem refuses γ.
+    pub fn new(
+        problem: &'a Problem,
+        algorithm: Algorithm,
+        topology: &'a Topology,
+        canary: &'a Canary,
+        observer: usize,
+        steps: u64,
+    ) -> Result<Self, ProblemError> {
+        Ok(Self {
+            problem,
+            step: Step::new(problem, algorithm)?,
+            topology,
+            canary,
+            observer,
+            steps,
+        })
+    }
+}
+
 /// The update every holder makes, with what it needs.
 #[derive(Debug)]
 pub enum Step<'a> {

@@ -14,6 +14,7 @@ use dpwalk_privacy::Noise;
 use dpwalk_sim::audit::bound::bound;
 use dpwalk_sim::audit::canary::{self, CanaryKind};
 use dpwalk_sim::audit::driver::{Config, PointAudit, audit};
+use dpwalk_sim::audit::output;
 use dpwalk_sim::audit::statistic::View;
 use dpwalk_sim::audit::trial::{Scratch, World, run_trial};
 use dpwalk_sim::scenario::{LoadedScenario, parse};
@@ -197,6 +198,44 @@ fn an_accountant_that_counts_twice_the_noise_is_caught() {
         est.epsilon,
         broken.epsilon_or_inf()
     );
+}
+
+#[test]
+fn the_results_are_written_as_json_csv_and_plots() {
+    let (points, _, _) = run(&[], &config(400, vec![View::Local, View::Network]));
+    let dir = std::env::temp_dir().join(format!("dpwalk-audit-test-{}", std::process::id()));
+    output::write_all(&dir, "inline", &points).unwrap();
+    let csv = std::fs::read_to_string(dir.join("audit.csv")).unwrap();
+    let mut lines = csv.lines();
+    let columns = lines.next().unwrap().split(',').count();
+    let rows: Vec<&str> = lines.collect();
+    // Local: 2 statistics; network: 3.
+    assert_eq!(rows.len(), 5);
+    for row in rows {
+        // The bound's description is quoted and has no comma inside; count fields outside quotes.
+        let fields = row
+            .split('"')
+            .enumerate()
+            .map(|(k, part)| {
+                if k % 2 == 1 {
+                    0
+                } else {
+                    part.matches(',').count()
+                }
+            })
+            .sum::<usize>()
+            + 1;
+        assert_eq!(fields, columns, "{row}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("audit.json")).unwrap()).unwrap();
+    assert_eq!(
+        json["points"][0]["views"][1]["statistics"][1]["statistic"],
+        "hop-weighted"
+    );
+    assert!(dir.join("audit-p0-network-transcript.png").exists());
+    assert!(dir.join("audit-p0-local-first-arrival.svg").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -242,6 +242,32 @@ mod tests {
     }
 
     #[test]
+    fn each_view_reads_what_its_attacker_sees() {
+        let mut t = Transcript {
+            tokens: [0.0; KEPT_TOKENS + 1],
+            arrivals: [0.0; KEPT_TOKENS + 1],
+            weighted_arrivals: [0.0; KEPT_TOKENS + 1],
+            arrival_count: 0,
+            first_hop: 0,
+            final_model: 8.0,
+        };
+        t.tokens[0] = 1.0;
+        // No arrival: the observer has only the final model (divided by K when hop-weighted).
+        assert_eq!(first(View::Local, &t), 1.0);
+        assert_eq!(first(View::Network, &t), 8.0);
+        assert_eq!(hop_weighted(&t, 4), 2.0);
+        assert_eq!(first(View::Central, &t), 8.0);
+        t.arrival_count = 1;
+        t.first_hop = 3;
+        t.arrivals[0] = 6.0;
+        t.weighted_arrivals[0] = 2.0;
+        assert_eq!(first(View::Network, &t), 6.0);
+        assert_eq!(hop_weighted(&t, 4), 2.0);
+        assert_eq!(features(View::Central, &t), vec![8.0]);
+        assert_eq!(features(View::Network, &t).len(), 2 * (KEPT_TOKENS + 1) + 1);
+    }
+
+    #[test]
     fn fisher_weights_find_the_informative_feature() {
         // Feature 0 separates the worlds, feature 1 is noise, feature 2 never varies.
         let zero: Vec<Vec<f64>> = (0..100)

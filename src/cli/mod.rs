@@ -1,6 +1,7 @@
 //! Command-line interface: argument parsing and dispatch to the subcommands' modules.
 
 mod account;
+mod audit;
 mod calibrate;
 mod documents;
 mod eval;
@@ -101,6 +102,8 @@ enum Command {
     Calibrate(calibrate::CalibrateArgs),
     /// Simulate a swarm in-process from a scenario file (sim/*.toml).
     Sim(sim::SimArgs),
+    /// Measure leakage: an empirical lower bound on epsilon beside the accountant's bound.
+    Audit(audit::AuditArgs),
     /// Generate a node identity (ed25519, mode 0600) and print its PeerId.
     Keygen(keygen::KeygenArgs),
     /// Run one daemon of a run (node.toml) until the final model is written.
@@ -134,6 +137,7 @@ pub fn main() -> ExitCode {
         Command::Account(cmd) => account::run(cmd),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Sim(args) => sim::run(args),
+        Command::Audit(args) => audit::run(args),
         Command::Keygen(args) => keygen::run(args),
         Command::Node(args) => node::run(args),
         Command::Status(args) => status::run(args),

@@ -9,6 +9,8 @@
 //! - [`privacy`]: budgets → calibrated σ and contribution caps; the privacy figures of a point.
 //! - [`output`]: the run directory (`summary.json`, `metrics.csv`, final models, plots).
 //! - [`plot`]: PNG and SVG figures with a vendored font.
+//! - [`audit`]: `dpwalk audit`: measured leakage (an empirical lower bound ε̂) beside the
+//!   accountant's bound, from short walks in two worlds through the same step.
 //!
 //! # Usage
 //! ```no_run
@@ -22,6 +24,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod audit;
 pub mod metrics;
 pub mod output;
 pub mod plot;

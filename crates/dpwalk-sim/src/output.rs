@@ -60,7 +60,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
     std::fs::rename(&tmp, path).map_err(io)
 }
 
-fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), OutputError> {
+pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), OutputError> {
     let bytes = serde_json::to_vec_pretty(value).map_err(|source| OutputError::Json {
         path: path.to_path_buf(),
         source,
@@ -332,7 +332,7 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
     }
 }
 
-fn csv_opt(v: Option<f64>) -> String {
+pub(crate) fn csv_opt(v: Option<f64>) -> String {
     v.map_or_else(String::new, |x| format!("{x:e}"))
 }
 

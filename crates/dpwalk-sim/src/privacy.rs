@@ -84,7 +84,8 @@ impl PrivacyContext {
         })
     }
 
-    fn setup(&self, noise: Noise) -> Setup {
+    /// The orders, δ and conversion of every figure, with `noise`.
+    pub fn setup(&self, noise: Noise) -> Setup {
         Setup {
             orders: self.orders.clone(),
             noise,
@@ -94,7 +95,7 @@ impl PrivacyContext {
     }
 
     /// The laws of a point's topology when its walk has a network view.
-    fn passage(&self, scenario: &Scenario, point: &Point) -> Option<&Passage> {
+    pub fn passage(&self, scenario: &Scenario, point: &Point) -> Option<&Passage> {
         if !has_network_view(point, scenario) {
             return None;
         }

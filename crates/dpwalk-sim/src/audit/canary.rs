@@ -1,0 +1,388 @@
+//! The two worlds of an audit: the scenario's data with one **dedicated feature** that no user's
+//! data touch (a zero column appended to every row), and user `i`'s data changed by a canary on
+//! that feature.
+//!
+//! Both canaries are a record `(±s·e_f, y)` on the dedicated feature `f`; the worlds differ only
+//! in its sign. Every loss here depends on a record through `⟨a, x⟩`, so flipping `a` gives the
+//! loss `x ↦ ℓ(−x)`, whose prox at 0 and gradient at 0 are the negatives of the other world's:
+//! - **white box**: user `i`'s data are replaced by the canary record alone, with `s` (and `y`
+//!   for the squared loss) chosen, by the real prox or gradient, to push the unclipped update
+//!   beyond `C`. A walk that starts at user `i` from the zero state then makes the real step's
+//!   clipped `Δ` exactly `±C·d` (`d` a unit vector on the dedicated feature: `e_f`, or the `f`
+//!   column over the classes for the multinomial loss): the worst pair for the local view, at
+//!   distance `2C`;
+//! - **black box**: user `i` keeps its data and gains the canary record with `s = 1` (a
+//!   unit-norm row, like the paper's data) and a plain label: a planted record the step treats
+//!   like any other. Its loss is separable from the user's other records (they do not touch `f`),
+//!   so the worlds still differ only along `d`, by less than `2C`.
+//!
+//! The statistic reads `⟨w, d⟩`, with `d` pointing towards world 1.
+
+use super::AuditError;
+use dpwalk_core::data::UserData;
+use dpwalk_core::problem::{Loss, Problem, ProxScratch, Regularizer};
+use dpwalk_core::step::Algorithm;
+use serde::Serialize;
+
+/// Which canary the worlds plant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CanaryKind {
+    /// User `i`'s contribution forced to `±C·d`.
+    WhiteBox,
+    /// A record planted among user `i`'s data.
+    BlackBox,
+}
+
+impl CanaryKind {
+    /// The CLI name.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CanaryKind::WhiteBox => "white-box",
+            CanaryKind::BlackBox => "black-box",
+        }
+    }
+}
+
+/// The canary and the direction the statistic reads.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Canary {
+    /// White or black box.
+    pub kind: CanaryKind,
+    /// The user whose data differ.
+    pub user: usize,
+    /// `s`: the canary record's value on the dedicated feature (world 1; world 0 has `−s`).
+    pub scale: f64,
+    /// `y`: its label.
+    pub label: f64,
+    /// The dedicated feature's index.
+    pub feature: usize,
+    /// Unit direction `d` (sparse: model coordinate, weight) pointing towards world 1.
+    pub direction: Vec<(usize, f64)>,
+    /// The norm of the canary's unclipped update from the zero state (`‖prox_{γ f}(0)‖` for
+    /// ADMM, `‖∇f(0)‖` for DP-SGD): above `C` means the clip is active.
+    pub unclipped_norm: f64,
+}
+
+impl Canary {
+    /// `⟨v, d⟩`.
+    pub fn project(&self, v: &[f64]) -> f64 {
+        self.direction.iter().map(|&(k, c)| c * v[k]).sum()
+    }
+}
+
+/// The problems of worlds 0 and 1, and the canary.
+#[derive(Debug)]
+pub struct Worlds {
+    /// `[world 0, world 1]`.
+    pub problems: [Problem; 2],
+    /// What differs between them.
+    pub canary: Canary,
+}
+
+/// `data` with a zero column appended to every row, user `user`'s rows replaced (white box) or
+/// extended (black box) by the record `(sign·s·e_f, y)`.
+fn world_data(base: &UserData, kind: CanaryKind, user: usize, record: (f64, f64)) -> UserData {
+    let p = base.data.n_features;
+    let q = p + 1;
+    let mut features = Vec::with_capacity((base.data.rows() + 1) * q);
+    let mut labels = Vec::with_capacity(base.data.rows() + 1);
+    let mut offsets = Vec::with_capacity(base.offsets.len());
+    offsets.push(0);
+    let push_record = |features: &mut Vec<f64>, labels: &mut Vec<f64>| {
+        features.extend(std::iter::repeat_n(0.0, p));
+        features.push(record.0);
+        labels.push(record.1);
+    };
+    for i in 0..base.n_users() {
+        let keep = !(i == user && kind == CanaryKind::WhiteBox);
+        if keep {
+            for r in base.range(i) {
+                features.extend_from_slice(base.data.row(r));
+                features.push(0.0);
+                labels.push(base.data.labels[r]);
+            }
+        }
+        if i == user {
+            push_record(&mut features, &mut labels);
+        }
+        offsets.push(labels.len());
+    }
+    let mut data = base.data.clone();
+    data.features = features;
+    data.labels = labels;
+    data.n_features = q;
+    UserData { data, offsets }
+}
+
+/// The canary record's unclipped update from the zero state, by the real prox (ADMM) or
+/// gradient (DP-SGD) of a one-user problem holding only that record.
+fn probe(
+    loss: Loss,
+    reg: Regularizer,
+    algorithm: &Algorithm,
+    template: &UserData,
+    record: (f64, f64),
+) -> Result<Vec<f64>, AuditError> {
+    let one = world_data(template, CanaryKind::WhiteBox, 0, record);
+    // Keep only user 0 (the canary record).
+    let rows = one.offsets[1];
+    let q = one.data.n_features;
+    let mut data = one.data;
+    data.features.truncate(rows * q);
+    data.labels.truncate(rows);
+    let problem = Problem::new(
+        loss,
+        reg,
+        UserData {
+            data,
+            offsets: vec![0, rows],
+        },
+    )
+    .map_err(|e| AuditError::Invalid(format!("the canary record: {e}")))?;
+    let zero = vec![0.0; problem.dim()];
+    let mut out = vec![0.0; problem.dim()];
+    match algorithm {
+        Algorithm::Admm(p) => {
+            let prox = problem
+                .local_prox(p.gamma())
+                .map_err(|e| AuditError::Invalid(format!("the canary's prox: {e}")))?;
+            prox.prox(0, &zero, &mut out, &mut ProxScratch::default())
+                .map_err(|e| AuditError::Invalid(format!("the canary's prox: {e}")))?;
+        }
+        Algorithm::Sgd(_) => {
+            problem.user_grad(0, &zero, &mut out);
+            out.iter_mut().for_each(|g| *g = -*g);
+        }
+    }
+    Ok(out)
+}
+
+/// Labels to try for the white-box canary: any real for the squared loss (a larger one pushes
+/// harder), the positive class for the logistic loss, class 0 for the multinomial.
+fn labels(loss: Loss) -> &'static [f64] {
+    match loss {
+        Loss::Squared => &[1.0, 1e2, 1e4, 1e6],
+        Loss::Logistic => &[1.0],
+        Loss::Multinomial { .. } => &[0.0],
+    }
+}
+
+fn norm(v: &[f64]) -> f64 {
+    v.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// Builds the two worlds for `user` of `base` (the scenario's users' data).
+///
+/// # Errors
+/// [`AuditError::Invalid`] for a user out of range, an algorithm without a clip, or a white-box
+/// canary that cannot reach the clip with this loss and γ (or learning rate).
+pub fn build(
+    base: &UserData,
+    loss: Loss,
+    reg: Regularizer,
+    algorithm: &Algorithm,
+    user: usize,
+    kind: CanaryKind,
+) -> Result<Worlds, AuditError> {
+    let n = base.n_users();
+    if user >= n {
+        return Err(AuditError::Invalid(format!(
+            "--user {user} is not a user of the scenario (it has {n}: 0 to {})",
+            n.saturating_sub(1)
+        )));
+    }
+    let clip = algorithm.clip().ok_or_else(|| {
+        AuditError::Invalid(
+            "the scenario has no clip: there is no bound to audit (set algorithm.clip)".into(),
+        )
+    })?;
+    let (scale, label, update) = match kind {
+        CanaryKind::BlackBox => {
+            let label = labels(loss)[0];
+            (1.0, label, probe(loss, reg, algorithm, base, (1.0, label))?)
+        }
+        CanaryKind::WhiteBox => {
+            // The strongest record of a grid of scales and labels (the logistic loss saturates:
+            // too large an `s` pushes less, so the grid spans both sides).
+            let mut best: Option<(f64, f64, Vec<f64>)> = None;
+            for &label in labels(loss) {
+                for k in -8..=24 {
+                    let s = 2f64.powi(k);
+                    let update = probe(loss, reg, algorithm, base, (s, label))?;
+                    let better = best.as_ref().is_none_or(|b| norm(&update) > norm(&b.2));
+                    if norm(&update).is_finite() && better {
+                        best = Some((s, label, update));
+                    }
+                }
+            }
+            let Some(best) = best else {
+                return Err(AuditError::Invalid(
+                    "no white-box canary record could be built".into(),
+                ));
+            };
+            if norm(&best.2) <= clip {
+                return Err(AuditError::Invalid(format!(
+                    "the white-box canary cannot reach the clip C = {clip}: its largest update is {:.3e} \
+                     (raise gamma or the learning rate, or audit with --canary black-box)",
+                    norm(&best.2)
+                )));
+            }
+            best
+        }
+    };
+    let unclipped_norm = norm(&update);
+    if !(unclipped_norm > 0.0 && unclipped_norm.is_finite()) {
+        return Err(AuditError::Invalid(format!(
+            "the canary record moves the model by {unclipped_norm}: nothing to audit"
+        )));
+    }
+    let direction: Vec<(usize, f64)> = update
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| **v != 0.0)
+        .map(|(k, &v)| (k, v / unclipped_norm))
+        .collect();
+    let make = |sign: f64| {
+        Problem::new(
+            loss,
+            reg,
+            world_data(base, kind, user, (sign * scale, label)),
+        )
+        .map_err(|e| AuditError::Invalid(format!("the canary's world: {e}")))
+    };
+    Ok(Worlds {
+        problems: [make(-1.0)?, make(1.0)?],
+        canary: Canary {
+            kind,
+            user,
+            scale,
+            label,
+            feature: base.data.n_features,
+            direction,
+            unclipped_norm,
+        },
+    })
+}
+
+/// [`build`] for the users of `problem`, with its loss and regularizer.
+///
+/// # Errors
+/// As [`build`].
+pub fn for_problem(
+    problem: &Problem,
+    algorithm: &Algorithm,
+    user: usize,
+    kind: CanaryKind,
+) -> Result<Worlds, AuditError> {
+    build(
+        problem.data(),
+        problem.loss(),
+        *problem.regularizer(),
+        algorithm,
+        user,
+        kind,
+    )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+mod tests {
+    use super::*;
+    use dpwalk_core::data::{Dataset, LabelKind};
+    use dpwalk_core::params::{AdmmParams, SgdParams};
+
+    fn users(kind: LabelKind, labels: [f64; 3]) -> UserData {
+        UserData {
+            data: Dataset {
+                features: vec![1.0, 0.5, -0.3, 0.2, 0.7, -1.0],
+                labels: labels.to_vec(),
+                n_features: 2,
+                label_kind: kind,
+            },
+            offsets: vec![0, 1, 3],
+        }
+    }
+
+    #[test]
+    fn worlds_add_a_dedicated_feature_and_flip_only_the_canary() {
+        let base = users(LabelKind::Real, [1.0, 2.0, 3.0]);
+        let alg = Algorithm::Admm(AdmmParams::new(2.0, 0.5, 1.0, Some(0.1)).unwrap());
+        let w = build(
+            &base,
+            Loss::Squared,
+            Regularizer::L1 { l1: 0.01 },
+            &alg,
+            1,
+            CanaryKind::BlackBox,
+        )
+        .unwrap();
+        let [a, b] = &w.problems;
+        assert_eq!(a.dim(), 3);
+        assert_eq!(a.data().records(1), 3);
+        assert_eq!(a.data().features(1)[6..], [0.0, 0.0, -1.0]);
+        assert_eq!(b.data().features(1)[6..], [0.0, 0.0, 1.0]);
+        assert_eq!(a.data().features(0), [1.0, 0.5, 0.0]);
+        assert_eq!(w.canary.direction, vec![(2, 1.0)]);
+        let white = build(
+            &base,
+            Loss::Squared,
+            Regularizer::None,
+            &alg,
+            0,
+            CanaryKind::WhiteBox,
+        )
+        .unwrap();
+        assert_eq!(white.problems[1].data().records(0), 1);
+        assert!(white.canary.unclipped_norm > 0.1);
+    }
+
+    #[test]
+    fn white_box_reaches_the_clip_for_every_loss_or_says_why() {
+        let logistic = users(LabelKind::Binary, [1.0, -1.0, 1.0]);
+        let multi = users(LabelKind::Classes(3), [0.0, 2.0, 1.0]);
+        let admm = Algorithm::Admm(AdmmParams::new(5.0, 0.5, 1.0, Some(0.1)).unwrap());
+        let sgd = Algorithm::Sgd(SgdParams::new(0.01, 1.0, Some(0.1)).unwrap());
+        for alg in [admm, sgd] {
+            let w = build(
+                &logistic,
+                Loss::Logistic,
+                Regularizer::None,
+                &alg,
+                0,
+                CanaryKind::WhiteBox,
+            )
+            .unwrap();
+            assert_eq!(w.canary.direction, vec![(2, 1.0)]);
+            let w = build(
+                &multi,
+                Loss::Multinomial { classes: 3 },
+                Regularizer::None,
+                &alg,
+                0,
+                CanaryKind::WhiteBox,
+            )
+            .unwrap();
+            // The dedicated feature's column over the three classes.
+            let idx: Vec<usize> = w.canary.direction.iter().map(|d| d.0).collect();
+            assert_eq!(idx, vec![2, 5, 8]);
+        }
+        // A clip no record can reach with a tiny γ on the logistic loss: a clear refusal.
+        let weak = Algorithm::Admm(AdmmParams::new(1e-6, 0.5, 1.0, Some(10.0)).unwrap());
+        let refuse = |user| {
+            build(
+                &logistic,
+                Loss::Logistic,
+                Regularizer::None,
+                &weak,
+                user,
+                CanaryKind::WhiteBox,
+            )
+            .unwrap_err()
+        };
+        let err = refuse(0);
+        assert!(err.to_string().contains("cannot reach the clip"), "{err}");
+        let err = refuse(7);
+        assert!(err.to_string().contains("--user 7"), "{err}");
+    }
+}

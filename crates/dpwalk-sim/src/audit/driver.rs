@@ -1,0 +1,337 @@
+//! An audit of a scenario: for each sweep point, the two worlds, many trials of each in parallel
+//! (`rayon`, with a progress bar), each view's statistics turned into ε̂ and set beside the
+//! accountant's bound.
+
+use super::AuditError;
+use super::bound::{Bound, bound};
+use super::canary::{self, Canary, CanaryKind};
+use super::estimate::{Estimate, Options, estimate};
+use super::statistic::{Statistic, View, scores};
+use super::trial::{Scratch, Transcript, World, run_trial};
+use crate::scenario::{LoadedScenario, Mode, Point};
+use crate::simulate::Prepared;
+use dpwalk_core::rng::{Purpose, derive_seed};
+use dpwalk_core::step::Algorithm;
+use dpwalk_core::topology::Topology;
+use dpwalk_privacy::Noise;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::time::Instant;
+
+/// What to audit and how hard.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Trials per world.
+    pub runs: usize,
+    /// The canary user `i`.
+    pub user: usize,
+    /// The network observer `j`; default: the neighbour the canary forwards to most often.
+    pub observer: Option<usize>,
+    /// The views audited.
+    pub views: Vec<View>,
+    /// White or black box.
+    pub canary: CanaryKind,
+    /// Hops of a trial; default: `min(steps, 2n)` of the scenario.
+    pub steps: Option<u64>,
+    /// Only this sweep point; default: every point.
+    pub point: Option<usize>,
+    /// Confidence of ε̂.
+    pub confidence: f64,
+    /// No progress bar.
+    pub quiet: bool,
+}
+
+/// One statistic of one view.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatisticAudit {
+    /// Which statistic.
+    pub statistic: Statistic,
+    /// Its lower bounds.
+    pub estimate: Estimate,
+    /// ε̂ above the bound: a finding (the bound, or its assumptions, are wrong).
+    pub exceeds_bound: bool,
+    /// The GDP variant's ε̂ above the bound (meaningful where the Gaussian shape holds).
+    pub gdp_exceeds_bound: bool,
+    /// The transcript score's weights (first tokens one by one, the rest summed, final model).
+    pub weights: Option<Vec<f64>>,
+    /// The statistic of every run: `[world 0, world 1]` (for plots and CSV).
+    #[serde(skip)]
+    pub scores: [Vec<f64>; 2],
+}
+
+/// One view of one point.
+#[derive(Debug, Clone, Serialize)]
+pub struct ViewAudit {
+    /// Which attacker.
+    pub view: View,
+    /// The accountant's bound for it.
+    pub bound: Bound,
+    /// Each statistic's lower bounds.
+    pub statistics: Vec<StatisticAudit>,
+}
+
+/// The audit of one sweep point.
+#[derive(Debug, Clone, Serialize)]
+pub struct PointAudit {
+    /// Index among the scenario's points.
+    pub point: usize,
+    /// `admm` or `dp-sgd`.
+    pub algorithm: &'static str,
+    /// σ (after calibration to the point's budget, if any).
+    pub sigma: f64,
+    /// C.
+    pub clip: f64,
+    /// λ (ADMM).
+    pub lambda: f64,
+    /// The point's budget, if σ was calibrated to one.
+    pub budget: Option<f64>,
+    /// The graph.
+    pub topology: String,
+    /// Users.
+    pub users: usize,
+    /// Hops of each trial.
+    pub steps: u64,
+    /// Trials per world.
+    pub runs: usize,
+    /// The scenario seed the trials' seeds derive from.
+    pub seed: u64,
+    /// The canary.
+    pub canary: Canary,
+    /// The network observer.
+    pub observer: usize,
+    /// Share of trials in which the token reached the observer before the end.
+    pub arrival_rate: f64,
+    /// Trials per second (both worlds).
+    pub trials_per_second: f64,
+    /// The views.
+    pub views: Vec<ViewAudit>,
+}
+
+/// The seeds of audit trials start this far into the schedule purpose's index space, away from
+/// the indices a run uses (0: the walk's first holder, 1: federated sampling).
+const TRIAL_STREAMS: u64 = 1 << 40;
+
+/// The run seed of trial `run` of world `world`: distinct for every trial, derived from the
+/// scenario seed with [`derive_seed`] (the one place seeds are derived).
+pub fn trial_seed(seed: u64, world: usize, run: usize) -> u64 {
+    derive_seed(
+        seed,
+        Purpose::Schedule,
+        TRIAL_STREAMS + 2 * run as u64 + world as u64,
+    )
+}
+
+/// The neighbour user `i` forwards to most often (the smallest index among ties).
+pub fn default_observer(topology: &Topology, user: usize) -> Option<usize> {
+    let mut best: Option<(usize, f64)> = None;
+    for (j, p) in topology.transition_row(user) {
+        if j != user && best.is_none_or(|b| p > b.1 || (p == b.1 && j < b.0)) {
+            best = Some((j, p));
+        }
+    }
+    best.map(|b| b.0)
+}
+
+/// Runs `runs` trials of `world` in parallel.
+fn sample(
+    world: &World<'_>,
+    runs: usize,
+    seed: u64,
+    index: usize,
+    bar: &ProgressBar,
+) -> Result<Vec<Transcript>, AuditError> {
+    let require_clip = world.canary.kind == CanaryKind::WhiteBox;
+    let out: Result<Vec<Transcript>, _> = (0..runs)
+        .into_par_iter()
+        .map_init(
+            || Scratch::new(world),
+            |scratch, r| {
+                let t = run_trial(world, scratch, trial_seed(seed, index, r), require_clip);
+                if r % 64 == 63 {
+                    bar.inc(64);
+                }
+                t
+            },
+        )
+        .collect();
+    Ok(out?)
+}
+
+fn algorithm_name(a: &Algorithm) -> &'static str {
+    match a {
+        Algorithm::Admm(_) => "admm",
+        Algorithm::Sgd(_) => "dp-sgd",
+    }
+}
+
+/// Audits the points of `loaded` (prepared by [`crate::simulate::prepare`]).
+///
+/// # Errors
+/// [`AuditError`]: a scenario that is not a walk, a user, observer or point out of range, a
+/// point without a privacy guarantee (no clip, σ = 0), a failed trial.
+pub fn audit(
+    loaded: &LoadedScenario,
+    prepared: &Prepared,
+    config: &Config,
+) -> Result<Vec<PointAudit>, AuditError> {
+    let s = &loaded.scenario;
+    if s.algorithm.mode != Mode::Decentralized {
+        return Err(AuditError::Invalid(format!(
+            "the audit runs walks: the scenario's mode is {} (set algorithm.mode = \"decentralized\")",
+            s.algorithm.mode.as_str()
+        )));
+    }
+    if config.views.is_empty() {
+        return Err(AuditError::Invalid("no view to audit".into()));
+    }
+    let points = s.points()?;
+    let chosen: Vec<usize> = match config.point {
+        Some(p) if p >= points.len() => {
+            return Err(AuditError::Invalid(format!(
+                "--point {p}: the scenario has {} point(s), 0 to {}",
+                points.len(),
+                points.len() - 1
+            )));
+        }
+        Some(p) => vec![p],
+        None => (0..points.len()).collect(),
+    };
+    let steps = config.steps.unwrap_or(s.steps.min(2 * s.users as u64));
+    if steps == 0 {
+        return Err(AuditError::Invalid("--steps must be >= 1".into()));
+    }
+    let bar = if config.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new((chosen.len() * 2 * config.runs) as u64)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} {elapsed_precise} [{bar:40}] {human_pos}/{human_len} trials ({per_sec}, eta {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    let mut out = Vec::new();
+    for p in chosen {
+        let resolved = prepared.privacy.resolve(s, &points[p])?;
+        out.push(audit_point(
+            loaded,
+            prepared,
+            config,
+            p,
+            &resolved.point,
+            steps,
+            &bar,
+        )?);
+    }
+    bar.finish_and_clear();
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn audit_point(
+    loaded: &LoadedScenario,
+    prepared: &Prepared,
+    config: &Config,
+    index: usize,
+    point: &Point,
+    steps: u64,
+    bar: &ProgressBar,
+) -> Result<PointAudit, AuditError> {
+    let s = &loaded.scenario;
+    let named = &prepared.topologies[point.topology];
+    let topology = &named.topology;
+    let n = topology.n();
+    let observer = match config.observer {
+        Some(j) if j >= n || j == config.user => {
+            return Err(AuditError::Invalid(format!(
+                "--observer {j} must be a user (0 to {}) other than the canary user {}",
+                n - 1,
+                config.user
+            )));
+        }
+        Some(j) => j,
+        None => default_observer(topology, config.user).ok_or_else(|| {
+            AuditError::Invalid(format!(
+                "user {} has no neighbour to observe it",
+                config.user
+            ))
+        })?,
+    };
+    let base = &prepared.problem;
+    let worlds = canary::for_problem(base, &point.algorithm, config.user, config.canary)?;
+    let clip = point
+        .algorithm
+        .clip()
+        .ok_or_else(|| AuditError::Invalid("no clip: nothing to audit".into()))?;
+    let noise = Noise::new(point.algorithm.sigma(), clip)?;
+    let setup = prepared.privacy.setup(noise);
+    let passage = prepared.privacy.passage(s, point);
+    let start = Instant::now();
+    let mut transcripts = Vec::with_capacity(2);
+    for (w, problem) in worlds.problems.iter().enumerate() {
+        let world = World::new(
+            problem,
+            point.algorithm,
+            topology,
+            &worlds.canary,
+            observer,
+            steps,
+        )?;
+        transcripts.push(sample(&world, config.runs, s.seed, w, bar)?);
+    }
+    let trials_per_second = (2 * config.runs) as f64 / start.elapsed().as_secs_f64().max(1e-9);
+    let opts = Options {
+        delta: s.privacy.delta,
+        confidence: config.confidence,
+        ..Options::default()
+    };
+    let pair = [transcripts[0].as_slice(), transcripts[1].as_slice()];
+    let mut views = Vec::new();
+    for &view in &config.views {
+        let bound = bound(&setup, passage, config.user, steps, view)?;
+        let mut statistics = Vec::new();
+        for &statistic in Statistic::for_view(view) {
+            let (scores, weights) = scores(view, statistic, pair, steps);
+            let estimate = estimate(&scores[0], &scores[1], &opts)?;
+            statistics.push(StatisticAudit {
+                statistic,
+                exceeds_bound: estimate.epsilon > bound.epsilon_or_inf(),
+                gdp_exceeds_bound: estimate.gdp_epsilon > bound.epsilon_or_inf(),
+                estimate,
+                weights,
+                scores,
+            });
+        }
+        views.push(ViewAudit {
+            view,
+            bound,
+            statistics,
+        });
+    }
+    let arrivals = pair
+        .iter()
+        .flat_map(|t| t.iter())
+        .filter(|t| t.arrival_count > 0)
+        .count();
+    Ok(PointAudit {
+        point: index,
+        algorithm: algorithm_name(&point.algorithm),
+        sigma: point.algorithm.sigma(),
+        clip,
+        lambda: point.lambda,
+        budget: point.budget,
+        topology: named.label.clone(),
+        users: n,
+        steps,
+        runs: config.runs,
+        seed: s.seed,
+        canary: worlds.canary,
+        observer,
+        arrival_rate: arrivals as f64 / (2 * config.runs).max(1) as f64,
+        trials_per_second,
+        views,
+    })
+}

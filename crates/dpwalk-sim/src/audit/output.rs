@@ -1,0 +1,192 @@
+//! An audit's directory: `audit.json` (everything), `audit.csv` (one row per point, view and
+//! statistic) and, per row, a plot of the statistic's two distributions with the test's
+//! threshold (PNG and SVG, through [`crate::plot`]).
+
+use super::driver::{PointAudit, StatisticAudit, ViewAudit};
+use crate::output::{OutputError, csv_opt, write_atomic, write_json};
+use crate::plot::{LinePlot, Series, write_line_plot};
+use serde::Serialize;
+use std::path::Path;
+
+/// Bins of a histogram.
+const BINS: usize = 60;
+
+/// `audit.json`.
+#[derive(Debug, Serialize)]
+struct AuditFile<'a> {
+    scenario: &'a str,
+    what: &'static str,
+    points: &'a [PointAudit],
+}
+
+const WHAT: &str = "epsilon_hat: an empirical lower bound on epsilon for one attack (Nasr et al. 2021, \
+Clopper-Pearson rates, threshold chosen on the first half of each world's runs and evaluated on the second), \
+holding with probability >= confidence; gdp_epsilon assumes a Gaussian trade-off curve. Never a guarantee. \
+bound: the accountant's upper bound for the same user and view.";
+
+/// The CSV header of [`csv_rows`].
+pub const CSV_HEADER: &str = "point,algorithm,sigma,clip,lambda,budget,topology,users,steps,runs,canary,user,observer,view,statistic,epsilon_hat,confidence,delta,gdp_mu,gdp_epsilon,bound_epsilon,bound_order,bound_figure,exceeds_bound,gdp_exceeds_bound,threshold,false_positives,false_negatives,fpr_upper,fnr_upper";
+
+/// One CSV row per view and statistic of `p`.
+pub fn csv_rows(p: &PointAudit) -> Vec<String> {
+    let mut rows = Vec::new();
+    for v in &p.views {
+        for s in &v.statistics {
+            let e = &s.estimate;
+            rows.push(format!(
+                "{},{},{:e},{:e},{:e},{},\"{}\",{},{},{},{},{},{},{},{},{:.6},{},{:e},{:.6},{:.6},{},{},\"{}\",{},{},{:e},{},{},{:e},{:e}",
+                p.point,
+                p.algorithm,
+                p.sigma,
+                p.clip,
+                p.lambda,
+                csv_opt(p.budget),
+                p.topology,
+                p.users,
+                p.steps,
+                p.runs,
+                p.canary.kind.as_str(),
+                p.canary.user,
+                p.observer,
+                v.view.as_str(),
+                s.statistic.as_str(),
+                e.epsilon,
+                e.confidence,
+                e.delta,
+                e.gdp_mu,
+                e.gdp_epsilon,
+                csv_opt(v.bound.epsilon),
+                csv_opt(v.bound.order),
+                v.bound.figure,
+                s.exceeds_bound,
+                s.gdp_exceeds_bound,
+                e.test.threshold,
+                e.test.false_positives,
+                e.test.false_negatives,
+                e.test.fpr_upper,
+                e.test.fnr_upper,
+            ));
+        }
+    }
+    rows
+}
+
+/// A histogram (density) of `values` on `[lo, hi]` as a step-like line.
+fn histogram(values: &[f64], lo: f64, hi: f64, label: String) -> Series {
+    let width = (hi - lo) / BINS as f64;
+    let mut counts = vec![0usize; BINS];
+    for &v in values {
+        if v >= lo && v <= hi {
+            let b = (((v - lo) / width) as usize).min(BINS - 1);
+            counts[b] += 1;
+        }
+    }
+    let scale = 1.0 / (values.len().max(1) as f64 * width);
+    let points = counts
+        .iter()
+        .enumerate()
+        .map(|(b, &c)| (lo + (b as f64 + 0.5) * width, c as f64 * scale))
+        .collect();
+    Series {
+        label,
+        points,
+        spread: None,
+    }
+}
+
+/// The `q` quantile of sorted values.
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+fn plot(p: &PointAudit, v: &ViewAudit, s: &StatisticAudit, stem: &Path) -> Result<(), OutputError> {
+    let mut all: Vec<f64> = s
+        .scores
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|x| x.is_finite())
+        .collect();
+    if all.len() < 2 {
+        return Ok(());
+    }
+    all.sort_by(f64::total_cmp);
+    let (lo, hi) = (quantile(&all, 0.001), quantile(&all, 0.999));
+    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
+        return Ok(());
+    }
+    let mut series = vec![
+        histogram(&s.scores[0], lo, hi, "world 0 (canary -)".into()),
+        histogram(&s.scores[1], lo, hi, "world 1 (canary +)".into()),
+    ];
+    let top = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold(0.0f64, f64::max);
+    let t = s.estimate.test.threshold;
+    if t >= lo && t <= hi {
+        series.push(Series {
+            label: format!("threshold (eps_hat = {:.3})", s.estimate.epsilon),
+            points: vec![(t, 0.0), (t, top)],
+            spread: None,
+        });
+    }
+    let figure = LinePlot {
+        title: format!(
+            "{} view, {}: eps_hat {:.3} (GDP {:.3}) vs bound {}",
+            v.view.as_str(),
+            s.statistic.as_str(),
+            s.estimate.epsilon,
+            s.estimate.gdp_epsilon,
+            v.bound.epsilon.map_or("none".into(), |e| format!("{e:.3}"))
+        ),
+        x_label: format!(
+            "statistic ({} {} point {})",
+            p.algorithm, p.topology, p.point
+        ),
+        y_label: "density".into(),
+        log_x: false,
+        log_y: false,
+        series,
+    };
+    write_line_plot(&figure, stem)?;
+    Ok(())
+}
+
+/// Writes `audit.json`, `audit.csv` and the plots into `dir`.
+///
+/// # Errors
+/// A file could not be written or a plot drawn.
+pub fn write_all(dir: &Path, scenario: &str, points: &[PointAudit]) -> Result<(), OutputError> {
+    write_json(
+        &dir.join("audit.json"),
+        &AuditFile {
+            scenario,
+            what: WHAT,
+            points,
+        },
+    )?;
+    let mut csv = String::from(CSV_HEADER);
+    csv.push('\n');
+    for p in points {
+        for row in csv_rows(p) {
+            csv.push_str(&row);
+            csv.push('\n');
+        }
+    }
+    write_atomic(&dir.join("audit.csv"), csv.as_bytes())?;
+    for p in points {
+        for v in &p.views {
+            for s in &v.statistics {
+                let stem = dir.join(format!(
+                    "audit-p{}-{}-{}",
+                    p.point,
+                    v.view.as_str(),
+                    s.statistic.as_str()
+                ));
+                plot(p, v, s, &stem)?;
+            }
+        }
+    }
+    Ok(())
+}

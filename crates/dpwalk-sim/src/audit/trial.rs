@@ -1,0 +1,265 @@
+//! One audit trial: a short walk that starts at the canary user from the zero state, through the
+//! same [`visit`] (step, noise, next hop, per-user RNG streams) as every simulated and daemon
+//! walk, recording what each attacker sees of the canary direction.
+//!
+//! The canary contributes once, at hop 0; at its later visits it makes the noise-only step of a
+//! user whose budget is spent ([`Turn::NoiseOnly`]), so the accountant's figure is for one
+//! contribution at step 0 of a `K`-hop walk whose final model every member sees. Every other
+//! visit is an ordinary contribution. Users' private state (`u_i`, RNG streams) starts afresh in
+//! every trial.
+
+use super::canary::Canary;
+use dpwalk_core::params::{AdmmParams, SgdParams};
+use dpwalk_core::problem::{LocalProx, Problem, ProblemError};
+use dpwalk_core::rng::{NodeRng, node_rng};
+use dpwalk_core::step::{Algorithm, StepScratch};
+use dpwalk_core::topology::Topology;
+use dpwalk_core::walk::{Turn, Update, visit};
+
+/// Tokens of a transcript kept as separate features (the rest are summed into one more).
+pub const KEPT_TOKENS: usize = 8;
+
+/// What the attackers of one trial saw, projected on the canary direction.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Transcript {
+    /// Every token after the contribution (the local eavesdropper): the first [`KEPT_TOKENS`],
+    /// then the sum of the others.
+    pub tokens: [f64; KEPT_TOKENS + 1],
+    /// The tokens the observer received, likewise (0 for arrivals that did not happen).
+    pub arrivals: [f64; KEPT_TOKENS + 1],
+    /// The same arrivals divided by their hop count `M` (hops since the contribution, which the
+    /// observer reads from the token's `seq`).
+    pub weighted_arrivals: [f64; KEPT_TOKENS + 1],
+    /// How many times the token reached the observer.
+    pub arrival_count: u64,
+    /// `M` at the first arrival (0: none).
+    pub first_hop: u64,
+    /// The final model `z_K`.
+    pub final_model: f64,
+}
+
+/// A world ready to run: its problem, prox and the walk's parameters.
+#[derive(Debug)]
+pub struct World<'a> {
+    /// The world's problem (its canary planted).
+    pub problem: &'a Problem,
+    /// The step, with its prox operators for ADMM.
+    pub step: Step<'a>,
+    /// The graph.
+    pub topology: &'a Topology,
+    /// The canary (its user and direction).
+    pub canary: &'a Canary,
+    /// The network observer `j`.
+    pub observer: usize,
+    /// Hops `K` (the final model is released after the last).
+    pub steps: u64,
+}
+
+impl<'a> World<'a> {
+    /// The world of `problem` for a `steps`-hop trial of `algorithm` on `topology`.
+    ///
+    /// # Errors
+    /// The problem refuses γ.
+    pub fn new(
+        problem: &'a Problem,
+        algorithm: Algorithm,
+        topology: &'a Topology,
+        canary: &'a Canary,
+        observer: usize,
+        steps: u64,
+    ) -> Result<Self, ProblemError> {
+        Ok(Self {
+            problem,
+            step: Step::new(problem, algorithm)?,
+            topology,
+            canary,
+            observer,
+            steps,
+        })
+    }
+}
+
+/// The update every holder makes, with what it needs.
+#[derive(Debug)]
+pub enum Step<'a> {
+    /// Private ADMM and `prox_{γ f_i}` of every user.
+    Admm {
+        /// γ, λ, σ, C.
+        params: AdmmParams,
+        /// The users' prox operators.
+        prox: LocalProx<'a>,
+    },
+    /// DP-SGD.
+    Sgd(SgdParams),
+}
+
+impl<'a> Step<'a> {
+    /// The step of `algorithm` on `problem`.
+    ///
+    /// # Errors
+    /// The problem refuses γ.
+    pub fn new(problem: &'a Problem, algorithm: Algorithm) -> Result<Self, ProblemError> {
+        Ok(match algorithm {
+            Algorithm::Admm(params) => Step::Admm {
+                params,
+                prox: problem.local_prox(params.gamma())?,
+            },
+            Algorithm::Sgd(params) => Step::Sgd(params),
+        })
+    }
+
+    /// The algorithm (for the released model).
+    pub fn algorithm(&self) -> Algorithm {
+        match self {
+            Step::Admm { params, .. } => Algorithm::Admm(*params),
+            Step::Sgd(params) => Algorithm::Sgd(*params),
+        }
+    }
+}
+
+/// Buffers one thread reuses across trials: only what a trial touched is reset.
+#[derive(Debug)]
+pub struct Scratch {
+    u: Vec<f64>,
+    touched: Vec<usize>,
+    rngs: Vec<Option<NodeRng>>,
+    w: Vec<f64>,
+    z: Vec<f64>,
+    step: StepScratch,
+}
+
+impl Scratch {
+    /// Buffers for `world`.
+    pub fn new(world: &World<'_>) -> Self {
+        let n = world.problem.n_users();
+        let dim = world.problem.dim();
+        let (admm, prox) = match &world.step {
+            Step::Admm { prox, .. } => (true, prox.scratch()),
+            Step::Sgd(_) => (false, Default::default()),
+        };
+        Self {
+            u: if admm { vec![0.0; n * dim] } else { Vec::new() },
+            touched: Vec::new(),
+            rngs: (0..n).map(|_| None).collect(),
+            w: vec![0.0; dim],
+            z: vec![0.0; dim],
+            step: StepScratch::new(dim, prox),
+        }
+    }
+
+    fn reset(&mut self, dim: usize) {
+        for &i in &self.touched {
+            if !self.u.is_empty() {
+                self.u[i * dim..(i + 1) * dim].fill(0.0);
+            }
+            self.rngs[i] = None;
+        }
+        self.touched.clear();
+        self.w.fill(0.0);
+    }
+}
+
+/// Why a trial failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TrialError {
+    /// The step refused its inputs.
+    #[error(transparent)]
+    Problem(#[from] ProblemError),
+    /// The white-box canary's step did not clip (so its contribution was not `±C·d`).
+    #[error(
+        "the white-box canary's contribution was not clipped: it is not +-C*d (a bug in the canary's construction)"
+    )]
+    NotClipped,
+}
+
+/// Adds `value` to a transcript row: kept as the `count`-th feature, or summed into the last.
+fn record(row: &mut [f64; KEPT_TOKENS + 1], count: u64, value: f64) {
+    let k = (count as usize).min(KEPT_TOKENS);
+    row[k] += value;
+}
+
+/// Runs one trial with run seed `seed`: user `l` draws from `node_rng(seed, l)`.
+///
+/// # Errors
+/// [`TrialError`] when the step refuses its inputs, or a white-box canary's step did not clip
+/// (`require_clip`).
+pub fn run_trial(
+    world: &World<'_>,
+    scratch: &mut Scratch,
+    seed: u64,
+    require_clip: bool,
+) -> Result<Transcript, TrialError> {
+    let dim = world.problem.dim();
+    let canary = world.canary.user;
+    let mut out = Transcript {
+        tokens: [0.0; KEPT_TOKENS + 1],
+        arrivals: [0.0; KEPT_TOKENS + 1],
+        weighted_arrivals: [0.0; KEPT_TOKENS + 1],
+        arrival_count: 0,
+        first_hop: 0,
+        final_model: 0.0,
+    };
+    let mut holder = canary;
+    let result = (|| {
+        for t in 0..world.steps {
+            if t >= 1 {
+                let seen = world.canary.project(&scratch.w);
+                record(&mut out.tokens, t - 1, seen);
+                if holder == world.observer {
+                    record(&mut out.arrivals, out.arrival_count, seen);
+                    record(
+                        &mut out.weighted_arrivals,
+                        out.arrival_count,
+                        seen / t as f64,
+                    );
+                    if out.arrival_count == 0 {
+                        out.first_hop = t;
+                    }
+                    out.arrival_count += 1;
+                }
+            }
+            let turn = if t > 0 && holder == canary {
+                Turn::NoiseOnly
+            } else {
+                Turn::Contribute
+            };
+            let rng = match &mut scratch.rngs[holder] {
+                Some(r) => r,
+                slot @ None => {
+                    scratch.touched.push(holder);
+                    slot.insert(node_rng(seed, holder as u64))
+                }
+            };
+            let update = match &world.step {
+                Step::Admm { prox, params } => Update::Admm {
+                    prox,
+                    params,
+                    u: &mut scratch.u[holder * dim..(holder + 1) * dim],
+                },
+                Step::Sgd(params) => Update::Sgd { params },
+            };
+            let (c, next) = visit(
+                world.problem,
+                world.topology,
+                holder,
+                update,
+                turn,
+                &mut scratch.w,
+                rng,
+                &mut scratch.step,
+            )?;
+            if t == 0 && require_clip && !c.is_some_and(|c| c.clipped) {
+                return Err(TrialError::NotClipped);
+            }
+            holder = next;
+        }
+        world
+            .step
+            .algorithm()
+            .model(world.problem.regularizer(), &scratch.w, &mut scratch.z);
+        out.final_model = world.canary.project(&scratch.z);
+        Ok(())
+    })();
+    scratch.reset(dim);
+    result.map(|()| out)
+}

@@ -1,0 +1,261 @@
+//! The audit on small walks: the measured ε̂ never exceeds the accountant's ε (complete and
+//! sparse graphs, λ ∈ {0.1, 1}, ADMM and DP-SGD, every view), a white-box canary is exactly
+//! `±C·d`, and a broken accountant is caught: one that accounts for twice the noise the walk
+//! adds (the noise halved in the walk, not in the accounting).
+//!
+//! Fixed seeds: every figure here is the same on every run. The run counts keep the file to a
+//! few seconds in release.
+
+// Test helpers abort the test on a failed set-up, as the tests themselves do.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use dpwalk_core::step::Algorithm;
+use dpwalk_privacy::Noise;
+use dpwalk_sim::audit::bound::bound;
+use dpwalk_sim::audit::canary::{self, CanaryKind};
+use dpwalk_sim::audit::driver::{Config, PointAudit, audit};
+use dpwalk_sim::audit::output;
+use dpwalk_sim::audit::statistic::View;
+use dpwalk_sim::audit::trial::{Scratch, World, run_trial};
+use dpwalk_sim::scenario::{LoadedScenario, parse};
+use dpwalk_sim::simulate::{Prepared, prepare};
+use std::path::{Path, PathBuf};
+
+/// Eight users, two records each, p = 4 (+ the dedicated feature), a walk of 16 hops (2n).
+/// μ = 4C/σ = 2 on the first token: far from nothing, far from the ceiling of the runs.
+const SMALL: &str = r#"
+seed = 5
+users = 8
+steps = 16
+eval-every = 16
+
+[data]
+source = "synthetic-lasso"
+rows = 16
+dim = 4
+sparsity = 2
+
+[problem]
+loss = "squared"
+l1 = 0.01
+
+[algorithm]
+gamma = 2.0
+lambda = 0.5
+sigma = 1.0
+clip = 0.5
+lr = 0.1
+
+[privacy]
+delta = 1e-5
+"#;
+
+fn load(sets: &[&str]) -> (LoadedScenario, Prepared) {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let scenario = parse(SMALL, Path::new("inline.toml"), &sets).expect("parses");
+    let loaded = LoadedScenario {
+        scenario,
+        base_dir: PathBuf::from("."),
+        name: "inline".into(),
+    };
+    let prepared = prepare(&loaded).expect("prepare");
+    (loaded, prepared)
+}
+
+fn config(runs: usize, views: Vec<View>) -> Config {
+    Config {
+        runs,
+        user: 2,
+        observer: None,
+        views,
+        canary: CanaryKind::WhiteBox,
+        steps: None,
+        point: None,
+        confidence: 0.95,
+        quiet: true,
+    }
+}
+
+fn run(sets: &[&str], cfg: &Config) -> (Vec<PointAudit>, LoadedScenario, Prepared) {
+    let (loaded, prepared) = load(sets);
+    let points = audit(&loaded, &prepared, cfg).expect("audit");
+    (points, loaded, prepared)
+}
+
+#[test]
+fn measured_leakage_never_exceeds_the_bound_on_small_walks() {
+    let views = vec![View::Local, View::Network, View::Central];
+    let cases: &[&[&str]] = &[
+        &["topology.kind=complete", "algorithm.lambda=0.1"],
+        &["topology.kind=complete", "algorithm.lambda=1"],
+        &["topology.kind=ring", "algorithm.lambda=0.1"],
+        &["topology.kind=ring", "algorithm.lambda=1"],
+        &["topology.kind=complete", "algorithm.kind=dp-sgd"],
+        &["topology.kind=ring", "algorithm.kind=dp-sgd"],
+    ];
+    let black: &[&str] = &["topology.kind=ring", "algorithm.lambda=1"];
+    let runs = cases
+        .iter()
+        .map(|sets| (*sets, CanaryKind::WhiteBox))
+        .chain([(black, CanaryKind::BlackBox)]);
+    for (sets, kind) in runs {
+        let cfg = Config {
+            canary: kind,
+            ..config(6_000, views.clone())
+        };
+        let (points, _, _) = run(sets, &cfg);
+        for p in &points {
+            for v in &p.views {
+                let bound = v.bound.epsilon_or_inf();
+                for s in &v.statistics {
+                    let e = &s.estimate;
+                    eprintln!(
+                        "{sets:?} {kind:?} {:?} {:?}: eps_hat {:.3} (GDP {:.3}) <= bound {bound:.3}",
+                        v.view, s.statistic, e.epsilon, e.gdp_epsilon
+                    );
+                    assert!(
+                        e.epsilon <= bound,
+                        "{sets:?} {:?} {:?}: eps_hat {} > bound {bound}",
+                        v.view,
+                        s.statistic,
+                        e.epsilon
+                    );
+                    assert!(!s.exceeds_bound);
+                    // The local view's first token is a Gaussian mechanism: its GDP variant is
+                    // a lower bound too.
+                    if v.view == View::Local {
+                        assert!(e.gdp_epsilon <= bound);
+                    }
+                }
+            }
+            // The local view sees the contribution directly: the audit must see something.
+            let local = &p.views[0].statistics[0].estimate;
+            assert!(
+                local.epsilon > 1.0,
+                "{sets:?}: local eps_hat {}",
+                local.epsilon
+            );
+        }
+    }
+}
+
+#[test]
+fn a_white_box_canary_is_exactly_plus_or_minus_c_d() {
+    let (loaded, prepared) = load(&["algorithm.sigma=0"]);
+    let point = loaded.scenario.points().unwrap()[0];
+    let Algorithm::Admm(params) = point.algorithm else {
+        panic!("admm")
+    };
+    let base = &prepared.problem;
+    let worlds = canary::for_problem(base, &point.algorithm, 2, CanaryKind::WhiteBox).unwrap();
+    let topology = &prepared.topologies[0].topology;
+    let n = topology.n() as f64;
+    for (w, problem) in worlds.problems.iter().enumerate() {
+        let world = World::new(problem, point.algorithm, topology, &worlds.canary, 3, 4).unwrap();
+        let mut scratch = Scratch::new(&world);
+        let t = run_trial(&world, &mut scratch, 9, true).unwrap();
+        // w₁ = 2λ·Δ/n with Δ = ±C·d: the first token's canary coordinate.
+        let sign = if w == 0 { -1.0 } else { 1.0 };
+        let expected = sign * 2.0 * params.relaxation() * 0.5 / n;
+        assert!(
+            (t.tokens[0] - expected).abs() < 1e-15,
+            "{} != {expected}",
+            t.tokens[0]
+        );
+    }
+}
+
+#[test]
+fn an_accountant_that_counts_twice_the_noise_is_caught() {
+    // δ = 0.01: where the plain ε̂ (no assumption) is close to the truth with a few thousand runs.
+    let sets = ["privacy.delta=0.01"];
+    let (points, loaded, prepared) = run(&sets, &config(10_000, vec![View::Local]));
+    let p = &points[0];
+    let point = loaded.scenario.points().unwrap()[0];
+    // The walk adds σ; the broken accountant believes 2σ (as if the walk's noise had been
+    // halved and the accounting not).
+    let broken = Noise::new(2.0 * point.algorithm.sigma(), 0.5).unwrap();
+    let broken = bound(
+        &prepared.privacy.setup(broken),
+        None,
+        2,
+        p.steps,
+        View::Local,
+    )
+    .unwrap();
+    let est = &p.views[0].statistics[0].estimate;
+    let real = p.views[0].bound.epsilon_or_inf();
+    eprintln!(
+        "eps_hat {:.3} (GDP {:.3}); bound {real:.3}; broken bound {:.3}",
+        est.epsilon,
+        est.gdp_epsilon,
+        broken.epsilon_or_inf()
+    );
+    assert!(est.epsilon <= real);
+    assert!(
+        est.epsilon > broken.epsilon_or_inf(),
+        "the broken accountant was not caught: eps_hat {} <= {}",
+        est.epsilon,
+        broken.epsilon_or_inf()
+    );
+}
+
+#[test]
+fn the_results_are_written_as_json_csv_and_plots() {
+    let (points, _, _) = run(&[], &config(400, vec![View::Local, View::Network]));
+    let dir = std::env::temp_dir().join(format!("dpwalk-audit-test-{}", std::process::id()));
+    output::write_all(&dir, "inline", &points).unwrap();
+    let csv = std::fs::read_to_string(dir.join("audit.csv")).unwrap();
+    let mut lines = csv.lines();
+    let columns = lines.next().unwrap().split(',').count();
+    let rows: Vec<&str> = lines.collect();
+    // Local: 2 statistics; network: 3.
+    assert_eq!(rows.len(), 5);
+    for row in rows {
+        // The bound's description is quoted and has no comma inside; count fields outside quotes.
+        let fields = row
+            .split('"')
+            .enumerate()
+            .map(|(k, part)| {
+                if k % 2 == 1 {
+                    0
+                } else {
+                    part.matches(',').count()
+                }
+            })
+            .sum::<usize>()
+            + 1;
+        assert_eq!(fields, columns, "{row}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("audit.json")).unwrap()).unwrap();
+    assert_eq!(
+        json["points"][0]["views"][1]["statistics"][1]["statistic"],
+        "hop-weighted"
+    );
+    assert!(dir.join("audit-p0-network-transcript.png").exists());
+    assert!(dir.join("audit-p0-local-first-arrival.svg").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_requests_are_refused_with_a_reason() {
+    let (loaded, prepared) = load(&[]);
+    let mut cfg = config(100, vec![View::Local]);
+    cfg.user = 99;
+    let err = audit(&loaded, &prepared, &cfg).unwrap_err().to_string();
+    assert!(err.contains("--user 99"), "{err}");
+    cfg.user = 2;
+    cfg.observer = Some(2);
+    let err = audit(&loaded, &prepared, &cfg).unwrap_err().to_string();
+    assert!(err.contains("--observer 2"), "{err}");
+    cfg.observer = None;
+    cfg.point = Some(5);
+    let err = audit(&loaded, &prepared, &cfg).unwrap_err().to_string();
+    assert!(err.contains("--point 5"), "{err}");
+    let (loaded, prepared) = load(&["algorithm.mode=federated", "algorithm.blocks-per-round=2"]);
+    let err = audit(&loaded, &prepared, &config(100, vec![View::Local]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("decentralized"), "{err}");
+}

@@ -32,10 +32,12 @@ enum CanaryArg {
 pub struct AuditArgs {
     /// Scenario file (TOML), the same format as `dpwalk sim`.
     scenario: PathBuf,
+    #[allow(rustdoc::invalid_html_tags)] // `<…>` are placeholders in `--help`, not HTML
     /// Output directory [default: runs/<scenario>-audit-<UTC timestamp>]; must be new or empty.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Write into a non-empty --out directory.
+    /// Replace the earlier run in --out (a directory holding a scenario.toml): its files are
+    /// removed first.
     #[arg(long)]
     force: bool,
     /// Trials per world (half choose the test's threshold, half evaluate it).

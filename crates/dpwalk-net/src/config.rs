@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use dpwalk_core::data::DataSpec;
 use dpwalk_core::topology::spec::toml_error_location;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// Errors of reading `node.toml`.
@@ -79,7 +79,7 @@ fn default_delta() -> f64 {
 }
 
 /// Timeouts, in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Timeouts {
     /// One request-response exchange.

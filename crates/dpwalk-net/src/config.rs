@@ -42,7 +42,7 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum ConfigError {
     /// The file could not be read.
-    #[error("cannot read node config {path}: {source}")]
+    #[error("cannot read node config {path}")]
     Read {
         /// The file.
         path: PathBuf,

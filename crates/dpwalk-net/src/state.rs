@@ -145,7 +145,7 @@ impl NodeState {
 #[derive(Debug, Error)]
 pub enum StateError {
     /// The file system failed.
-    #[error("state {path}: {source}")]
+    #[error("state {path}")]
     Io {
         /// The file or directory.
         path: PathBuf,
@@ -303,7 +303,10 @@ impl StateDir {
                 (None, None) => None,
             }),
             (Ok(Some((_, s))), Err(e)) | (Err(e), Ok(Some((_, s)))) => {
-                tracing::warn!(error = %e, "ignoring a slot torn by a crash mid-commit: the other slot holds the state before it");
+                tracing::warn!(
+                    error = &e as &dyn std::error::Error,
+                    "ignoring a slot torn by a crash mid-commit: the other slot holds the state before it"
+                );
                 Ok(Some(s))
             }
             (Err(e), _) | (Ok(None), Err(e)) => Err(e),

@@ -143,7 +143,7 @@ pub(super) fn watch(
                 return true;
             }
             if let Err(e) = nodes[i].spawn() {
-                tracing::error!(node = i, error = %e, "restart failed");
+                tracing::error!(node = i, error = format!("{e:#}"), "restart failed");
             }
             false
         });

@@ -35,10 +35,10 @@ pub enum NodeError {
         run_id: String,
     },
     /// The node's data could not be read.
-    #[error("node data: {0}")]
+    #[error("node data")]
     Data(#[from] dpwalk_core::data::DataError),
     /// The node's data do not fit the run's problem.
-    #[error("node data: {0}")]
+    #[error("node data")]
     Problem(#[from] ProblemError),
     /// The node's data make a model of another dimension than the run's `dimension`.
     #[error(

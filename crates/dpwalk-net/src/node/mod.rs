@@ -248,7 +248,10 @@ impl Node<'_> {
     /// failure loses those evaluation points only, and is said once per failure.
     fn write_evals(&mut self) {
         if let Err(e) = self.learner.write_evals() {
-            tracing::warn!(error = %e, "could not record the model of an evaluation point; the swarm's metrics will lack it");
+            tracing::warn!(
+                error = &e as &dyn std::error::Error,
+                "could not record the model of an evaluation point; the swarm's metrics will lack it"
+            );
         }
     }
 

@@ -12,6 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Reaper, free_ports, temp_dir, wait_exit, write_cluster};
+use dpwalk_net::run::Noise;
 
 /// Polls until `check` holds, panicking with `what` after `limit`.
 fn wait_until(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
@@ -25,7 +26,7 @@ fn wait_until(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
 #[test]
 fn the_same_node_toml_started_twice_is_refused_and_the_first_finishes() {
     let dir = temp_dir("faults-lock");
-    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 300, "sigma = 0.5");
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 300, Noise::Sigma(0.5));
     let state = cluster.members[0].dir.join("state");
     let mut reaper = Reaper::default();
     let first = cluster.spawn(0, &[]);
@@ -97,7 +98,7 @@ fn the_same_node_toml_started_twice_is_refused_and_the_first_finishes() {
 #[test]
 fn a_status_endpoint_off_loopback_is_warned_about_once() {
     let dir = temp_dir("faults-status");
-    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 100, "sigma = 0.5");
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 100, Noise::Sigma(0.5));
     let config = cluster.members[0].dir.join("node.toml");
     let port = free_ports(1)[0];
     let text = std::fs::read_to_string(&config).unwrap().replace(
@@ -155,7 +156,7 @@ const WAITED_FOR: &str = "it may have made it, so it is waited for rather than r
 #[test]
 fn a_stall_after_the_last_step_leaves_one_final_model() {
     let dir = temp_dir("faults-stall");
-    let cluster = write_cluster(&dir, &["127.0.0.1"; 4], 400, "sigma = 0.5");
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 4], 400, Noise::Sigma(0.5));
     let go = dir.join("go");
     let fault = format!("DPWALK_FAULT=after-last-step:wait-for:{}", go.display());
     let mut reaper = Reaper::default();
@@ -192,7 +193,7 @@ fn a_stall_after_the_last_step_leaves_one_final_model() {
 #[test]
 fn a_crash_after_the_last_step_leaves_one_final_model() {
     let dir = temp_dir("faults-crash");
-    let cluster = write_cluster(&dir, &["127.0.0.1"; 4], 400, "sigma = 0.5");
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 4], 400, Noise::Sigma(0.5));
     let fault = "DPWALK_FAULT=after-last-step:abort";
     let mut reaper = Reaper::default();
     for i in 0..4 {
@@ -236,7 +237,7 @@ fn a_crash_after_the_last_step_leaves_one_final_model() {
 #[test]
 fn a_member_down_for_the_whole_run_is_avoided_after_one_timeout() {
     let dir = temp_dir("faults-down");
-    let cluster = write_cluster(&dir, &["127.0.0.1"; 5], 1500, "sigma = 0.5");
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 5], 1500, Noise::Sigma(0.5));
     let mut reaper = Reaper::default();
     let start = Instant::now();
     for i in 0..4 {

@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use common::{Cluster, DIM, Reaper, free_ports, temp_dir, wait_exit, write_cluster};
-use dpwalk_net::run::RunHash;
+use dpwalk_net::run::{Noise, RunHash};
 use dpwalk_net::state::{NodeState, StateDir};
 
 fn dpwalk(args: &[&str]) -> Output {
@@ -50,7 +50,7 @@ fn wait_for_line(cluster: &Cluster, i: usize, needle: &str, limit: Duration) {
 #[test]
 fn a_run_dimension_that_is_not_the_datas_stops_the_node_before_it_joins() {
     let dir = temp_dir("first-hour-dimension");
-    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 100, "sigma = 0.5");
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 100, Noise::Sigma(0.5));
     let run = std::fs::read_to_string(dir.join("run.toml")).unwrap();
     let wrong = DIM + 3;
     let run = run.replace(
@@ -78,7 +78,7 @@ fn a_run_dimension_that_is_not_the_datas_stops_the_node_before_it_joins() {
 #[test]
 fn a_busy_listen_port_is_named_with_the_key_to_change() {
     let dir = temp_dir("first-hour-port");
-    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 100, "sigma = 0.5");
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 100, Noise::Sigma(0.5));
     let _busy = std::net::TcpListener::bind(("127.0.0.1", cluster.members[0].port)).unwrap();
     let log = start_and_fail(&cluster, 0);
     assert!(
@@ -93,7 +93,7 @@ fn a_busy_listen_port_is_named_with_the_key_to_change() {
 #[test]
 fn a_state_directory_of_another_run_says_which_and_what_to_do() {
     let dir = temp_dir("first-hour-state");
-    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 100, "sigma = 0.5");
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 100, Noise::Sigma(0.5));
     let state = cluster.members[0].dir.join("state");
     let mut slots = StateDir::open(&state).unwrap();
     slots
@@ -138,7 +138,7 @@ fn status_says_when_nothing_listens_and_accepts_host_names() {
 #[test]
 fn members_with_different_run_files_name_the_key_and_both_values() {
     let dir = temp_dir("first-hour-mismatch");
-    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 100, "sigma = 0.5");
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 100, Noise::Sigma(0.5));
     let run = std::fs::read_to_string(dir.join("run.toml")).unwrap();
     std::fs::write(
         dir.join("run-b.toml"),
@@ -259,7 +259,7 @@ fn delta_defaults_to_one_value_everywhere() {
 #[test]
 fn log_level_flag_replaces_rust_log() {
     let dir = temp_dir("first-hour-log-level");
-    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 100, "sigma = 0.5");
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 100, Noise::Sigma(0.5));
     let _busy = std::net::TcpListener::bind(("127.0.0.1", cluster.members[0].port)).unwrap();
     let run = |level: &str| {
         let out = Command::new(env!("CARGO_BIN_EXE_dpwalk"))
@@ -286,7 +286,7 @@ fn log_level_flag_replaces_rust_log() {
 fn noise_that_dwarfs_the_update_and_a_clip_cutting_every_update_are_warned_about() {
     let dir = temp_dir("first-hour-quality");
     // σ = 40, C = 1, p = 4: one step's noise is (40/2)·√4 = 40 times the largest update.
-    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 400, "sigma = 40");
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 400, Noise::Sigma(40.0));
     let first = dpwalk_core::walk::start_holder(5, 2);
     let mut reaper = Reaper::default();
     // The first holder alone: it makes the walk's first step and holds the token.

@@ -18,6 +18,7 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use common::{Reaper, tcp_swarm, temp_dir, write_cluster};
+use dpwalk_net::run::Noise;
 use futures::StreamExt;
 use libp2p::Multiaddr;
 use libp2p::identity::Keypair;
@@ -78,7 +79,7 @@ fn sum_field(log: &str, marker: &str, key: &str) -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn strangers_are_disconnected_and_the_status_endpoint_answers_under_a_flood() {
     let dir = temp_dir("flood");
-    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 400, "sigma = 0.5");
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 400, Noise::Sigma(0.5));
     let mut reaper = Reaper::default();
     // `ulimit -n` in sh sets the soft and the hard limit: the node cannot raise it.
     let limit = format!("ulimit -n {NOFILE} && exec \"$0\" \"$@\"");

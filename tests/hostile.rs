@@ -23,7 +23,7 @@ use common::{Cluster, DIM, Reaper, tcp_swarm, temp_dir, write_cluster};
 use dpwalk_net::behaviour::{self, Behaviour, BehaviourEvent};
 use dpwalk_net::codec::{self, Hello, Message, Rejection, Token};
 use dpwalk_net::limits::Limits;
-use dpwalk_net::run::Run;
+use dpwalk_net::run::{Noise, Run};
 use dpwalk_net::seal::seal;
 use futures::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, StreamExt};
 use libp2p::identity::Keypair;
@@ -301,7 +301,7 @@ fn refusal(answer: Result<Message, String>) -> Rejection {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_peers_and_bytes_are_refused_and_the_walk_completes() {
     let dir = temp_dir("hostile");
-    let cluster = write_cluster(&dir, &["127.0.0.1"; 4], STEPS, "sigma = 0.5");
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 4], STEPS, Noise::Sigma(0.5));
     let run = Run::load(&dir.join("run.toml")).unwrap();
     let run_id = run.run_id().to_string();
     let peer = |i: usize| cluster.members[i].peer;

@@ -12,6 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{Reaper, temp_dir, write_cluster};
+use dpwalk_net::run::Noise;
 
 const STEPS: u64 = 1500;
 const HOSTS: usize = 3;
@@ -94,12 +95,7 @@ fn three_hosts_in_network_namespaces_train_together() {
     let addrs: Vec<String> = (0..HOSTS).map(Hosts::addr).collect();
     let ips: Vec<&str> = addrs.iter().map(String::as_str).collect();
     let (epsilon, delta) = (4.0, 1e-5);
-    let cluster = write_cluster(
-        &dir,
-        &ips,
-        STEPS,
-        &format!("\n[budget]\nepsilon = {epsilon}\ndelta = {delta}"),
-    );
+    let cluster = write_cluster(&dir, &ips, STEPS, Noise::Budget { epsilon, delta });
     let mut reaper = Reaper::default();
     for (i, ns) in hosts.names.iter().enumerate() {
         reaper
@@ -159,7 +155,10 @@ fn an_unattainable_budget_is_refused_at_start() {
         &dir,
         &["127.0.0.1"; 2],
         100,
-        "\n[budget]\nepsilon = 1e-9\ndelta = 1e-12",
+        Noise::Budget {
+            epsilon: 1e-9,
+            delta: 1e-12,
+        },
     );
     let mut reaper = Reaper(vec![(0, cluster.spawn(0, &[]))]);
     let status = common::wait_exit(&mut reaper.0[0].1, Duration::from_secs(60));

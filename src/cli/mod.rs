@@ -157,8 +157,9 @@ pub fn main() -> ExitCode {
 }
 
 /// The error and its causes, outermost first, joined by ": " like anyhow's `{:#}`, but without a
-/// cause that the message before it already ends with: several library errors name their source
-/// in their own message (so that they read well alone) and also expose it as `source()`.
+/// cause that the message before it already ends with. The libraries' errors either print their
+/// source or chain it, not both (issue 13, item 4), except a few of the simulator's (`data: {0}`
+/// with `#[from]`), and the wire codec's, which print their decoder's reason without chaining it.
 fn error_chain(e: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in e.chain() {

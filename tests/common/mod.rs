@@ -5,13 +5,16 @@
 
 #![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use dpwalk_core::topology::{TopologyKind, TopologySpec};
+use dpwalk_net::config::Timeouts;
 use dpwalk_net::final_model::FinalModelFile;
+use dpwalk_net::run::{AlgorithmSpec, BudgetSpec, LossName, Noise, ProblemSpec, RunFile};
 use dpwalk_net::status::{Status, fetch_status};
+use dpwalk_net::workspace::{MemberPlan, NodeOptions};
 use libp2p::identity::Keypair;
 use libp2p::swarm::NetworkBehaviour;
 use libp2p::{PeerId, Swarm, noise, tcp, yamux};
@@ -67,7 +70,7 @@ pub fn tcp_swarm<B: NetworkBehaviour>(keypair: Keypair, behaviour: B) -> Swarm<B
 
 /// Free ports on 127.0.0.1, outside the kernel's ephemeral range (`dpwalk_net::ports`).
 pub fn free_ports(count: usize) -> Vec<u16> {
-    dpwalk_net::ports::free_loopback_ports(count).unwrap()
+    dpwalk_net::workspace::free_ports(count).unwrap()
 }
 
 /// A fresh directory under the system's temp dir.
@@ -79,8 +82,8 @@ pub fn temp_dir(name: &str) -> PathBuf {
 }
 
 /// Member `i`'s records: 30 rows of a noisy linear model, from a fixed LCG, so every run of the
-/// test sees the same data.
-fn data_csv(i: usize) -> String {
+/// test sees the same data; the features row after row, and the labels.
+fn records(i: usize) -> (Vec<f64>, Vec<f64>) {
     let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ (i as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
     let mut next = || {
         state = state
@@ -89,66 +92,83 @@ fn data_csv(i: usize) -> String {
         ((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
     };
     let truth = [0.8, -0.5, 0.0, 0.3];
-    let mut csv = String::new();
+    let (mut features, mut labels) = (Vec::new(), Vec::new());
     for _ in 0..30 {
         let x: Vec<f64> = (0..DIM).map(|_| next()).collect();
-        let y: f64 = x.iter().zip(truth).map(|(a, b)| a * b).sum::<f64>() + 0.05 * next();
-        for v in &x {
-            write!(csv, "{v:?},").unwrap();
-        }
-        writeln!(csv, "{y:?}").unwrap();
+        labels.push(x.iter().zip(truth).map(|(a, b)| a * b).sum::<f64>() + 0.05 * next());
+        features.extend(x);
     }
-    csv
+    (features, labels)
 }
 
 /// Writes a run of `ips.len()` members (member `i` listening on `ips[i]`), a complete graph, `steps`
-/// hops, with `noise` as the `[algorithm]` σ line or a `[budget]` table.
-pub fn write_cluster(dir: &Path, ips: &[&str], steps: u64, noise: &str) -> Cluster {
+/// hops, with `noise` as the `[algorithm]` σ or a `[budget]` table, through the same
+/// [`dpwalk_net::workspace::write`] as `dpwalk swarm`.
+pub fn write_cluster(dir: &Path, ips: &[&str], steps: u64, noise: Noise) -> Cluster {
     let ports = free_ports(2 * ips.len());
-    let mut members = Vec::new();
-    for (i, ip) in ips.iter().enumerate() {
-        let mdir = dir.join(format!("node-{i}"));
-        std::fs::create_dir_all(&mdir).unwrap();
-        let keypair = dpwalk_net::keys::generate(&mdir.join("node.key")).unwrap();
-        let peer = dpwalk_net::keys::peer_id(&keypair);
-        std::fs::write(mdir.join("data.csv"), data_csv(i)).unwrap();
-        let member = Member {
-            index: i,
-            dir: mdir,
-            keypair,
-            peer,
+    let data: Vec<_> = (0..ips.len()).map(records).collect();
+    let plans: Vec<MemberPlan> = ips
+        .iter()
+        .zip(&data)
+        .enumerate()
+        .map(|(i, (ip, (features, labels)))| MemberPlan {
+            listen: format!("/ip4/{ip}/tcp/{}", ports[2 * i]),
+            status: format!("127.0.0.1:{}", ports[2 * i + 1]),
+            features,
+            labels,
+            n_features: DIM,
+        })
+        .collect();
+    let (sigma, budget) = match noise {
+        Noise::Sigma(sigma) => (Some(sigma), None),
+        Noise::Budget { epsilon, delta } => (None, Some(BudgetSpec { epsilon, delta })),
+    };
+    let run = RunFile {
+        run_id: "e2e".into(),
+        seed: 5,
+        steps,
+        dimension: DIM,
+        problem: ProblemSpec {
+            loss: LossName::Squared,
+            classes: None,
+            l1: 0.001,
+            l2: 0.0,
+        },
+        algorithm: AlgorithmSpec {
+            gamma: 1.0,
+            lambda: 0.5,
+            clip: 1.0,
+            sigma,
+        },
+        budget,
+        topology: TopologySpec::new(TopologyKind::Complete),
+        members: Vec::new(),
+    };
+    let options = NodeOptions {
+        eval_every: None,
+        timeouts: Some(Timeouts {
+            handoff: 1000,
+            resume: 5000,
+            linger: 3000,
+            ..Timeouts::default()
+        }),
+    };
+    let written = dpwalk_net::workspace::write(dir, run, &plans, options).unwrap();
+    let members = written
+        .members
+        .into_iter()
+        .zip(ips)
+        .enumerate()
+        .map(|(i, (m, ip))| Member {
+            index: m.index,
+            dir: m.dir,
+            keypair: m.keypair,
+            peer: m.peer,
             ip: (*ip).to_string(),
             port: ports[2 * i],
             status: format!("127.0.0.1:{}", ports[2 * i + 1]),
-        };
-        let config = format!(
-            "run = \"../run.toml\"\nidentity = \"node.key\"\nstate-dir = \"state\"\n\
-             listen = [\"{}\"]\nmdns = false\nstatus = \"{}\"\n\n\
-             [data]\nsource = \"csv\"\npath = \"data.csv\"\n\n\
-             [timeouts]\nhandoff = 1000\nresume = 5000\nlinger = 3000\n",
-            member.multiaddr(),
-            member.status
-        );
-        std::fs::write(member.dir.join("node.toml"), config).unwrap();
-        members.push(member);
-    }
-    let mut run = format!(
-        "run-id = \"e2e\"\nseed = 5\nsteps = {steps}\ndimension = {DIM}\n\n\
-         [problem]\nloss = \"squared\"\nl1 = 0.001\n\n\
-         [algorithm]\ngamma = 1.0\nlambda = 0.5\nclip = 1.0\n{noise}\n\n\
-         [topology]\nkind = \"complete\"\n"
-    );
-    for m in &members {
-        write!(
-            run,
-            "\n[[members]]\nindex = {}\npeer-id = \"{}\"\naddrs = [\"{}\"]\n",
-            m.index,
-            m.peer.to_base58(),
-            m.multiaddr()
-        )
-        .unwrap();
-    }
-    std::fs::write(dir.join("run.toml"), run).unwrap();
+        })
+        .collect();
     Cluster {
         dir: dir.to_path_buf(),
         members,

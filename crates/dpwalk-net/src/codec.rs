@@ -236,18 +236,21 @@ pub enum CodecError {
         /// How many.
         extra: u64,
     },
-    /// The payload is not a message of this protocol version.
+    /// The payload is not a message of this protocol version. The decoder's reason is printed, not
+    /// chained: a refused frame is logged by its message alone, and reaches libp2p's
+    /// `InboundFailure` inside an `io::Error`, whose display is this one.
     #[error("malformed payload: {0}")]
-    Malformed(#[from] bincode::error::DecodeError),
+    Malformed(bincode::error::DecodeError),
     /// A run id longer than [`MAX_RUN_ID`].
     #[error("run id of {len} bytes exceeds {MAX_RUN_ID}")]
     RunIdTooLong {
         /// Its length.
         len: usize,
     },
-    /// bincode refused to encode (only the size limit can cause it).
+    /// bincode refused to encode (only the size limit can cause it). Printed, not chained, like
+    /// [`CodecError::Malformed`].
     #[error("encoding failed: {0}")]
-    Encode(#[from] bincode::error::EncodeError),
+    Encode(bincode::error::EncodeError),
 }
 
 /// The run id of a message, for the encode-side length check.
@@ -274,7 +277,8 @@ fn check_run_id(message: &Message) -> Result<(), CodecError> {
 /// so an oversized message fails here rather than on the peer.
 pub fn encode(message: &Message) -> Result<Vec<u8>, CodecError> {
     check_run_id(message)?;
-    let payload = bincode::serde::encode_to_vec(WireRef::V1(message), config())?;
+    let payload = bincode::serde::encode_to_vec(WireRef::V1(message), config())
+        .map_err(CodecError::Encode)?;
     if payload.len() > MAX_PAYLOAD {
         return Err(CodecError::TooLarge {
             len: payload.len() as u64,
@@ -309,7 +313,8 @@ pub fn decode_payload(payload: &[u8]) -> Result<Message, CodecError> {
             len: payload.len() as u64,
         });
     }
-    let (wire, used): (Wire, usize) = bincode::serde::decode_from_slice(payload, config())?;
+    let (wire, used): (Wire, usize) =
+        bincode::serde::decode_from_slice(payload, config()).map_err(CodecError::Malformed)?;
     if used != payload.len() {
         return Err(CodecError::Trailing {
             extra: (payload.len() - used) as u64,

@@ -35,14 +35,14 @@ use std::time::Duration;
 
 use dpwalk_core::data::DataSpec;
 use dpwalk_core::topology::spec::toml_error_location;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// Errors of reading `node.toml`.
 #[derive(Debug, Error)]
 pub enum ConfigError {
     /// The file could not be read.
-    #[error("cannot read node config {path}: {source}")]
+    #[error("cannot read node config {path}")]
     Read {
         /// The file.
         path: PathBuf,
@@ -79,7 +79,7 @@ fn default_delta() -> f64 {
 }
 
 /// Timeouts, in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct Timeouts {
     /// One request-response exchange.

@@ -62,7 +62,7 @@ pub struct FinalPrivacy {
 #[derive(Debug, Error)]
 pub enum FinalModelError {
     /// Writing the file failed.
-    #[error("writing {path}: {source}")]
+    #[error("writing {path}")]
     Write {
         /// The file.
         path: PathBuf,
@@ -70,7 +70,7 @@ pub enum FinalModelError {
         source: std::io::Error,
     },
     /// Reading the file failed (it may not be written yet).
-    #[error("reading {path}: {source}")]
+    #[error("reading {path}")]
     Read {
         /// The file.
         path: PathBuf,
@@ -78,7 +78,7 @@ pub enum FinalModelError {
         source: std::io::Error,
     },
     /// The file is not a final model.
-    #[error("{path} is not a node's final model: {source}")]
+    #[error("{path} is not a node's final model")]
     Parse {
         /// The file.
         path: PathBuf,

@@ -28,7 +28,7 @@ pub enum KeyError {
     #[error("key file {0} already exists; refusing to overwrite it")]
     Exists(PathBuf),
     /// The file system failed.
-    #[error("key file {path}: {source}")]
+    #[error("key file {path}")]
     Io {
         /// The file.
         path: PathBuf,

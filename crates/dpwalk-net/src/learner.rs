@@ -105,13 +105,13 @@ pub enum LearnerError {
     #[error(transparent)]
     State(#[from] StateError),
     /// The ledger failed or cannot be trusted.
-    #[error("ledger: {0}")]
+    #[error("ledger")]
     Ledger(#[from] LedgerError),
     /// The accountant refused its inputs.
-    #[error("privacy: {0}")]
+    #[error("privacy")]
     Privacy(#[from] PrivacyError),
     /// The node's data do not fit the run's problem.
-    #[error("the node's data do not fit the run: {0}")]
+    #[error("the node's data do not fit the run")]
     Problem(#[from] ProblemError),
     /// The node's key is not the key of the member it runs as.
     #[error("the node's key (PeerId {key}) is not member {index}'s ({member}) in the run file")]
@@ -163,7 +163,7 @@ pub enum LearnerError {
         message: String,
     },
     /// The file of evaluation points could not be read or written.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Evals {
         /// The file.
         path: PathBuf,

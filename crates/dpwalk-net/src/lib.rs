@@ -29,6 +29,8 @@
 //! - [`fault`]: fault injection for the tests of a fork at the last step (an environment variable).
 //! - [`quality`]: warnings on the model's quality a node can give alone (clip share, noise).
 //! - [`status`]: the status endpoint (JSON and Prometheus) and its client.
+//! - [`workspace`]: the files a run's nodes start from (keys, data, `node.toml`, `run.toml`),
+//!   written for `dpwalk swarm` and the end-to-end tests.
 //!
 //! # Usage
 //! ```
@@ -59,3 +61,4 @@ pub mod run;
 pub mod seal;
 pub mod state;
 pub mod status;
+pub mod workspace;

@@ -70,7 +70,7 @@ use crate::codec::{MAX_DIM, MAX_RUN_ID, RunContext};
 #[derive(Debug, Error)]
 pub enum RunError {
     /// The file could not be read.
-    #[error("cannot read run file {path}: {source}")]
+    #[error("cannot read run file {path}")]
     Read {
         /// The file.
         path: String,

@@ -35,9 +35,11 @@
 //! [`StateDir::open`] first takes an exclusive advisory lock on `lock` in the directory
 //! ([`std::fs::File::try_lock`]: `flock` on Unix, `LockFileEx` on Windows), before it reads
 //! anything, and holds it as long as the [`StateDir`] lives (the node's lifetime): a second process
-//! on the same directory, such as the same `node.toml` started twice, is refused at once with
+//! on the same directory, such as the same `node.toml` started twice, is refused with
 //! [`StateError::Locked`], naming the directory and the holder's PID, which the holder writes into
-//! the lock file. Two processes on one state would fork the walk from one `u_i` and one RNG
+//! the lock file. The lock is tried for [`LOCK_GRACE`] before that: a lock can outlive its holder
+//! for a moment, in a process still exiting or in a child it forked whose `exec` has not yet
+//! closed the inherited descriptor (`flock` locks belong to the open file, which a fork shares). Two processes on one state would fork the walk from one `u_i` and one RNG
 //! position and split one ledger between them. The lock is released by the operating system when
 //! the process ends, however it ends; the file stays.
 //!
@@ -145,7 +147,7 @@ impl NodeState {
 #[derive(Debug, Error)]
 pub enum StateError {
     /// The file system failed.
-    #[error("state {path}: {source}")]
+    #[error("state {path}")]
     Io {
         /// The file or directory.
         path: PathBuf,
@@ -303,7 +305,10 @@ impl StateDir {
                 (None, None) => None,
             }),
             (Ok(Some((_, s))), Err(e)) | (Err(e), Ok(Some((_, s)))) => {
-                tracing::warn!(error = %e, "ignoring a slot torn by a crash mid-commit: the other slot holds the state before it");
+                tracing::warn!(
+                    error = &e as &dyn std::error::Error,
+                    "ignoring a slot torn by a crash mid-commit: the other slot holds the state before it"
+                );
                 Ok(Some(s))
             }
             (Err(e), _) | (Ok(None), Err(e)) => Err(e),
@@ -344,6 +349,11 @@ impl StateDir {
     }
 }
 
+/// How long a held lock is tried again before the directory is reported in use.
+pub const LOCK_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+/// The pause between two tries.
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// Takes the exclusive lock on `dir`'s lock file and writes this process's PID into it.
 fn lock(dir: &Path) -> Result<File, StateError> {
     let path = dir.join(LOCK_FILE);
@@ -358,7 +368,16 @@ fn lock(dir: &Path) -> Result<File, StateError> {
         .truncate(false)
         .open(&path)
         .map_err(io)?;
-    match file.try_lock() {
+    let tried_since = std::time::Instant::now();
+    let locked = loop {
+        match file.try_lock() {
+            Err(std::fs::TryLockError::WouldBlock) if tried_since.elapsed() < LOCK_GRACE => {
+                std::thread::sleep(LOCK_RETRY);
+            }
+            other => break other,
+        }
+    };
+    match locked {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
             // The holder may not have written its PID yet: then it is not named.

@@ -98,7 +98,7 @@ pub struct ClippedRecent {
 #[derive(Debug, Error)]
 pub enum StatusError {
     /// Binding or connecting failed.
-    #[error("status endpoint {addr}: {source}")]
+    #[error("status endpoint {addr}")]
     Io {
         /// The address.
         addr: String,

@@ -34,7 +34,7 @@ const MAGIC: &[u8; 8] = b"DPWLEDG1";
 #[derive(Debug, Error)]
 pub enum LedgerError {
     /// The file system failed.
-    #[error("ledger I/O: {0}")]
+    #[error("ledger I/O")]
     Io(#[from] std::io::Error),
     /// The header is missing, malformed or fails its checksum.
     #[error("ledger header: {0}")]

@@ -7,8 +7,10 @@
 //! # Layout
 //! This module is the event loop: it turns swarm events into custody events and custody's
 //! actions into swarm calls. Around it: `setup` (what is loaded and checked before any socket
-//! opens, and [`NodeError`]), `messages` (answers to peers' messages and to ours),
-//! `publishing` (the final model), `report` (status and the log of members awaited).
+//! opens, the loop's state built from it, listening and resuming), `error` ([`NodeError`]),
+//! `connections` (which members are dialled, and when: a few eagerly, the others on demand),
+//! `messages` (answers to peers' messages and to ours), `publishing` (the final model), `report`
+//! (status and the log of members awaited).
 //!
 //! # Custody (DESIGN.md, "The daemon")
 //! The rules below are kept by [`crate::custody`]'s state machine, without I/O and tested on each
@@ -40,30 +42,9 @@
 //!   `final_model.json`.
 //! - SIGINT/SIGTERM: new tokens are refused (senders re-route), the outgoing token is handed on,
 //!   then the node exits.
-//!
-//! # Connections (issue 10, item 3)
-//! Every dial names the addresses of the node's own [`AddressBook`] (libp2p's cache of peer
-//! addresses holds 100 peers and forgets an address after one failed dial). A token only ever
-//! goes to a topology neighbour, and the run files are compared (hello) only before a token
-//! crosses a connection, so a node dials **up to `EAGER_MAX` (16) neighbours eagerly**: at start,
-//! and every `REDIAL_EVERY` (2 s) those not connected (`eager_neighbours`). Any other member is
-//! dialled **on demand**: a neighbour when the token goes to it (the hand-off waits for the
-//! connection and the hello like for a member still starting), any member when a message goes to
-//! it (the final model at the end, to every member; a `Released` to a predecessor), always at the
-//! book's addresses (`send_request_with_addresses`).
-//!
-//! Why not all neighbours: measured with 256 members on a complete graph on one 2-core machine
-//! (BENCHMARKS.md, "Scale"), what costs is holding a connection to every neighbour, not the
-//! redial loop as such (a redial skips members connected or being dialled, so once they are
-//! connected it does nothing). All 32,640 connections (Noise handshakes, a hello naming 256
-//! members each way, identify, ping; about 50 MB per node) let a 1,000-hop walk make 433 hops in
-//! 500 s, with 12.9 GB resident in all; with 16 per node the same walk ended in 38 s, with 4.0 GB. A walk of K hops uses at most K
-//! edges, and an on-demand connection costs its hop a handshake (a few milliseconds).
-//!
-//! Not done yet: a connection made on demand stays open like any other (libp2p's idle timeout of
-//! an hour, see [`crate::behaviour`]), so a walk much longer than the number of members on a dense
-//! graph accumulates connections towards every neighbour again, within the connection limits.
 
+mod connections;
+mod error;
 mod messages;
 mod publishing;
 mod report;
@@ -73,28 +54,26 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use dpwalk_privacy::ledger::Budget;
 use futures::StreamExt;
 use libp2p::request_response::OutboundRequestId;
 use libp2p::swarm::{DialError, ListenError, SwarmEvent};
 use libp2p::{Multiaddr, PeerId, Swarm, allow_block_list, identify, kad, mdns};
 
-pub use setup::NodeError;
-use setup::{address_book, data_origin, eager_neighbours, listen_failure, load};
+use connections::REDIAL_EVERY;
+pub use error::NodeError;
+use setup::load;
 
 use crate::addresses::AddressBook;
-use crate::behaviour::{self, Behaviour, BehaviourEvent};
+use crate::behaviour::{Behaviour, BehaviourEvent};
 use crate::codec::{Hello, Message};
 use crate::config::NodeConfig;
-use crate::custody::{self, Action, Machine};
-use crate::learner::{Learner, LearnerError, Outcome, node_problem};
-use crate::limits::{Limits, Refusals, Refused};
+use crate::custody::{Action, Machine};
+use crate::learner::{Learner, Outcome};
+use crate::limits::{Refusals, Refused};
 use crate::publish::Publish;
 use crate::run::Run;
 use crate::status::SharedStatus;
 
-/// How often neighbours that are not connected are dialled again.
-const REDIAL_EVERY: Duration = Duration::from_secs(2);
 /// How often the status snapshot is refreshed; the slower housekeeping (redials, the ledger's
 /// flush, the report of members awaited) is checked at the same turns.
 const STATUS_EVERY: Duration = Duration::from_millis(200);
@@ -127,134 +106,12 @@ pub async fn run(
     config: NodeConfig,
     stop: impl Future<Output = ()>,
 ) -> Result<NodeReport, NodeError> {
-    let loaded = load(&config)?;
-    let features = loaded.data.n_features;
-    let problem = node_problem(&loaded.run, loaded.index, loaded.data)?;
-    if problem.dim() != loaded.run.dimension() {
-        let per_class = match loaded.run.loss() {
-            dpwalk_core::problem::Loss::Multinomial { classes } => {
-                format!(" ({classes} classes × {features} features)")
-            }
-            _ => String::new(),
-        };
-        return Err(NodeError::Dimension {
-            run_file: config.resolve(&config.run),
-            run_dimension: loaded.run.dimension(),
-            data: data_origin(&config),
-            features,
-            data_dimension: problem.dim(),
-            per_class,
-        });
-    }
+    let (loaded, data) = load(&config)?;
+    let problem = setup::problem(&config, &loaded, data)?;
     let prox = problem.local_prox(loaded.params.gamma())?;
-    let own = config
-        .budget
-        .map(|b| Budget::new(b.epsilon, b.delta))
-        .transpose()
-        .map_err(LearnerError::from)?;
-    let budgets: Vec<Budget> = loaded.run_budget.into_iter().chain(own).collect();
-    let state_dir = config.resolve(&config.state_dir);
-    let learner = Learner::open(
-        &loaded.run,
-        loaded.index,
-        &loaded.keypair,
-        &problem,
-        &prox,
-        loaded.params,
-        &state_dir,
-        &budgets,
-    )?;
-    let learner = match config.eval_every {
-        Some(every) => learner.with_evals(every, &state_dir)?,
-        None => learner,
-    };
-    let me = loaded.keypair.public().to_peer_id();
-    let (book, bootstrap) = address_book(&loaded.run, me, &config.bootstrap);
-    let descriptors = crate::limits::raise_descriptor_limit();
-    let limits = Limits::for_peers(book.len(), descriptors.now);
-    tracing::debug!(
-        ?descriptors,
-        ?limits,
-        "descriptor limit and connection limits"
-    );
-    if limits.lowered {
-        tracing::warn!(
-            "this process may open {} descriptors (RLIMIT_NOFILE), but a run of {} members wants {}: connections are limited to {} established and {} pending each way; raise the limit (`ulimit -n {}` before starting the node) if members cannot connect",
-            descriptors.now.unwrap_or_default(),
-            loaded.run.members().len(),
-            limits.needed,
-            limits.established,
-            limits.pending_incoming,
-            limits.needed
-        );
-    }
-    let swarm = behaviour::build(
-        loaded.keypair,
-        config.mdns,
-        !bootstrap.is_empty(),
-        config.timeouts.request(),
-        book.peers(),
-        &limits,
-    )?;
-    let neighbours = eager_neighbours(&loaded.run, loaded.index);
-    let status = SharedStatus::default();
-    let mut node = Node {
-        run: &loaded.run,
-        me,
-        swarm,
-        learner,
-        config: &config,
-        state_dir,
-        status: status.clone(),
-        book,
-        bootstrap,
-        neighbours,
-        refusals: Refusals::default(),
-        hello: Hello {
-            run_hash: loaded.run.hash().0,
-            run: loaded.run.canonical_toml(),
-        },
-        custody: Machine::new(
-            custody::Config {
-                handoff: config.timeouts.handoff(),
-                resume: config.timeouts.resume(),
-                steps: loaded.run.steps(),
-                members: loaded.run.members().iter().map(|m| m.peer).collect(),
-            },
-            Instant::now(),
-        ),
-        publish: None,
-        finished_at: None,
-        leaving: None,
-        hops: VecDeque::new(),
-        last_redial: None,
-        ledger_flushed: Instant::now(),
-        listen: Vec::new(),
-        last_status: None,
-        waiting: None,
-        started: Instant::now(),
-    };
+    let mut node = Node::new(&config, &loaded, &problem, &prox)?;
     node.start()?;
-    let endpoint = match &config.status {
-        Some(addr) => {
-            let (bound, serve) = crate::status::bind(addr, status).await?;
-            tracing::info!(%bound, "status endpoint: GET /status, GET /metrics");
-            if !bound.ip().is_loopback() {
-                tracing::warn!(
-                    "the status endpoint listens on {bound}, not on loopback: anyone who can reach that address can read this node's privacy spending (local epsilon against its budget) and its step counts; set `status = \"127.0.0.1:{}\"` in node.toml unless that is what you want",
-                    bound.port()
-                );
-            }
-            Some(serve)
-        }
-        None => None,
-    };
-    let serve = async {
-        match endpoint {
-            Some(serve) => serve.await,
-            None => std::future::pending().await,
-        }
-    };
+    let serve = setup::status_endpoint(&config, node.status.clone()).await?;
     tokio::select! {
         result = node.event_loop(stop) => result,
         () = serve => unreachable_serve(),
@@ -313,77 +170,6 @@ impl Node<'_> {
 
     fn member_index(&self, peer: &PeerId) -> Option<usize> {
         self.run.index_of(peer)
-    }
-
-    /// Sends `message` to `peer`, dialling it at the address book's addresses if it is not
-    /// connected.
-    fn send(&mut self, peer: &PeerId, message: Message) -> OutboundRequestId {
-        let addresses = self.book.addresses(peer);
-        self.swarm
-            .behaviour_mut()
-            .token
-            .send_request_with_addresses(peer, message, addresses)
-    }
-
-    /// Dials `peer` at the address book's addresses, unless it is connected or being dialled.
-    fn dial(&mut self, peer: PeerId) {
-        // An error says only that it is connected or being dialled already, or that no address
-        // is known (then mDNS, identify or Kademlia may find one; the next redial uses it).
-        if let Err(e) = self.swarm.dial(self.book.dial_opts(peer)) {
-            tracing::trace!(%peer, error = %e, "not dialled");
-        }
-    }
-
-    /// Listens, bootstraps Kademlia; restarts whatever the durable state says is pending (the
-    /// first turn dials the neighbours).
-    fn start(&mut self) -> Result<(), NodeError> {
-        for addr in &self.config.listen {
-            let ma: Multiaddr = addr.parse().map_err(|e| NodeError::Listen {
-                addr: addr.clone(),
-                message: format!("not a multiaddr: {e}"),
-            })?;
-            self.swarm
-                .listen_on(ma.clone())
-                .map_err(|e| NodeError::Listen {
-                    addr: addr.clone(),
-                    message: listen_failure(&ma, &e),
-                })?;
-        }
-        if let Some(kad) = self.swarm.behaviour_mut().kad.as_mut() {
-            for (peer, ma) in &self.bootstrap {
-                kad.add_address(peer, ma.clone());
-            }
-            if let Err(e) = kad.bootstrap() {
-                tracing::warn!(error = %e, "Kademlia bootstrap failed");
-            }
-        }
-        let s = self.learner.state();
-        if let Some(c) = &s.outgoing {
-            self.custody.restarted(c.token.seq, c.to, Instant::now());
-        }
-        tracing::info!(
-            run = self.run.run_id(),
-            hash = %self.run.hash(),
-            index = self.learner.index(),
-            peer = %self.me,
-            last_seq = %s.last_seq.map_or_else(|| "none".into(), |q| q.to_string()),
-            contributions = s.contributions,
-            "node started"
-        );
-        if let Some(warning) = self.learner.quality().noise_warning() {
-            tracing::warn!("{warning}");
-        }
-        if let Some(model) = s.final_model.clone() {
-            // The run was over before a restart: write the file again; members that lack the
-            // model get it when they connect (see `on_swarm_event`).
-            self.write_final(&model)?;
-        } else if self.learner.starts_walk() {
-            let token = self.learner.initial_token();
-            tracing::info!("this node starts the walk");
-            let outcome = self.learner.receive(token, None)?;
-            self.after_step(outcome)?;
-        }
-        Ok(())
     }
 
     async fn event_loop(
@@ -462,7 +248,10 @@ impl Node<'_> {
     /// failure loses those evaluation points only, and is said once per failure.
     fn write_evals(&mut self) {
         if let Err(e) = self.learner.write_evals() {
-            tracing::warn!(error = %e, "could not record the model of an evaluation point; the swarm's metrics will lack it");
+            tracing::warn!(
+                error = &e as &dyn std::error::Error,
+                "could not record the model of an evaluation point; the swarm's metrics will lack it"
+            );
         }
     }
 
@@ -618,24 +407,6 @@ impl Node<'_> {
             }
         }
         Ok(())
-    }
-
-    /// Dials the eager neighbours that are not connected, every [`REDIAL_EVERY`].
-    fn redial(&mut self) {
-        let now = Instant::now();
-        if self
-            .last_redial
-            .is_some_and(|t| now.duration_since(t) < REDIAL_EVERY)
-        {
-            return;
-        }
-        self.last_redial = Some(now);
-        for i in 0..self.neighbours.len() {
-            let peer = self.neighbours[i];
-            if !self.swarm.is_connected(&peer) {
-                self.dial(peer);
-            }
-        }
     }
 
     /// Performs what custody says is due (see [`CUSTODY_ROUNDS`]).

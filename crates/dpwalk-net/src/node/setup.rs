@@ -1,121 +1,41 @@
-//! What a node loads and checks before any socket opens, and the errors that stop it: the run
-//! file, the identity, the data and the budget; the address book and the neighbours dialled
-//! eagerly.
+//! A node's start-up: what it loads and checks before any socket
+//! opens (the run file, the identity, the data and the budget), the address book and the
+//! neighbours dialled eagerly, the event loop's state built from them ([`Node::new`]), then
+//! listening and resuming what the durable state says is pending ([`Node::start`]), and the
+//! status endpoint.
 
+use dpwalk_core::data::Dataset;
 use dpwalk_core::params::AdmmParams;
-use dpwalk_core::problem::ProblemError;
+use dpwalk_core::problem::{LocalProx, Loss, Problem};
 use dpwalk_privacy::ledger::Budget;
-use libp2p::{Multiaddr, PeerId};
-use std::path::PathBuf;
-use thiserror::Error;
+use libp2p::Multiaddr;
+use std::collections::VecDeque;
+use std::time::Instant;
 
-use crate::addresses::AddressBook;
-use crate::behaviour::BuildError;
+use super::connections::{address_book, eager_neighbours};
+use super::{Node, NodeError};
+use crate::behaviour;
+use crate::codec::Hello;
 use crate::config::NodeConfig;
-use crate::final_model::FinalModelError;
-use crate::keys::{self, KeyError};
-use crate::learner::LearnerError;
-use crate::run::{Noise, Run, RunError};
-use crate::status::StatusError;
-
-/// The most neighbours a node dials eagerly (see "Connections" in [`crate::node`]).
-pub(super) const EAGER_MAX: usize = 16;
-
-/// Errors that stop a node.
-#[derive(Debug, Error)]
-pub enum NodeError {
-    /// `node.toml` is wrong.
-    #[error(transparent)]
-    Config(#[from] crate::config::ConfigError),
-    /// The run file is wrong.
-    #[error(transparent)]
-    Run(#[from] RunError),
-    /// The identity file is wrong.
-    #[error(transparent)]
-    Key(#[from] KeyError),
-    /// This node is not a member of the run.
-    #[error(
-        "this node's PeerId {peer} is not a member of run {run_id}: add it to the run file's [[members]]"
-    )]
-    NotMember {
-        /// This node's PeerId.
-        peer: PeerId,
-        /// The run.
-        run_id: String,
-    },
-    /// The node's data could not be read.
-    #[error("node data: {0}")]
-    Data(#[from] dpwalk_core::data::DataError),
-    /// The node's data do not fit the run's problem.
-    #[error("node data: {0}")]
-    Problem(#[from] ProblemError),
-    /// The node's data make a model of another dimension than the run's `dimension`.
-    #[error(
-        "the run file {run_file} says dimension = {run_dimension}, but this node's data ({data}) have {features} features per record, a model of dimension {data_dimension}{per_class}: set dimension = {data_dimension} in the run file (every member must use the same file), or give this node data of the run's dimension"
-    )]
-    Dimension {
-        /// The run file.
-        run_file: PathBuf,
-        /// Its `dimension`.
-        run_dimension: usize,
-        /// The node's `[data]`, as a user names it.
-        data: String,
-        /// Features per record of the data.
-        features: usize,
-        /// The model dimension the data make for the run's loss.
-        data_dimension: usize,
-        /// `" (k classes × f features)"` for a multinomial loss, else empty.
-        per_class: String,
-    },
-    /// The run asks for something the daemon does not do.
-    #[error("run file: {0}")]
-    Unsupported(String),
-    /// The run's `[budget]` cannot be met or accounted on its topology.
-    #[error(
-        "run file [budget] epsilon = {epsilon}, delta = {delta}: {reason}; give [algorithm] sigma instead (`dpwalk calibrate` helps)"
-    )]
-    Budget {
-        /// Target ε.
-        epsilon: f64,
-        /// Target δ.
-        delta: f64,
-        /// Why no σ was calibrated.
-        reason: String,
-    },
-    /// Durable state, ledger or accountant.
-    #[error(transparent)]
-    Learner(#[from] LearnerError),
-    /// The swarm could not be built.
-    #[error(transparent)]
-    Build(#[from] BuildError),
-    /// A listen address is invalid or cannot be bound.
-    #[error("listen address {addr}: {message}")]
-    Listen {
-        /// The address.
-        addr: String,
-        /// Why.
-        message: String,
-    },
-    /// The status endpoint could not start.
-    #[error(transparent)]
-    Status(#[from] StatusError),
-    /// Writing the final model failed.
-    #[error(transparent)]
-    FinalModel(#[from] FinalModelError),
-}
+use crate::custody::{self, Machine};
+use crate::keys;
+use crate::learner::{Learner, LearnerError, node_problem};
+use crate::limits::{Limits, Refusals};
+use crate::run::{Noise, Run};
+use crate::status::SharedStatus;
 
 /// Everything a node needs, loaded and checked before any socket opens.
 pub(super) struct Loaded {
     pub(super) run: Run,
     pub(super) keypair: libp2p::identity::Keypair,
     pub(super) index: usize,
-    pub(super) data: dpwalk_core::data::Dataset,
     pub(super) params: AdmmParams,
     /// The run's `[budget]`, enforced by every member (with the node's own, if stricter).
     pub(super) run_budget: Option<Budget>,
 }
 
-pub(super) fn load(config: &NodeConfig) -> Result<Loaded, NodeError> {
+/// The run, the identity, σ (given or calibrated to the run's budget) and the node's data.
+pub(super) fn load(config: &NodeConfig) -> Result<(Loaded, Dataset), NodeError> {
     let run = Run::load(&config.resolve(&config.run))?;
     let keypair = keys::load(&config.resolve(&config.identity))?;
     let peer = keypair.public().to_peer_id();
@@ -150,69 +70,220 @@ pub(super) fn load(config: &NodeConfig) -> Result<Loaded, NodeError> {
         .admm_params_with(sigma)
         .map_err(|e| NodeError::Unsupported(e.to_string()))?;
     let data = config.data.load(&config.base_dir, run.seed())?.train;
-    Ok(Loaded {
+    let loaded = Loaded {
         run,
         keypair,
         index,
-        data,
         params,
         run_budget,
-    })
+    };
+    Ok((loaded, data))
 }
 
-/// The address book of the run's other members (their run-file addresses) and of the bootstrap
-/// peers of `node.toml` (each multiaddr must end in `/p2p/<PeerId>`), and the bootstrap peers
-/// for Kademlia. An address that does not parse is said and skipped.
-pub(super) fn address_book(
-    run: &Run,
-    me: PeerId,
-    bootstrap: &[String],
-) -> (AddressBook, Vec<(PeerId, Multiaddr)>) {
-    let mut book = AddressBook::default();
-    for m in run.members().iter().filter(|m| m.peer != me) {
-        let addrs = m.addrs.iter().filter_map(|a| match a.parse::<Multiaddr>() {
-            Ok(ma) => Some(ma),
-            Err(e) => {
-                tracing::warn!(member = m.index, addr = %a, error = %e, "ignoring a member address");
-                None
+/// The node's problem on its data, checked to make a model of the run's dimension (a mismatch
+/// names both, and what to change, before any socket opens).
+pub(super) fn problem(
+    config: &NodeConfig,
+    loaded: &Loaded,
+    data: Dataset,
+) -> Result<Problem, NodeError> {
+    let features = data.n_features;
+    let problem = node_problem(&loaded.run, loaded.index, data)?;
+    if problem.dim() != loaded.run.dimension() {
+        let per_class = match loaded.run.loss() {
+            Loss::Multinomial { classes } => {
+                format!(" ({classes} classes × {features} features)")
             }
+            _ => String::new(),
+        };
+        return Err(NodeError::Dimension {
+            run_file: config.resolve(&config.run),
+            run_dimension: loaded.run.dimension(),
+            data: data_origin(config),
+            features,
+            data_dimension: problem.dim(),
+            per_class,
         });
-        book.configure(m.peer, addrs);
     }
-    let mut peers = Vec::new();
-    for b in bootstrap {
-        let Ok(ma) = b.parse::<Multiaddr>() else {
-            tracing::warn!(addr = %b, "ignoring a bootstrap address that is not a multiaddr");
-            continue;
-        };
-        let Some(libp2p::multiaddr::Protocol::P2p(peer)) = ma.iter().last() else {
-            tracing::warn!(addr = %b, "ignoring a bootstrap address without /p2p/<PeerId>");
-            continue;
-        };
-        if peer != me {
-            book.configure(peer, [ma.clone()]);
-            peers.push((peer, ma));
-        }
-    }
-    (book, peers)
+    Ok(problem)
 }
 
-/// The neighbours member `index` dials eagerly: all of them up to [`EAGER_MAX`]; on a denser
-/// graph, the [`EAGER_MAX`] that follow it in index order (cyclically: on a complete graph each
-/// member is then dialled by the [`EAGER_MAX`] before it). The others are dialled when the token
-/// goes to them.
-pub(super) fn eager_neighbours(run: &Run, index: usize) -> Vec<PeerId> {
-    let mut neighbours: Vec<usize> = run.topology().neighbors(index).collect();
-    if neighbours.len() > EAGER_MAX {
-        // Ascending, so those above `index` first, then those below, both in order.
-        let above = neighbours.partition_point(|&j| j < index);
-        neighbours.rotate_left(above);
-        neighbours.truncate(EAGER_MAX);
+impl<'a> Node<'a> {
+    /// Opens the node's durable state and builds its swarm (within the connection limits its
+    /// descriptors allow); nothing listens yet.
+    pub(super) fn new(
+        config: &'a NodeConfig,
+        loaded: &'a Loaded,
+        problem: &'a Problem,
+        prox: &'a LocalProx<'a>,
+    ) -> Result<Node<'a>, NodeError> {
+        let own = config
+            .budget
+            .map(|b| Budget::new(b.epsilon, b.delta))
+            .transpose()
+            .map_err(LearnerError::from)?;
+        let budgets: Vec<Budget> = loaded.run_budget.into_iter().chain(own).collect();
+        let state_dir = config.resolve(&config.state_dir);
+        let learner = Learner::open(
+            &loaded.run,
+            loaded.index,
+            &loaded.keypair,
+            problem,
+            prox,
+            loaded.params,
+            &state_dir,
+            &budgets,
+        )?;
+        let learner = match config.eval_every {
+            Some(every) => learner.with_evals(every, &state_dir)?,
+            None => learner,
+        };
+        let me = loaded.keypair.public().to_peer_id();
+        let (book, bootstrap) = address_book(&loaded.run, me, &config.bootstrap);
+        let descriptors = crate::limits::raise_descriptor_limit();
+        let limits = Limits::for_peers(book.len(), descriptors.now);
+        tracing::debug!(
+            ?descriptors,
+            ?limits,
+            "descriptor limit and connection limits"
+        );
+        if limits.lowered {
+            tracing::warn!(
+                "this process may open {} descriptors (RLIMIT_NOFILE), but a run of {} members wants {}: connections are limited to {} established and {} pending each way; raise the limit (`ulimit -n {}` before starting the node) if members cannot connect",
+                descriptors.now.unwrap_or_default(),
+                loaded.run.members().len(),
+                limits.needed,
+                limits.established,
+                limits.pending_incoming,
+                limits.needed
+            );
+        }
+        let swarm = behaviour::build(
+            loaded.keypair.clone(),
+            config.mdns,
+            !bootstrap.is_empty(),
+            config.timeouts.request(),
+            book.peers(),
+            &limits,
+        )?;
+        let run = &loaded.run;
+        Ok(Node {
+            run,
+            me,
+            swarm,
+            learner,
+            config,
+            state_dir,
+            status: SharedStatus::default(),
+            book,
+            bootstrap,
+            neighbours: eager_neighbours(run, loaded.index),
+            refusals: Refusals::default(),
+            hello: Hello {
+                run_hash: run.hash().0,
+                run: run.canonical_toml(),
+            },
+            custody: Machine::new(
+                custody::Config {
+                    handoff: config.timeouts.handoff(),
+                    resume: config.timeouts.resume(),
+                    steps: run.steps(),
+                    members: run.members().iter().map(|m| m.peer).collect(),
+                },
+                Instant::now(),
+            ),
+            publish: None,
+            finished_at: None,
+            leaving: None,
+            hops: VecDeque::new(),
+            last_redial: None,
+            ledger_flushed: Instant::now(),
+            listen: Vec::new(),
+            last_status: None,
+            waiting: None,
+            started: Instant::now(),
+        })
     }
-    neighbours
-        .into_iter()
-        .map(|j| run.members()[j].peer)
-        .collect()
+
+    /// Listens, bootstraps Kademlia; restarts whatever the durable state says is pending (the
+    /// first turn dials the neighbours).
+    pub(super) fn start(&mut self) -> Result<(), NodeError> {
+        for addr in &self.config.listen {
+            let ma: Multiaddr = addr.parse().map_err(|e| NodeError::Listen {
+                addr: addr.clone(),
+                message: format!("not a multiaddr: {e}"),
+            })?;
+            self.swarm
+                .listen_on(ma.clone())
+                .map_err(|e| NodeError::Listen {
+                    addr: addr.clone(),
+                    message: listen_failure(&ma, &e),
+                })?;
+        }
+        if let Some(kad) = self.swarm.behaviour_mut().kad.as_mut() {
+            for (peer, ma) in &self.bootstrap {
+                kad.add_address(peer, ma.clone());
+            }
+            if let Err(e) = kad.bootstrap() {
+                tracing::warn!(error = %e, "Kademlia bootstrap failed");
+            }
+        }
+        let s = self.learner.state();
+        if let Some(c) = &s.outgoing {
+            self.custody.restarted(c.token.seq, c.to, Instant::now());
+        }
+        tracing::info!(
+            run = self.run.run_id(),
+            hash = %self.run.hash(),
+            index = self.learner.index(),
+            peer = %self.me,
+            last_seq = %s.last_seq.map_or_else(|| "none".into(), |q| q.to_string()),
+            contributions = s.contributions,
+            "node started"
+        );
+        if let Some(warning) = self.learner.quality().noise_warning() {
+            tracing::warn!("{warning}");
+        }
+        if let Some(model) = s.final_model.clone() {
+            // The run was over before a restart: write the file again; members that lack the
+            // model get it when they connect (see `on_swarm_event`).
+            self.write_final(&model)?;
+        } else if self.learner.starts_walk() {
+            let token = self.learner.initial_token();
+            tracing::info!("this node starts the walk");
+            let outcome = self.learner.receive(token, None)?;
+            self.after_step(outcome)?;
+        }
+        Ok(())
+    }
+}
+
+/// Binds the status endpoint of `node.toml`, if any (warning when it is not on loopback), and
+/// returns its accept loop, which never ends; without one, a future that never resolves.
+pub(super) async fn status_endpoint(
+    config: &NodeConfig,
+    status: SharedStatus,
+) -> Result<impl Future<Output = ()>, NodeError> {
+    let endpoint = match &config.status {
+        Some(addr) => {
+            let (bound, serve) = crate::status::bind(addr, status).await?;
+            tracing::info!(%bound, "status endpoint: GET /status, GET /metrics");
+            if !bound.ip().is_loopback() {
+                tracing::warn!(
+                    "the status endpoint listens on {bound}, not on loopback: anyone who can reach that address can read this node's privacy spending (local epsilon against its budget) and its step counts; set `status = \"127.0.0.1:{}\"` in node.toml unless that is what you want",
+                    bound.port()
+                );
+            }
+            Some(serve)
+        }
+        None => None,
+    };
+    Ok(async {
+        match endpoint {
+            Some(serve) => serve.await,
+            None => std::future::pending().await,
+        }
+    })
 }
 
 /// Why a listen address could not be bound, in words a user can act on. libp2p's transport error
@@ -263,43 +334,4 @@ pub(super) fn data_origin(config: &NodeConfig) -> String {
         DataSpec::SyntheticLogistic(_) => return "[data] source = \"synthetic-logistic\"".into(),
     };
     config.resolve(path).display().to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A run of `n` members on `topology` (the `[topology]` table's body).
-    fn run_of(n: usize, topology: &str) -> Run {
-        let mut text = format!(
-            "run-id = \"t\"\nseed = 1\nsteps = 10\ndimension = 2\n[problem]\nloss = \"squared\"\n\
-             [algorithm]\ngamma = 1.0\nlambda = 0.5\nclip = 1.0\nsigma = 1.0\n[topology]\n{topology}\n"
-        );
-        for i in 0..n {
-            text.push_str(&format!(
-                "[[members]]\nindex = {i}\npeer-id = \"{}\"\n",
-                PeerId::random()
-            ));
-        }
-        Run::parse(&text, "test").unwrap()
-    }
-
-    fn indices(run: &Run, peers: &[PeerId]) -> Vec<usize> {
-        peers.iter().map(|p| run.index_of(p).unwrap()).collect()
-    }
-
-    #[test]
-    fn a_dense_graph_keeps_the_following_neighbours_a_sparse_one_all() {
-        let complete = run_of(40, "kind = \"complete\"");
-        let eager = indices(&complete, &eager_neighbours(&complete, 30));
-        let expected: Vec<usize> = (31..40).chain(0..7).collect();
-        assert_eq!(eager, expected);
-        let small = run_of(10, "kind = \"complete\"");
-        assert_eq!(
-            indices(&small, &eager_neighbours(&small, 4)),
-            vec![0, 1, 2, 3, 5, 6, 7, 8, 9]
-        );
-        let ring = run_of(40, "kind = \"ring\"");
-        assert_eq!(indices(&ring, &eager_neighbours(&ring, 0)), vec![1, 39]);
-    }
 }

@@ -1,0 +1,170 @@
+//! Which members a node connects to, and when (issue 10, item 3).
+//!
+//! Every dial names the addresses of the node's own [`AddressBook`] (libp2p's cache of peer
+//! addresses holds 100 peers and forgets an address after one failed dial). A token only ever
+//! goes to a topology neighbour, and the run files are compared (hello) only before a token
+//! crosses a connection, so a node dials **up to `EAGER_MAX` (16) neighbours eagerly**: at start,
+//! and every `REDIAL_EVERY` (2 s) those not connected (`eager_neighbours`). Any other member is
+//! dialled **on demand**: a neighbour when the token goes to it (the hand-off waits for the
+//! connection and the hello like for a member still starting), any member when a message goes to
+//! it (the final model at the end, to every member; a `Released` to a predecessor), always at the
+//! book's addresses (`send_request_with_addresses`).
+//!
+//! Why not all neighbours: measured with 256 members on a complete graph on one 2-core machine
+//! (BENCHMARKS.md, "Scale"), what costs is holding a connection to every neighbour, not the
+//! redial loop as such (a redial skips members connected or being dialled, so once they are
+//! connected it does nothing). All 32,640 connections (Noise handshakes, a hello naming 256
+//! members each way, identify, ping; about 50 MB per node) let a 1,000-hop walk make 433 hops in
+//! 500 s, with 12.9 GB resident in all; with 16 per node the same walk ended in 38 s, with 4.0 GB. A walk of K hops uses at most K
+//! edges, and an on-demand connection costs its hop a handshake (a few milliseconds).
+//!
+//! Not done yet: a connection made on demand stays open like any other (libp2p's idle timeout of
+//! an hour, see [`crate::behaviour`]), so a walk much longer than the number of members on a dense
+//! graph accumulates connections towards every neighbour again, within the connection limits.
+
+use libp2p::request_response::OutboundRequestId;
+use libp2p::{Multiaddr, PeerId};
+use std::time::{Duration, Instant};
+
+use super::Node;
+use crate::addresses::AddressBook;
+use crate::codec::Message;
+use crate::run::Run;
+
+/// The most neighbours a node dials eagerly.
+const EAGER_MAX: usize = 16;
+/// How often neighbours that are not connected are dialled again.
+pub(super) const REDIAL_EVERY: Duration = Duration::from_secs(2);
+
+impl Node<'_> {
+    /// Sends `message` to `peer`, dialling it at the address book's addresses if it is not
+    /// connected.
+    pub(super) fn send(&mut self, peer: &PeerId, message: Message) -> OutboundRequestId {
+        let addresses = self.book.addresses(peer);
+        self.swarm
+            .behaviour_mut()
+            .token
+            .send_request_with_addresses(peer, message, addresses)
+    }
+
+    /// Dials `peer` at the address book's addresses, unless it is connected or being dialled.
+    pub(super) fn dial(&mut self, peer: PeerId) {
+        // An error says only that it is connected or being dialled already, or that no address
+        // is known (then mDNS, identify or Kademlia may find one; the next redial uses it).
+        if let Err(e) = self.swarm.dial(self.book.dial_opts(peer)) {
+            tracing::trace!(%peer, error = %e, "not dialled");
+        }
+    }
+
+    /// Dials the eager neighbours that are not connected, every [`REDIAL_EVERY`].
+    pub(super) fn redial(&mut self) {
+        let now = Instant::now();
+        if self
+            .last_redial
+            .is_some_and(|t| now.duration_since(t) < REDIAL_EVERY)
+        {
+            return;
+        }
+        self.last_redial = Some(now);
+        for i in 0..self.neighbours.len() {
+            let peer = self.neighbours[i];
+            if !self.swarm.is_connected(&peer) {
+                self.dial(peer);
+            }
+        }
+    }
+}
+
+/// The address book of the run's other members (their run-file addresses) and of the bootstrap
+/// peers of `node.toml` (each multiaddr must end in `/p2p/<PeerId>`), and the bootstrap peers
+/// for Kademlia. An address that does not parse is said and skipped.
+pub(super) fn address_book(
+    run: &Run,
+    me: PeerId,
+    bootstrap: &[String],
+) -> (AddressBook, Vec<(PeerId, Multiaddr)>) {
+    let mut book = AddressBook::default();
+    for m in run.members().iter().filter(|m| m.peer != me) {
+        let addrs = m.addrs.iter().filter_map(|a| match a.parse::<Multiaddr>() {
+            Ok(ma) => Some(ma),
+            Err(e) => {
+                tracing::warn!(member = m.index, addr = %a, error = %e, "ignoring a member address");
+                None
+            }
+        });
+        book.configure(m.peer, addrs);
+    }
+    let mut peers = Vec::new();
+    for b in bootstrap {
+        let Ok(ma) = b.parse::<Multiaddr>() else {
+            tracing::warn!(addr = %b, "ignoring a bootstrap address that is not a multiaddr");
+            continue;
+        };
+        let Some(libp2p::multiaddr::Protocol::P2p(peer)) = ma.iter().last() else {
+            tracing::warn!(addr = %b, "ignoring a bootstrap address without /p2p/<PeerId>");
+            continue;
+        };
+        if peer != me {
+            book.configure(peer, [ma.clone()]);
+            peers.push((peer, ma));
+        }
+    }
+    (book, peers)
+}
+
+/// The neighbours member `index` dials eagerly: all of them up to [`EAGER_MAX`]; on a denser
+/// graph, the [`EAGER_MAX`] that follow it in index order (cyclically: on a complete graph each
+/// member is then dialled by the [`EAGER_MAX`] before it). The others are dialled when the token
+/// goes to them.
+pub(super) fn eager_neighbours(run: &Run, index: usize) -> Vec<PeerId> {
+    let mut neighbours: Vec<usize> = run.topology().neighbors(index).collect();
+    if neighbours.len() > EAGER_MAX {
+        // Ascending, so those above `index` first, then those below, both in order.
+        let above = neighbours.partition_point(|&j| j < index);
+        neighbours.rotate_left(above);
+        neighbours.truncate(EAGER_MAX);
+    }
+    neighbours
+        .into_iter()
+        .map(|j| run.members()[j].peer)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run of `n` members on `topology` (the `[topology]` table's body).
+    fn run_of(n: usize, topology: &str) -> Run {
+        let mut text = format!(
+            "run-id = \"t\"\nseed = 1\nsteps = 10\ndimension = 2\n[problem]\nloss = \"squared\"\n\
+             [algorithm]\ngamma = 1.0\nlambda = 0.5\nclip = 1.0\nsigma = 1.0\n[topology]\n{topology}\n"
+        );
+        for i in 0..n {
+            text.push_str(&format!(
+                "[[members]]\nindex = {i}\npeer-id = \"{}\"\n",
+                PeerId::random()
+            ));
+        }
+        Run::parse(&text, "test").unwrap()
+    }
+
+    fn indices(run: &Run, peers: &[PeerId]) -> Vec<usize> {
+        peers.iter().map(|p| run.index_of(p).unwrap()).collect()
+    }
+
+    #[test]
+    fn a_dense_graph_keeps_the_following_neighbours_a_sparse_one_all() {
+        let complete = run_of(40, "kind = \"complete\"");
+        let eager = indices(&complete, &eager_neighbours(&complete, 30));
+        let expected: Vec<usize> = (31..40).chain(0..7).collect();
+        assert_eq!(eager, expected);
+        let small = run_of(10, "kind = \"complete\"");
+        assert_eq!(
+            indices(&small, &eager_neighbours(&small, 4)),
+            vec![0, 1, 2, 3, 5, 6, 7, 8, 9]
+        );
+        let ring = run_of(40, "kind = \"ring\"");
+        assert_eq!(indices(&ring, &eager_neighbours(&ring, 0)), vec![1, 39]);
+    }
+}

@@ -1,0 +1,163 @@
+//! The result of a swarm: every node's final model, checked to agree, and the models recorded
+//! on the way, evaluated as the simulator evaluates its own.
+
+use anyhow::{Context, bail, ensure};
+use dpwalk_net::final_model::FinalModelFile;
+use dpwalk_sim::metrics::Evaluator;
+use dpwalk_sim::run::RunResult;
+use dpwalk_sim::scenario::LoadedScenario;
+use dpwalk_sim::simulate::{self, PointResult, Prepared};
+use std::time::Instant;
+
+use super::supervise::NodeProc;
+
+/// Reads every node's final model, checks they agree, and evaluates it like the simulator.
+pub(super) fn collect(
+    nodes: &[NodeProc],
+    loaded: &LoadedScenario,
+    prepared: &Prepared,
+    resolved: dpwalk_sim::privacy::Resolved,
+    wall_seconds: f64,
+) -> anyhow::Result<PointResult> {
+    let mut finals = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        let f = FinalModelFile::read(&node.dir.join("state"))
+            .with_context(|| format!("node {} wrote no final model", node.index))?;
+        finals.push(f);
+    }
+    let first = &finals[0];
+    for (i, f) in finals.iter().enumerate() {
+        ensure!(
+            f.run_hash == first.run_hash,
+            "node {i} ran another run ({})",
+            f.run_hash
+        );
+        ensure!(
+            f.z.iter()
+                .map(|v| v.to_bits())
+                .eq(first.z.iter().map(|v| v.to_bits())),
+            "node {i} holds a different final model from node 0"
+        );
+    }
+    let s = &loaded.scenario;
+    let per_user: Vec<u64> = finals.iter().map(|f| f.privacy.contributions).collect();
+    let contributions = per_user.iter().sum();
+    let evaluator = Evaluator {
+        problem: &prepared.problem,
+        test: prepared.test.as_ref(),
+        optimum: &prepared.optimum,
+    };
+    let t = Instant::now();
+    // The simulator's evaluation points: the models the nodes recorded at every `eval-every`
+    // hops, then the final model; each counts the contributions made before it (the ledgers).
+    let mut made = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        let path = node
+            .dir
+            .join("state")
+            .join(dpwalk_net::learner::LEDGER_FILE);
+        made.extend(
+            dpwalk_privacy::ledger::Ledger::seqs(&path)
+                .with_context(|| format!("reading {}", path.display()))?,
+        );
+    }
+    made.sort_unstable();
+    let before = |seq: u64| made.partition_point(|&q| q < seq) as u64;
+    let recorded = recorded_models(nodes, s.steps, s.eval_interval(), prepared.problem.dim())?;
+    let mut evals: Vec<_> = recorded
+        .iter()
+        .map(|(&seq, z)| evaluator.evaluate_model(seq, before(seq), z))
+        .collect();
+    evals.push(evaluator.evaluate_model(s.steps, contributions, &first.z));
+    let eval_seconds = t.elapsed().as_secs_f64();
+    let run = RunResult {
+        evals,
+        z: first.z.clone(),
+        w: Vec::new(),
+        contributions,
+        clipped: finals.iter().map(|f| f.privacy.clipped).sum(),
+        steps: s.steps,
+        per_user,
+        late: Vec::new(),
+        skipped: finals.iter().map(|f| f.privacy.skipped).sum(),
+        wall_seconds: wall_seconds + eval_seconds,
+        eval_seconds,
+    };
+    Ok(PointResult {
+        point: resolved.point,
+        resolved,
+        runs: vec![run],
+        seeds: vec![simulate::repetition_seed(s.seed, 0)],
+    })
+}
+
+/// The models the nodes recorded on the way (`state/evals.csv`, see
+/// `dpwalk_net::learner::Learner::with_evals`), by seq. A seq recorded twice with different models
+/// (a walk forked by a re-route) keeps the lowest node's, and the swarm says so; seqs that no node
+/// recorded (a write that failed) are said too.
+fn recorded_models(
+    nodes: &[NodeProc],
+    steps: u64,
+    every: u64,
+    dim: usize,
+) -> anyhow::Result<std::collections::BTreeMap<u64, Vec<f64>>> {
+    let mut models = std::collections::BTreeMap::new();
+    let mut forked = 0usize;
+    for node in nodes {
+        let path = node.dir.join("state").join(dpwalk_net::learner::EVALS_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        };
+        for (line, row) in text.lines().enumerate() {
+            if row.starts_with('#') || row.trim().is_empty() {
+                continue;
+            }
+            let mut fields = row.split(',');
+            let parsed = fields
+                .next()
+                .and_then(|f| f.parse::<u64>().ok())
+                .and_then(|seq| {
+                    let z: Result<Vec<f64>, _> = fields.map(str::parse::<f64>).collect();
+                    Some((seq, z.ok()?))
+                });
+            let Some((seq, z)) = parsed.filter(|(_, z)| z.len() == dim) else {
+                bail!(
+                    "{}, line {}: not `seq,z_0,...,z_{{p-1}}` of numbers with p = {dim}",
+                    path.display(),
+                    line + 1
+                );
+            };
+            match models.get(&seq) {
+                None => {
+                    models.insert(seq, z);
+                }
+                Some(known) if bits(known) == bits(&z) => {}
+                Some(_) => forked += 1,
+            }
+        }
+    }
+    if forked > 0 {
+        tracing::warn!(
+            forked,
+            "the walk forked: nodes recorded different models at the same seq; the metrics keep the lowest node's"
+        );
+    }
+    let missing = (1..)
+        .map(|k| k * every)
+        .take_while(|&seq| seq < steps)
+        .filter(|seq| !models.contains_key(seq))
+        .count();
+    if missing > 0 {
+        tracing::warn!(
+            missing,
+            "no node recorded the model of some evaluation points; metrics.csv lacks their rows"
+        );
+    }
+    Ok(models)
+}
+
+fn bits(z: &[f64]) -> Vec<u64> {
+    z.iter().map(|v| v.to_bits()).collect()
+}

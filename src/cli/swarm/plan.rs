@@ -1,0 +1,142 @@
+//! The swarm's run: the scenario's single point as a run file (σ or the budget as the simulator
+//! resolves them), and the nodes' files written from it on 127.0.0.1.
+
+use anyhow::{Context, bail, ensure};
+use dpwalk_core::problem::{Loss, Regularizer};
+use dpwalk_core::topology::TopologyKind;
+use dpwalk_net::run::{AlgorithmSpec, BudgetSpec, LossName, ProblemSpec, RunFile};
+use dpwalk_net::workspace::{self, MemberPlan, NodeOptions};
+use dpwalk_sim::scenario::{AlgorithmName, LoadedScenario, Mode};
+use dpwalk_sim::simulate::{self, Prepared};
+use std::path::Path;
+
+use super::supervise::NodeProc;
+
+/// The scenario's single point, with σ calibrated as the simulator does, and the run file.
+pub(super) fn plan(
+    loaded: &LoadedScenario,
+    prepared: &Prepared,
+) -> anyhow::Result<(dpwalk_sim::privacy::Resolved, RunFile)> {
+    let s = &loaded.scenario;
+    ensure!(
+        s.algorithm.mode == Mode::Decentralized && s.algorithm.kind == AlgorithmName::Admm,
+        "a swarm runs the decentralized ADMM walk: set algorithm.kind = \"admm\" and mode = \"decentralized\""
+    );
+    let points = s.points()?;
+    let [point] = points.as_slice() else {
+        bail!(
+            "a swarm runs one point: the scenario sweeps over {} (remove its [sweep])",
+            points.len()
+        );
+    };
+    if s.repetitions > 1 {
+        tracing::warn!(
+            repetitions = s.repetitions,
+            "a swarm runs one repetition (seed {})",
+            s.seed
+        );
+    }
+    let resolved = prepared.privacy.resolve(s, point)?;
+    // An enforced budget goes into the run file: every node calibrates the same σ from it and
+    // enforces it with the simulator's policy. Without enforcement the calibrated σ is given.
+    let budget = match (resolved.policy, point.budget) {
+        (Some(_), Some(epsilon)) => Some(BudgetSpec {
+            epsilon,
+            delta: s.privacy.delta,
+        }),
+        _ => None,
+    };
+    let algorithm = resolved.point.algorithm;
+    let clip = algorithm.clip().context(
+        "a daemon run needs a clip (algorithm.clip): it is what bounds the privacy loss",
+    )?;
+    let spec = &s.topologies()[point.topology];
+    ensure!(
+        spec.kind != TopologyKind::File,
+        "the run file must be self-contained: give the topology inline (a generator, or kind = \"edges\")"
+    );
+    let problem = &prepared.problem;
+    let (loss, classes) = match problem.loss() {
+        Loss::Squared => (LossName::Squared, None),
+        Loss::Logistic => (LossName::Logistic, None),
+        Loss::Multinomial { classes } => (LossName::Multinomial, Some(classes)),
+    };
+    let (l1, l2) = match *problem.regularizer() {
+        Regularizer::None => (0.0, 0.0),
+        Regularizer::L1 { l1 } => (l1, 0.0),
+        Regularizer::L2 { l2 } => (0.0, l2),
+        Regularizer::ElasticNet { l1, l2 } => (l1, l2),
+    };
+    let file = RunFile {
+        run_id: format!("{}-{}", loaded.name, s.seed)
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .take(dpwalk_net::codec::MAX_RUN_ID)
+            .collect(),
+        seed: simulate::repetition_seed(s.seed, 0),
+        steps: s.steps,
+        dimension: problem.dim(),
+        problem: ProblemSpec {
+            loss,
+            classes,
+            l1,
+            l2,
+        },
+        algorithm: AlgorithmSpec {
+            gamma: resolved.point.gamma,
+            lambda: resolved.point.lambda,
+            clip,
+            sigma: budget.is_none().then(|| algorithm.sigma()),
+        },
+        budget,
+        topology: spec.clone(),
+        members: Vec::new(),
+    };
+    Ok((resolved, file))
+}
+
+/// Keys, data files, `node.toml`s and the shared run file ([`dpwalk_net::workspace`]), each
+/// node on two free ports of 127.0.0.1 (libp2p and status) and holding its user's rows.
+pub(super) fn write_nodes(
+    out: &Path,
+    loaded: &LoadedScenario,
+    prepared: &Prepared,
+    run_file: RunFile,
+) -> anyhow::Result<Vec<NodeProc>> {
+    let n = loaded.scenario.users;
+    let ports = workspace::free_ports(2 * n)?;
+    let data = prepared.problem.data();
+    let plans: Vec<MemberPlan> = (0..n)
+        .map(|i| MemberPlan {
+            listen: format!("/ip4/127.0.0.1/tcp/{}", ports[2 * i]),
+            status: format!("127.0.0.1:{}", ports[2 * i + 1]),
+            features: data.features(i),
+            labels: data.labels(i),
+            n_features: data.data.n_features,
+        })
+        .collect();
+    let options = NodeOptions {
+        eval_every: Some(loaded.scenario.eval_interval()),
+        timeouts: None,
+    };
+    let written = workspace::write(out, run_file, &plans, options)
+        .with_context(|| format!("writing the nodes' files in {}", out.display()))?;
+    tracing::info!(run = written.run.run_id(), hash = %written.run.hash(), "run file written");
+    Ok(written
+        .members
+        .into_iter()
+        .zip(plans)
+        .map(|(member, plan)| NodeProc {
+            index: member.index,
+            dir: member.dir,
+            status: plan.status,
+            child: None,
+        })
+        .collect())
+}

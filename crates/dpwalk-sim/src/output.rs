@@ -8,14 +8,16 @@
 //! A single run (one point, one repetition) writes `final_model.json` at the top of the
 //! directory; otherwise `point-<p>/rep-<r>/final_model.json`.
 
+use crate::method::{Family, Method};
 use crate::metrics::EvalPoint;
 use crate::plot::{
     Heatmap, LinePlot, PlotError, Series, significant, write_heatmap, write_line_plot,
 };
 use crate::privacy::PointPrivacy;
-use crate::scenario::{BudgetView, LoadedScenario};
+use crate::scenario::{BudgetView, LoadedScenario, Point};
 use crate::simulate::{PointResult, Prepared};
 use dpwalk_privacy::local::local_rdp;
+use dpwalk_privacy::rdp::Orders;
 use dpwalk_privacy::walk::UserFigures;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -128,10 +130,15 @@ pub struct Optimum {
 /// One sweep point of `summary.json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct PointSummary {
-    /// `admm` or `dp-sgd`.
+    /// `admm`, `dp-sgd`, `fed-sgd`, `dp-iadmm`, `ipadmm` or `pp-admm`.
     pub algorithm: &'static str,
-    /// `decentralized`, `federated` or `centralized`.
+    /// `decentralized`, `federated` or `centralized` (dpwalk's own), `server` (fed-sgd,
+    /// dp-iadmm: every user every round) or `synchronous` (ipadmm, pp-admm on the graph).
     pub mode: &'static str,
+    /// The parameters that tell the point apart from others of its kind.
+    pub parameters: String,
+    /// What `sigma` holds: `sigma`, `laplace-scale` (dp-iadmm) or `nu` (pp-admm; `null`: none).
+    pub noise_knob: &'static str,
     /// The communication graph.
     pub topology: String,
     /// Number of users.
@@ -142,9 +149,9 @@ pub struct PointSummary {
     pub steps: u64,
     /// Blocks updated per run.
     pub contributions: u64,
-    /// σ.
+    /// The noise knob (see `noise_knob`): σ, the Laplace scale or ν.
     pub sigma: f64,
-    /// C (`null`: unclipped).
+    /// C, or dp-iadmm's ℓ₁ `G₁` (`null`: unclipped, or pp-admm, which has no clip).
     pub clip: Option<f64>,
     /// γ (ADMM).
     pub gamma: f64,
@@ -236,11 +243,28 @@ fn aggregate(finals: &[EvalPoint]) -> (Figures, Figures) {
 
 fn privacy(
     orders: &[f64],
-    sigma: f64,
-    clip: Option<f64>,
+    prepared: &Prepared,
+    point: &Point,
     clipped_fraction: f64,
     accounting: PointPrivacy,
 ) -> Privacy {
+    if let Ok(Some(account)) = prepared.privacy.account(point) {
+        let curve = Orders::new(orders)
+            .ok()
+            .and_then(|o| account.round_curve(&o, &point.method));
+        return Privacy {
+            orders: orders.to_vec(),
+            note: match curve {
+                Some(_) => "local view, one round of the worst user (dpwalk_privacy::baseline)",
+                None => "no noise: no privacy guarantee",
+            }
+            .to_string(),
+            local_rdp_per_contribution: curve.map(|c| c.values().to_vec()),
+            clipped_fraction,
+            accounting,
+        };
+    }
+    let (sigma, clip) = (point.method.knob(), point.method.clip());
     let (rdp, note) = match clip {
         Some(c) if sigma > 0.0 => (
             Some(local_rdp(orders, sigma, c)),
@@ -282,16 +306,22 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
             let contributions = pr.runs.first().map_or(0, |r| r.contributions);
             let clipped: u64 = pr.runs.iter().map(|r| r.clipped).sum();
             let all: u64 = pr.runs.iter().map(|r| r.contributions).sum();
-            let alg = &pr.point.algorithm;
+            let alg = &pr.point.method;
             PointSummary {
                 algorithm: pr.point.name.as_str(),
-                mode: s.algorithm.mode.as_str(),
+                mode: match alg.family() {
+                    Family::Walk => s.algorithm.mode.as_str(),
+                    Family::Federated => "server",
+                    Family::Graph => "synchronous",
+                },
+                parameters: alg.describe(),
+                noise_knob: alg.knob_name(),
                 topology: prepared.topologies[pr.point.topology].label.clone(),
                 n_users: s.users,
                 dim: prepared.problem.dim(),
                 steps: s.steps,
                 contributions,
-                sigma: alg.sigma(),
+                sigma: alg.knob(),
                 clip: alg.clip(),
                 gamma: pr.point.gamma,
                 lambda: pr.point.lambda,
@@ -313,8 +343,8 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
                 },
                 privacy: privacy(
                     &s.output.orders,
-                    alg.sigma(),
-                    alg.clip(),
+                    prepared,
+                    &pr.point,
                     if all > 0 {
                         clipped as f64 / all as f64
                     } else {
@@ -339,17 +369,18 @@ fn csv_opt(v: Option<f64>) -> String {
 /// `metrics.csv`: one row per evaluation of every run.
 pub fn metrics_csv(results: &[PointResult]) -> String {
     let mut out = String::from(
-        "point,repetition,algorithm,sigma,clip,gamma,lambda,lr,step,contributions,train_objective,test_objective,test_error,distance_to_optimum,relative_gap,consensus_gap\n",
+        "point,repetition,algorithm,sigma,clip,gamma,lambda,lr,step,contributions,train_objective,test_objective,test_error,distance_to_optimum,relative_gap,consensus_gap,round,bytes\n",
     );
     for (p, pr) in results.iter().enumerate() {
-        let alg = &pr.point.algorithm;
+        let alg = &pr.point.method;
         for (r, run) in pr.runs.iter().enumerate() {
+            let n = run.per_user.len().max(1) as f64;
             for e in &run.evals {
                 let _ = writeln!(
                     out,
-                    "{p},{r},{},{},{},{},{},{},{},{},{:e},{},{},{:e},{:e},{}",
+                    "{p},{r},{},{},{},{},{},{},{},{},{:e},{},{},{:e},{:e},{},{},{}",
                     pr.point.name.as_str(),
-                    alg.sigma(),
+                    alg.knob(),
                     csv_opt(alg.clip()),
                     pr.point.gamma,
                     pr.point.lambda,
@@ -362,6 +393,8 @@ pub fn metrics_csv(results: &[PointResult]) -> String {
                     e.distance_to_optimum,
                     e.relative_gap,
                     csv_opt(e.consensus_gap),
+                    e.step as f64 / n,
+                    e.bytes,
                 );
             }
         }
@@ -387,14 +420,11 @@ fn clip_label(clip: Option<f64>) -> String {
 }
 
 fn point_label(pr: &PointResult, results: &[PointResult], prepared: &Prepared) -> String {
-    let alg = &pr.point.algorithm;
+    let alg = &pr.point.method;
+    let knob = knob_label(alg);
     let mut label = match pr.point.budget {
-        Some(epsilon) => format!(
-            "{} ε={epsilon} (σ={})",
-            pr.point.name.as_str(),
-            significant(alg.sigma())
-        ),
-        None => format!("{} σ={}", pr.point.name.as_str(), significant(alg.sigma())),
+        Some(epsilon) => format!("{} ε={epsilon} ({knob})", pr.point.name.as_str()),
+        None => format!("{} {knob}", pr.point.name.as_str()),
     };
     let distinct = |f: &dyn Fn(&PointResult) -> String| {
         let first = f(&results[0]);
@@ -403,7 +433,7 @@ fn point_label(pr: &PointResult, results: &[PointResult], prepared: &Prepared) -
     if distinct(&|q| q.point.topology.to_string()) {
         let _ = write!(label, " {}", prepared.topologies[pr.point.topology].label);
     }
-    if distinct(&|q| clip_label(q.point.algorithm.clip())) {
+    if distinct(&|q| clip_label(q.point.method.clip())) {
         let _ = write!(label, " C={}", clip_label(alg.clip()));
     }
     if distinct(&|q| q.point.gamma.to_string()) {
@@ -413,6 +443,16 @@ fn point_label(pr: &PointResult, results: &[PointResult], prepared: &Prepared) -
         let _ = write!(label, " λ={}", pr.point.lambda);
     }
     label
+}
+
+/// The noise knob for legends: `σ=…`, `b=…` (Laplace scale) or `ν=…`.
+fn knob_label(method: &Method) -> String {
+    let symbol = match method.knob_name() {
+        "laplace-scale" => "b",
+        "nu" => "ν",
+        _ => "σ",
+    };
+    format!("{symbol}={}", significant(method.knob()))
 }
 
 /// Relative gap per evaluation step, mean and std across repetitions.
@@ -585,22 +625,7 @@ fn write_privacy_utility(
 ) -> Result<(), OutputError> {
     let mut groups: Vec<(String, Series)> = Vec::new();
     for p in &summary.points {
-        let key = match p.algorithm {
-            "admm" => format!(
-                "admm C={} γ={} λ={} {}",
-                clip_label(p.clip),
-                p.gamma,
-                p.lambda,
-                p.topology
-            ),
-            _ => format!(
-                "{} C={} lr={} {}",
-                p.algorithm,
-                clip_label(p.clip),
-                p.lr,
-                p.topology
-            ),
-        };
+        let key = format!("{} {} {}", p.algorithm, p.parameters, p.topology);
         let idx = match groups.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {

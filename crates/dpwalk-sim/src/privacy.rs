@@ -8,9 +8,12 @@
 //! ([`dpwalk_privacy::walk::NETWORK_ONE_CONTRIBUTION`]); ADMM walks have none
 //! ([`dpwalk_privacy::walk::ADMM_NETWORK_WITHDRAWN`]).
 
+use crate::baseline_privacy::{Account, Inputs};
+use crate::method::Method;
 use crate::run::LATE_WINDOW;
 use crate::run::RunResult;
 use crate::scenario::{BudgetView, ConversionName, Mode, Point, Scenario, ScenarioError};
+use dpwalk_core::problem::Problem;
 use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::Topology;
 use dpwalk_privacy::budget::{PLAN_QUANTILE, Policy};
@@ -34,6 +37,8 @@ pub struct PrivacyContext {
     conversion: Conversion,
     /// Per topology: the laws, or why they were not computed.
     passage: Vec<Result<Passage, String>>,
+    /// What the baselines' accounting reads of the problem and the graphs.
+    baselines: Inputs,
 }
 
 /// A point ready to run: σ calibrated if it had a budget, and the policy that enforces it.
@@ -56,13 +61,28 @@ fn conversion(name: ConversionName) -> Conversion {
 
 /// Whether a point's walk has a network view: DP-SGD only.
 fn has_network_view(point: &Point, scenario: &Scenario) -> bool {
-    scenario.algorithm.mode == Mode::Decentralized && matches!(point.algorithm, Algorithm::Sgd(_))
+    scenario.algorithm.mode == Mode::Decentralized
+        && matches!(point.method, Method::Walk(Algorithm::Sgd(_)))
+}
+
+/// The noise of dpwalk's own methods and federated DP-SGD (σ, C), `None` for the baselines
+/// (accounted by [`Account`]) and when unclipped.
+fn gaussian_noise(method: &Method) -> Option<(f64, f64)> {
+    match method {
+        Method::Walk(a) => Some((a.sigma(), a.clip()?)),
+        Method::FedSgd(p) => Some((p.sigma(), p.clip()?)),
+        _ => None,
+    }
 }
 
 impl PrivacyContext {
     /// Orders from `[output]`, δ and conversion from `[privacy]`, the walk's laws for each
-    /// topology (the walk only).
-    pub fn new(scenario: &Scenario, topologies: &[&Topology]) -> Result<Self, PrivacyError> {
+    /// topology (the walk only), and what the baselines' accounting needs of `problem`.
+    pub fn new(
+        scenario: &Scenario,
+        problem: &Problem,
+        topologies: &[&Topology],
+    ) -> Result<Self, PrivacyError> {
         let mut orders = Orders::default_grid().as_slice().to_vec();
         orders.extend(scenario.output.orders.iter().copied());
         orders.sort_by(f64::total_cmp);
@@ -81,7 +101,13 @@ impl PrivacyContext {
             delta: scenario.privacy.delta,
             conversion: conversion(scenario.privacy.conversion),
             passage,
+            baselines: Inputs::new(scenario, problem, topologies),
         })
+    }
+
+    /// The accounting of a baseline point (`None` for dpwalk's own methods and fed-sgd).
+    pub fn account(&self, point: &Point) -> Result<Option<Account>, ScenarioError> {
+        Account::of(&self.baselines, &point.method, point.topology)
     }
 
     fn setup(&self, noise: Noise) -> Setup {
@@ -111,18 +137,33 @@ impl PrivacyContext {
             });
         };
         let invalid = |m: String| ScenarioError::Invalid(m);
+        if let Some(account) = self.account(point)? {
+            let knob = account.calibrate(epsilon, self.delta, self.conversion)?;
+            return Ok(Resolved {
+                point: point.with_knob(knob)?,
+                policy: None,
+                calibrated_for: Some(scenario.rounds()),
+            });
+        }
         let clip = point
-            .algorithm
+            .method
             .clip()
             .ok_or_else(|| invalid("a budget needs a clip".into()))?;
         let n = scenario.users as u64;
         let walk = scenario.algorithm.mode == Mode::Decentralized;
-        let k = if walk {
+        let fed_sgd = matches!(point.method, Method::FedSgd(_));
+        let k = if fed_sgd {
+            scenario.rounds()
+        } else if walk {
             planned_contributions(scenario.steps, 1.0 / n as f64, PLAN_QUANTILE)
         } else {
             scenario.steps
         };
-        let view = self.budget_view(scenario, k);
+        let view = if fed_sgd {
+            View::Local { contributions: k }
+        } else {
+            self.budget_view(scenario, k)
+        };
         // Calibration and the policy use the default grid, as every daemon does, so that a run
         // file made from this scenario gets the same σ and skips the same steps.
         let grid = Orders::default_grid();
@@ -136,10 +177,11 @@ impl PrivacyContext {
             REL_TOL,
         )
         .map_err(|e| invalid(format!("calibrating sigma to epsilon = {epsilon}: {e}")))?;
-        let point = point.with_sigma(cal.sigma)?;
-        // A central budget is accounted on rounds, not per user: nothing to enforce per user.
+        let point = point.with_knob(cal.sigma)?;
+        // A central budget is accounted on rounds, not per user: nothing to enforce per user;
+        // federated DP-SGD's users contribute exactly the planned rounds.
         let policy = match view {
-            View::Local { .. } if scenario.privacy.enforce => {
+            View::Local { .. } if scenario.privacy.enforce && !fed_sgd => {
                 let noise = Noise::new(cal.sigma, clip).map_err(|e| invalid(e.to_string()))?;
                 let target =
                     BudgetTarget::new(epsilon, self.delta).map_err(|e| invalid(e.to_string()))?;
@@ -203,7 +245,7 @@ impl PrivacyContext {
         let point = &resolved.point;
         let budget = point.budget.map(|epsilon| Budget {
             epsilon,
-            view: scenario.budget_view(),
+            view: scenario.budget_view(&point.method),
             calibrated_for_contributions: resolved.calibrated_for.unwrap_or(0),
             planned_quantile: PLAN_QUANTILE,
             enforced: resolved.policy.is_some(),
@@ -222,7 +264,31 @@ impl PrivacyContext {
             central: None,
             notes: Vec::new(),
         };
-        let (Some(clip), sigma) = (point.algorithm.clip(), point.algorithm.sigma()) else {
+        if let Ok(Some(account)) = self.account(point) {
+            let bound = account.bound(&self.orders, &point.method, self.delta, self.conversion);
+            return PointPrivacy {
+                local: Some(Extreme {
+                    figure: bound.map_or(
+                        Figure {
+                            epsilon: None,
+                            order: None,
+                        },
+                        Figure::from,
+                    ),
+                    user: None,
+                    contributions: scenario.rounds(),
+                }),
+                notes: vec![match bound {
+                    Some(_) => format!(
+                        "local view of the worst user over the planned {} rounds (dpwalk_privacy::baseline)",
+                        scenario.rounds()
+                    ),
+                    None => "no noise: no privacy guarantee".to_string(),
+                }],
+                ..base
+            };
+        }
+        let Some((sigma, clip)) = gaussian_noise(&point.method) else {
             return PointPrivacy {
                 notes: vec!["no clipping: sensitivity is unbounded, no privacy guarantee".into()],
                 ..base
@@ -236,6 +302,17 @@ impl PrivacyContext {
         };
         let setup = self.setup(noise);
         let mut out = base;
+        if matches!(point.method, Method::FedSgd(_)) {
+            let k = scenario.rounds();
+            let local = account(&View::Local { contributions: k }, &self.orders, noise)
+                .and_then(|c| c.to_dp(self.delta, self.conversion));
+            out.local = local.ok().map(|b| Extreme {
+                figure: b.into(),
+                user: None,
+                contributions: k,
+            });
+            return out;
+        }
         match scenario.algorithm.mode {
             Mode::Decentralized => {
                 self.walk_figures(&setup, scenario, point, runs, &mut out);
@@ -347,7 +424,8 @@ impl PrivacyContext {
         point: &Point,
         run: &RunResult,
     ) -> Option<Vec<UserFigures>> {
-        let noise = Noise::new(point.algorithm.sigma(), point.algorithm.clip()?).ok()?;
+        let algorithm = point.method.walk()?;
+        let noise = Noise::new(algorithm.sigma(), algorithm.clip()?).ok()?;
         let passage = self.passage(scenario, point);
         all_users(&self.setup(noise), passage, &Self::charges(run)).ok()
     }
@@ -355,7 +433,8 @@ impl PrivacyContext {
     /// The pairwise network-ε matrix of one run (for the heatmap), on a DP-SGD walk whose
     /// topology has laws, when σ and C give a guarantee.
     pub fn pairs(&self, scenario: &Scenario, point: &Point, run: &RunResult) -> Option<Vec<f64>> {
-        let noise = Noise::new(point.algorithm.sigma(), point.algorithm.clip()?).ok()?;
+        let algorithm = point.method.walk()?;
+        let noise = Noise::new(algorithm.sigma(), algorithm.clip()?).ok()?;
         let passage = self.passage(scenario, point)?;
         pair_epsilons(&self.setup(noise), passage, &Self::charges(run)).ok()
     }

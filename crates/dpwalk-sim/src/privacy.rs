@@ -90,7 +90,8 @@ impl PrivacyContext {
         let passage = topologies
             .iter()
             .map(|t| {
-                if scenario.algorithm.mode != Mode::Decentralized {
+                let walks = scenario.kinds().iter().any(|k| k.is_walk());
+                if scenario.algorithm.mode != Mode::Decentralized || !walks {
                     return Err("not a walk: no network view".to_string());
                 }
                 Passage::for_topology(t, &HittingOptions::default()).map_err(|e| e.to_string())

@@ -748,6 +748,7 @@ impl Scenario {
         if !(d > 0.0 && d < 1.0) {
             return invalid(format!("[privacy] delta must be in (0, 1), got {d}"));
         }
+        self.check_kinds()?;
         match (self.privacy.view, self.algorithm.mode) {
             (Some(BudgetView::Network), _) => {
                 return invalid(
@@ -770,7 +771,6 @@ impl Scenario {
         {
             return invalid(format!("[output] orders must be > 1 and finite, got {bad}"));
         }
-        self.check_kinds()?;
         match (self.algorithm.mode, self.algorithm.blocks_per_round) {
             (Mode::Federated, None) => {
                 return invalid("mode = \"federated\" needs blocks-per-round (m)".into());

@@ -94,7 +94,9 @@ pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
             ))
             .into());
         }
-        if s.algorithm.mode == crate::scenario::Mode::Decentralized {
+        // The walk's requirement; the synchronous baselines check their own (`rounds::check`).
+        let walks = s.kinds().iter().any(|k| k.is_walk());
+        if walks && s.algorithm.mode == crate::scenario::Mode::Decentralized {
             topology.require_walkable()?;
         }
         topologies.push(NamedTopology {

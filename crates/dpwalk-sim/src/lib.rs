@@ -23,6 +23,7 @@
 //! ```
 
 pub mod baseline_privacy;
+pub mod compare;
 pub mod method;
 pub mod metrics;
 pub mod output;

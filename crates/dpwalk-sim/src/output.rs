@@ -419,7 +419,11 @@ fn clip_label(clip: Option<f64>) -> String {
     clip.map_or_else(|| "none".into(), |c| c.to_string())
 }
 
-fn point_label(pr: &PointResult, results: &[PointResult], prepared: &Prepared) -> String {
+pub(crate) fn point_label(
+    pr: &PointResult,
+    results: &[PointResult],
+    prepared: &Prepared,
+) -> String {
     let alg = &pr.point.method;
     let knob = knob_label(alg);
     let mut label = match pr.point.budget {
@@ -455,16 +459,30 @@ fn knob_label(method: &Method) -> String {
     format!("{symbol}={}", significant(method.knob()))
 }
 
-/// Relative gap per evaluation step, mean and std across repetitions.
-fn convergence_series(pr: &PointResult, label: String) -> Series {
-    let steps: Vec<u64> = pr
-        .runs
-        .first()
-        .map(|r| r.evals.iter().map(|e| e.step).collect())
-        .unwrap_or_default();
+/// What the x axis of a convergence plot counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Progress {
+    /// Updates of `w` (hops, or rounds of dpwalk's federated and centralized modes).
+    Steps,
+    /// Rounds: updates per user (a walk's hops over `n`).
+    Rounds,
+    /// Bytes sent over all links.
+    Bytes,
+}
+
+/// Relative gap per evaluation, mean and std across repetitions, against `x`.
+pub(crate) fn convergence_series(pr: &PointResult, label: String, x: Progress) -> Series {
+    let Some(first) = pr.runs.first() else {
+        return Series {
+            label,
+            points: Vec::new(),
+            spread: Some(Vec::new()),
+        };
+    };
+    let users = first.per_user.len().max(1) as f64;
     let mut points = Vec::new();
     let mut spread = Vec::new();
-    for (k, &step) in steps.iter().enumerate() {
+    for (k, e) in first.evals.iter().enumerate() {
         let vals: Vec<f64> = pr
             .runs
             .iter()
@@ -472,7 +490,12 @@ fn convergence_series(pr: &PointResult, label: String) -> Series {
             .map(|e| e.relative_gap)
             .collect();
         let (m, s) = mean_std(&vals);
-        points.push((step as f64, m));
+        let at = match x {
+            Progress::Steps => e.step as f64,
+            Progress::Rounds => e.step as f64 / users,
+            Progress::Bytes => e.bytes as f64,
+        };
+        points.push((at, m));
         spread.push(s);
     }
     Series {
@@ -515,7 +538,10 @@ pub fn write_all(
     }
     let series: Vec<Series> = results
         .iter()
-        .map(|pr| convergence_series(pr, point_label(pr, results, prepared)))
+        .map(|pr| {
+            let label = point_label(pr, results, prepared);
+            convergence_series(pr, label, Progress::Steps)
+        })
         .collect();
     write_line_plot(
         &LinePlot {
@@ -529,8 +555,16 @@ pub fn write_all(
         &dir.join("convergence"),
     )?;
     if results.len() > 1 {
-        write_privacy_utility(dir, loaded, &summary)?;
+        write_privacy_utility(dir, loaded, &summary, Utility::Gap)?;
+        if summary
+            .points
+            .iter()
+            .all(|p| p.final_mean.test_error.is_some())
+        {
+            write_privacy_utility(dir, loaded, &summary, Utility::TestError)?;
+        }
     }
+    crate::compare::write_convergence(dir, loaded, prepared, results)?;
     write_privacy_details(dir, &loaded.scenario, prepared, results, &summary)?;
     Ok(summary)
 }
@@ -617,11 +651,22 @@ fn users_csv(users: &[UserFigures]) -> String {
     csv
 }
 
-/// Final relative gap against σ (or the budget ε), one series per algorithm (and clip, γ, λ, lr combination).
+/// The final figure a privacy–utility plot shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Utility {
+    /// The relative gap to the optimum (log axis).
+    Gap,
+    /// The test error (linear axis).
+    TestError,
+}
+
+/// Final relative gap (or test error) against σ (or the budget ε), one series per algorithm and
+/// parameters.
 fn write_privacy_utility(
     dir: &Path,
     loaded: &LoadedScenario,
     summary: &Summary,
+    utility: Utility,
 ) -> Result<(), OutputError> {
     let mut groups: Vec<(String, Series)> = Vec::new();
     for p in &summary.points {
@@ -647,9 +692,16 @@ fn write_privacy_utility(
             .budget
             .as_ref()
             .map_or(p.sigma, |b| b.epsilon);
-        series.points.push((x, p.final_mean.relative_gap));
+        let (y, spread) = match utility {
+            Utility::Gap => (p.final_mean.relative_gap, p.final_std.relative_gap),
+            Utility::TestError => (
+                p.final_mean.test_error.unwrap_or(f64::NAN),
+                p.final_std.test_error.unwrap_or(f64::NAN),
+            ),
+        };
+        series.points.push((x, y));
         if let Some(sp) = series.spread.as_mut() {
-            sp.push(p.final_std.relative_gap);
+            sp.push(spread);
         }
     }
     for (_, s) in &mut groups {
@@ -677,12 +729,12 @@ fn write_privacy_utility(
                 .first()
                 .map_or(0.0, |p| p.privacy.accounting.delta);
             (
-                format!("final relative gap vs {view} privacy budget ε"),
+                format!("final {} vs {view} privacy budget ε", utility.name()),
                 format!("{view} ε (δ = {d:e}; σ calibrated to each budget)"),
             )
         }
         None => (
-            "final relative gap vs noise σ".to_string(),
+            format!("final {} vs noise σ", utility.name()),
             "σ (noise std; one contribution's local RDP is 8αC²/σ²)".to_string(),
         ),
     };
@@ -690,14 +742,35 @@ fn write_privacy_utility(
         &LinePlot {
             title: format!("{}: {title}", loaded.name),
             x_label,
-            y_label: "relative gap (F(z) − F*) / |F*|".into(),
+            y_label: utility.axis().into(),
             log_x: true,
-            log_y: true,
+            log_y: utility == Utility::Gap,
             series: groups.into_iter().map(|(_, s)| s).collect(),
         },
-        &dir.join("privacy_utility"),
+        &dir.join(utility.stem()),
     )?;
     Ok(())
+}
+
+impl Utility {
+    fn name(self) -> &'static str {
+        match self {
+            Utility::Gap => "relative gap",
+            Utility::TestError => "test error",
+        }
+    }
+    fn axis(self) -> &'static str {
+        match self {
+            Utility::Gap => "relative gap (F(z) − F*) / |F*|",
+            Utility::TestError => "test error (misclassified share of the test set)",
+        }
+    }
+    fn stem(self) -> &'static str {
+        match self {
+            Utility::Gap => "privacy_utility",
+            Utility::TestError => "privacy_utility_test_error",
+        }
+    }
 }
 
 #[cfg(test)]

@@ -379,3 +379,61 @@ fn federated_kinds_run_once_whatever_the_graphs() {
     let names: Vec<&str> = points.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["fed-sgd", "dp-iadmm", "ipadmm", "ipadmm"]);
 }
+
+#[test]
+fn every_kind_runs_end_to_end_with_its_outputs() {
+    let text = format!(
+        "{LOGISTIC}\n[privacy]\nepsilon = 2.0\ndelta = 1e-5\n[sweep]\n\
+         kind = [\"admm\", \"dp-sgd\", \"fed-sgd\", \"dp-iadmm\", \"ipadmm\", \"pp-admm\"]\n"
+    )
+    .replace("clip = 1e6", "clip = 1.0\nclip-l1 = 1.0")
+    // A larger first penalty: at θ = 0.5 the Jacobian floor alone exceeds ε = 2 over 100 rounds.
+    .replace("theta = 0.5", "theta = 20")
+    .replace(
+        "steps = 40000\neval-every = 40000",
+        "steps = 4000\neval-every = 400",
+    );
+    let loaded = scenario(&text, &[]);
+    let prepared = prepare(&loaded).expect("prepare");
+    let results = simulate(&loaded, &prepared, true).expect("simulate");
+    let dir = std::env::temp_dir().join(format!("dpwalk-bl-e2e-{}", std::process::id()));
+    let summary = dpwalk_sim::output::write_all(&dir, &loaded, &prepared, &results).unwrap();
+    let kinds: Vec<&str> = summary.points.iter().map(|p| p.algorithm).collect();
+    assert_eq!(
+        kinds,
+        ["admm", "dp-sgd", "fed-sgd", "dp-iadmm", "ipadmm", "pp-admm"]
+    );
+    for p in &summary.points {
+        let local = p.privacy.accounting.local.as_ref().expect("local figure");
+        let eps = local.figure.epsilon.expect("finite");
+        assert!(eps <= 2.0 + 1e-9, "{}: local epsilon {eps}", p.algorithm);
+        assert!(p.final_mean.train_objective.is_finite(), "{}", p.algorithm);
+    }
+    let csv = std::fs::read_to_string(dir.join("metrics.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(header.ends_with(",round,bytes"), "{header}");
+    // Every row of a kind reports cumulative bytes growing with the rounds.
+    let last_bytes = |kind: &str| -> u64 {
+        csv.lines()
+            .rfind(|l| l.split(',').nth(2) == Some(kind))
+            .and_then(|l| l.rsplit(',').next())
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (n, d) = (40u64, 5u64);
+    // 100 rounds: the walk sends d floats per hop, a server round 2nd, a 4-regular graph 2|E|d.
+    assert_eq!(last_bytes("admm"), 4000 * d * 8);
+    assert_eq!(last_bytes("fed-sgd"), 100 * 2 * n * d * 8);
+    assert_eq!(last_bytes("ipadmm"), 100 * 4 * n * d * 8);
+    for file in [
+        "summary.json",
+        "convergence.png",
+        "convergence_rounds.png",
+        "convergence_bytes.png",
+        "privacy_utility.png",
+    ] {
+        assert!(dir.join(file).exists(), "{file}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -16,6 +16,7 @@ use crate::plot::{
 use crate::privacy::PointPrivacy;
 use crate::scenario::{BudgetView, LoadedScenario, Point};
 use crate::simulate::{PointResult, Prepared};
+use dpwalk_core::step::Algorithm;
 use dpwalk_privacy::local::local_rdp;
 use dpwalk_privacy::rdp::Orders;
 use dpwalk_privacy::walk::UserFigures;
@@ -440,10 +441,11 @@ pub(crate) fn point_label(
     if distinct(&|q| clip_label(q.point.method.clip())) {
         let _ = write!(label, " C={}", clip_label(alg.clip()));
     }
-    if distinct(&|q| q.point.gamma.to_string()) {
+    let admm = matches!(pr.point.method, Method::Walk(Algorithm::Admm(_)));
+    if admm && distinct(&|q| q.point.gamma.to_string()) {
         let _ = write!(label, " γ={}", pr.point.gamma);
     }
-    if distinct(&|q| q.point.lambda.to_string()) {
+    if admm && distinct(&|q| q.point.lambda.to_string()) {
         let _ = write!(label, " λ={}", pr.point.lambda);
     }
     label

@@ -166,7 +166,7 @@ impl ProblemSpec {
 }
 
 /// Algorithm names of scenario files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AlgorithmName {
     /// Private ADMM (the paper's algorithm).
@@ -576,6 +576,10 @@ pub struct Scenario {
     /// Reporting options.
     #[serde(default)]
     pub output: OutputSpec,
+    /// `[by-kind.<kind>]`: `[algorithm]` keys for one kind of a sweep only (each algorithm of
+    /// a comparison has its own tuned step size, clip, …), applied over `[algorithm]`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub by_kind: std::collections::BTreeMap<AlgorithmName, toml::Table>,
 }
 
 fn default_seed() -> u64 {
@@ -798,6 +802,29 @@ impl Scenario {
         }
     }
 
+    /// The `[algorithm]` section as `kind` sees it: with its `[by-kind.<kind>]` keys applied.
+    ///
+    /// # Errors
+    /// An unknown or mistyped key of the table, named with its table.
+    pub fn algorithm_for(&self, kind: AlgorithmName) -> Result<AlgorithmSpec, ScenarioError> {
+        let Some(extra) = self.by_kind.get(&kind) else {
+            return Ok(self.algorithm.clone());
+        };
+        let key = format!("[by-kind.{}]", kind.as_str());
+        let bad = |message: String| ScenarioError::Key {
+            key: key.clone(),
+            message,
+        };
+        let mut table = toml::Table::try_from(&self.algorithm).map_err(|e| bad(e.to_string()))?;
+        for (k, v) in extra {
+            if k == "kind" {
+                return Err(bad("`kind` is the table's name, not a key".into()));
+            }
+            table.insert(k.clone(), v.clone());
+        }
+        AlgorithmSpec::deserialize(table).map_err(|e| bad(e.to_string()))
+    }
+
     /// What the kinds need of the rest of the scenario: the baselines are proved in the local
     /// view only, run whole rounds (`steps` counts user updates, `users` per round), and the
     /// record-level unit is wired for them alone.
@@ -915,18 +942,18 @@ impl Scenario {
 
     /// The sweep points (one when there is no sweep), validated.
     pub fn points(&self) -> Result<Vec<Point>, ScenarioError> {
-        let a = &self.algorithm;
         let s = &self.sweep;
         let or = |v: &Vec<f64>, d: f64| if v.is_empty() { vec![d] } else { v.clone() };
-        let clips: Vec<Option<f64>> = if s.clip.is_empty() {
-            vec![a.clip]
-        } else {
-            s.clip.iter().map(|&c| Some(c)).collect()
-        };
         let record_level = self.privacy.unit == UnitName::Record;
         let mut points = Vec::new();
         for topology in 0..self.topologies().len() {
             for name in self.kinds() {
+                let a = &self.algorithm_for(name)?;
+                let clips: Vec<Option<f64>> = if s.clip.is_empty() {
+                    vec![a.clip]
+                } else {
+                    s.clip.iter().map(|&c| Some(c)).collect()
+                };
                 for (sigma, budget) in self.noise_levels()? {
                     for &clip in &clips {
                         if budget.is_some() && clip.is_none() && needs_l2_clip(name) {

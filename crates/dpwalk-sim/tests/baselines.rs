@@ -437,3 +437,18 @@ fn every_kind_runs_end_to_end_with_its_outputs() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn by_kind_tables_set_one_kind_s_keys() {
+    let text = format!(
+        "{LASSO}\n[sweep]\nkind = [\"dp-sgd\", \"fed-sgd\"]\n[by-kind.fed-sgd]\nlr = 0.01\nclip = 0.03\n"
+    );
+    let points = scenario(&text, &[]).scenario.points().unwrap();
+    assert_eq!(points[0].method.describe(), "C=1000000 lr=0.5");
+    assert_eq!(points[1].method.describe(), "C=0.03 lr=0.01");
+    let typo = text.replace("lr = 0.01", "lrr = 0.01");
+    assert_refused(&typo, &[], &["[by-kind.fed-sgd]", "lrr"]);
+    // A table for a kind the run leaves out (`--set sweep.kind=…`) is harmless.
+    let unused = text.replace("[by-kind.fed-sgd]", "[by-kind.ipadmm]");
+    assert_eq!(scenario(&unused, &[]).scenario.points().unwrap().len(), 2);
+}

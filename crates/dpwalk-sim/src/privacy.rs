@@ -304,14 +304,7 @@ impl PrivacyContext {
         let setup = self.setup(noise);
         let mut out = base;
         if matches!(point.method, Method::FedSgd(_)) {
-            let k = scenario.rounds();
-            let local = account(&View::Local { contributions: k }, &self.orders, noise)
-                .and_then(|c| c.to_dp(self.delta, self.conversion));
-            out.local = local.ok().map(|b| Extreme {
-                figure: b.into(),
-                user: None,
-                contributions: k,
-            });
+            out.local = self.local_extreme(noise, scenario.rounds());
             return out;
         }
         match scenario.algorithm.mode {
@@ -320,13 +313,7 @@ impl PrivacyContext {
             }
             Mode::Federated | Mode::Centralized => {
                 let k = scenario.steps;
-                let local = account(&View::Local { contributions: k }, &self.orders, noise)
-                    .and_then(|c| c.to_dp(self.delta, self.conversion));
-                out.local = local.ok().map(|b| Extreme {
-                    figure: b.into(),
-                    user: None,
-                    contributions: k,
-                });
+                out.local = self.local_extreme(noise, k);
                 let central_view = match scenario.algorithm.mode {
                     Mode::Federated => View::Federated {
                         rounds: k,
@@ -349,6 +336,19 @@ impl PrivacyContext {
             }
         }
         out
+    }
+
+    /// The local figure of a user with `k` contributions, all users alike (every user
+    /// contributes every round).
+    fn local_extreme(&self, noise: Noise, k: u64) -> Option<Extreme> {
+        account(&View::Local { contributions: k }, &self.orders, noise)
+            .and_then(|c| c.to_dp(self.delta, self.conversion))
+            .ok()
+            .map(|b| Extreme {
+                figure: b.into(),
+                user: None,
+                contributions: k,
+            })
     }
 
     fn walk_figures(

@@ -5,19 +5,12 @@
 // Test helpers abort the test on a failed set-up, as the tests themselves do.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod common;
+
+use common::{final_gap, scenario};
 use dpwalk_sim::scenario::{LoadedScenario, parse};
 use dpwalk_sim::simulate::{prepare, simulate};
 use std::path::{Path, PathBuf};
-
-fn scenario(text: &str, sets: &[&str]) -> LoadedScenario {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let scenario = parse(text, Path::new("inline.toml"), &sets).expect("scenario parses");
-    LoadedScenario {
-        scenario,
-        base_dir: PathBuf::from("."),
-        name: "inline".into(),
-    }
-}
 
 /// Squared loss + ℓ₁ on a 3-regular graph of 10 users: every kind but pp-admm applies.
 const LASSO: &str = r#"
@@ -76,17 +69,6 @@ clip = 1e6
 theta = 0.5
 lr = 1.0
 "#;
-
-fn final_gap(text: &str, sets: &[&str]) -> f64 {
-    let loaded = scenario(text, sets);
-    let prepared = prepare(&loaded).expect("prepare");
-    let results = simulate(&loaded, &prepared, true).expect("simulate");
-    results[0].runs[0]
-        .evals
-        .last()
-        .expect("evaluated")
-        .relative_gap
-}
 
 fn assert_converges(text: &str, kind: &str, extra: &[&str]) {
     let mut sets = vec![format!("algorithm.kind={kind}")];

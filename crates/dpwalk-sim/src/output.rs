@@ -317,7 +317,10 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
                 },
                 parameters: alg.describe(),
                 noise_knob: alg.knob_name(),
-                topology: prepared.topologies[pr.point.topology].label.clone(),
+                topology: match alg.family() {
+                    Family::Federated => "server (no graph)".to_string(),
+                    _ => prepared.topologies[pr.point.topology].label.clone(),
+                },
                 n_users: s.users,
                 dim: prepared.problem.dim(),
                 steps: s.steps,

@@ -373,7 +373,7 @@ fn csv_opt(v: Option<f64>) -> String {
 /// `metrics.csv`: one row per evaluation of every run.
 pub fn metrics_csv(results: &[PointResult]) -> String {
     let mut out = String::from(
-        "point,repetition,algorithm,sigma,clip,gamma,lambda,lr,step,contributions,train_objective,test_objective,test_error,distance_to_optimum,relative_gap,consensus_gap,round,bytes\n",
+        "point,repetition,algorithm,sigma,clip,gamma,lambda,lr,step,contributions,train_objective,test_objective,test_error,distance_to_optimum,relative_gap,round,bytes,consensus_gap\n",
     );
     for (p, pr) in results.iter().enumerate() {
         let alg = &pr.point.method;
@@ -396,9 +396,9 @@ pub fn metrics_csv(results: &[PointResult]) -> String {
                     csv_opt(e.test_error),
                     e.distance_to_optimum,
                     e.relative_gap,
-                    csv_opt(e.consensus_gap),
                     e.step as f64 / n,
                     e.bytes,
+                    csv_opt(e.consensus_gap),
                 );
             }
         }

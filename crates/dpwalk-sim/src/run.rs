@@ -120,6 +120,12 @@ impl State {
     }
 }
 
+/// Bytes a hop of the walk sends: the token's `d` floats, 8 bytes each (the daemon's message adds
+/// a header, not counted, as no other algorithm's is).
+pub fn hop_bytes(dim: usize) -> u64 {
+    8 * dim as u64
+}
+
 /// The last steps of a walk whose contributions a run lists with their step
 /// ([`RunResult::late`]): a user's network figure needs how long before the final model its
 /// contribution was made.
@@ -162,7 +168,7 @@ pub fn run(
     let admit = |made: u64| policy.is_none_or(|p| p.allows(made));
     // Bytes over all links: a hop sends the token (d floats); a federated round sends z to each
     // sampled user and its Δu back; the centralized curator sends nothing.
-    let hop_bytes = 8 * dim as u64;
+    let hop_bytes = hop_bytes(dim);
     let mut bytes = 0u64;
     let mut done = 0u64;
     while done < schedule.steps {

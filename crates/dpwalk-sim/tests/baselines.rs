@@ -393,12 +393,12 @@ fn every_kind_runs_end_to_end_with_its_outputs() {
     }
     let csv = std::fs::read_to_string(dir.join("metrics.csv")).unwrap();
     let header = csv.lines().next().unwrap();
-    assert!(header.ends_with(",round,bytes"), "{header}");
+    assert!(header.ends_with(",round,bytes,consensus_gap"), "{header}");
     // Every row of a kind reports cumulative bytes growing with the rounds.
     let last_bytes = |kind: &str| -> u64 {
         csv.lines()
             .rfind(|l| l.split(',').nth(2) == Some(kind))
-            .and_then(|l| l.rsplit(',').next())
+            .and_then(|l| l.rsplit(',').nth(1))
             .unwrap()
             .parse()
             .unwrap()

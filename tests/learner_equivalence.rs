@@ -73,7 +73,7 @@ fn learners_reproduce_the_simulator_bit_for_bit() {
     let sim = run(
         &prepared.problem,
         topology,
-        &point.algorithm,
+        point.method.walk().expect("an ADMM walk"),
         &schedule,
         None,
         &evaluator,

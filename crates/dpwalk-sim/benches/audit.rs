@@ -54,12 +54,13 @@ fn trials_100_users(b: Bencher) {
     };
     let prepared = prepare(&loaded).unwrap();
     let point = loaded.scenario.points().unwrap()[0];
+    let algorithm = *point.method.walk().unwrap();
     let base = &prepared.problem;
-    let worlds = canary::for_problem(base, &point.algorithm, 0, CanaryKind::WhiteBox).unwrap();
+    let worlds = canary::for_problem(base, &algorithm, 0, CanaryKind::WhiteBox).unwrap();
     let problem = &worlds.problems[1];
     let world = World::new(
         problem,
-        point.algorithm,
+        algorithm,
         &prepared.topologies[0].topology,
         &worlds.canary,
         1,

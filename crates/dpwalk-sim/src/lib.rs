@@ -25,11 +25,15 @@
 //! ```
 
 pub mod audit;
+pub mod baseline_privacy;
+pub mod compare;
+pub mod method;
 pub mod metrics;
 pub mod output;
 pub mod plot;
 pub mod privacy;
 pub mod resolved;
+pub mod rounds;
 pub mod run;
 pub mod scenario;
 pub mod simulate;

@@ -33,6 +33,8 @@ pub struct EvalPoint {
     pub relative_gap: f64,
     /// Mean `‖x_i − z‖₂` (ADMM).
     pub consensus_gap: Option<f64>,
+    /// Bytes sent over all links so far (8 per float; the run sets it, 0 for a lone model).
+    pub bytes: u64,
 }
 
 /// Everything an evaluation compares against.
@@ -98,6 +100,7 @@ impl Evaluator<'_> {
             distance_to_optimum: distance(z, &self.optimum.x),
             relative_gap: relative_gap(train_objective, self.optimum.objective),
             consensus_gap: None,
+            bytes: 0,
         }
     }
 

@@ -8,14 +8,17 @@
 //! A single run (one point, one repetition) writes `final_model.json` at the top of the
 //! directory; otherwise `point-<p>/rep-<r>/final_model.json`.
 
+use crate::method::{Family, Method};
 use crate::metrics::EvalPoint;
 use crate::plot::{
     Heatmap, LinePlot, PlotError, Series, significant, write_heatmap, write_line_plot,
 };
 use crate::privacy::PointPrivacy;
-use crate::scenario::{BudgetView, LoadedScenario};
+use crate::scenario::{BudgetView, LoadedScenario, Point};
 use crate::simulate::{PointResult, Prepared};
+use dpwalk_core::step::Algorithm;
 use dpwalk_privacy::local::local_rdp;
+use dpwalk_privacy::rdp::Orders;
 use dpwalk_privacy::walk::UserFigures;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -128,10 +131,15 @@ pub struct Optimum {
 /// One sweep point of `summary.json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct PointSummary {
-    /// `admm` or `dp-sgd`.
+    /// `admm`, `dp-sgd`, `fed-sgd`, `dp-iadmm`, `ipadmm` or `pp-admm`.
     pub algorithm: &'static str,
-    /// `decentralized`, `federated` or `centralized`.
+    /// `decentralized`, `federated` or `centralized` (dpwalk's own), `server` (fed-sgd,
+    /// dp-iadmm: every user every round) or `synchronous` (ipadmm, pp-admm on the graph).
     pub mode: &'static str,
+    /// The parameters that tell the point apart from others of its kind.
+    pub parameters: String,
+    /// What `sigma` holds: `sigma`, `laplace-scale` (dp-iadmm) or `nu` (pp-admm; `null`: none).
+    pub noise_knob: &'static str,
     /// The communication graph.
     pub topology: String,
     /// Number of users.
@@ -142,9 +150,9 @@ pub struct PointSummary {
     pub steps: u64,
     /// Blocks updated per run.
     pub contributions: u64,
-    /// σ.
+    /// The noise knob (see `noise_knob`): σ, the Laplace scale or ν.
     pub sigma: f64,
-    /// C (`null`: unclipped).
+    /// C, or dp-iadmm's ℓ₁ `G₁` (`null`: unclipped, or pp-admm, which has no clip).
     pub clip: Option<f64>,
     /// γ (ADMM).
     pub gamma: f64,
@@ -236,11 +244,28 @@ fn aggregate(finals: &[EvalPoint]) -> (Figures, Figures) {
 
 fn privacy(
     orders: &[f64],
-    sigma: f64,
-    clip: Option<f64>,
+    prepared: &Prepared,
+    point: &Point,
     clipped_fraction: f64,
     accounting: PointPrivacy,
 ) -> Privacy {
+    if let Ok(Some(account)) = prepared.privacy.account(point) {
+        let curve = Orders::new(orders)
+            .ok()
+            .and_then(|o| account.round_curve(&o, &point.method));
+        return Privacy {
+            orders: orders.to_vec(),
+            note: match curve {
+                Some(_) => "local view, one round of the worst user (dpwalk_privacy::baseline)",
+                None => "no noise: no privacy guarantee",
+            }
+            .to_string(),
+            local_rdp_per_contribution: curve.map(|c| c.values().to_vec()),
+            clipped_fraction,
+            accounting,
+        };
+    }
+    let (sigma, clip) = (point.method.knob(), point.method.clip());
     let (rdp, note) = match clip {
         Some(c) if sigma > 0.0 => (
             Some(local_rdp(orders, sigma, c)),
@@ -282,16 +307,25 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
             let contributions = pr.runs.first().map_or(0, |r| r.contributions);
             let clipped: u64 = pr.runs.iter().map(|r| r.clipped).sum();
             let all: u64 = pr.runs.iter().map(|r| r.contributions).sum();
-            let alg = &pr.point.algorithm;
+            let alg = &pr.point.method;
             PointSummary {
                 algorithm: pr.point.name.as_str(),
-                mode: s.algorithm.mode.as_str(),
-                topology: prepared.topologies[pr.point.topology].label.clone(),
+                mode: match alg.family() {
+                    Family::Walk => s.algorithm.mode.as_str(),
+                    Family::Federated => "server",
+                    Family::Graph => "synchronous",
+                },
+                parameters: alg.describe(),
+                noise_knob: alg.knob_name(),
+                topology: match alg.family() {
+                    Family::Federated => "server (no graph)".to_string(),
+                    _ => prepared.topologies[pr.point.topology].label.clone(),
+                },
                 n_users: s.users,
                 dim: prepared.problem.dim(),
                 steps: s.steps,
                 contributions,
-                sigma: alg.sigma(),
+                sigma: alg.knob(),
                 clip: alg.clip(),
                 gamma: pr.point.gamma,
                 lambda: pr.point.lambda,
@@ -313,8 +347,8 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
                 },
                 privacy: privacy(
                     &s.output.orders,
-                    alg.sigma(),
-                    alg.clip(),
+                    prepared,
+                    &pr.point,
                     if all > 0 {
                         clipped as f64 / all as f64
                     } else {
@@ -339,17 +373,18 @@ pub(crate) fn csv_opt(v: Option<f64>) -> String {
 /// `metrics.csv`: one row per evaluation of every run.
 pub fn metrics_csv(results: &[PointResult]) -> String {
     let mut out = String::from(
-        "point,repetition,algorithm,sigma,clip,gamma,lambda,lr,step,contributions,train_objective,test_objective,test_error,distance_to_optimum,relative_gap,consensus_gap\n",
+        "point,repetition,algorithm,sigma,clip,gamma,lambda,lr,step,contributions,train_objective,test_objective,test_error,distance_to_optimum,relative_gap,round,bytes,consensus_gap\n",
     );
     for (p, pr) in results.iter().enumerate() {
-        let alg = &pr.point.algorithm;
+        let alg = &pr.point.method;
         for (r, run) in pr.runs.iter().enumerate() {
+            let n = run.per_user.len().max(1) as f64;
             for e in &run.evals {
                 let _ = writeln!(
                     out,
-                    "{p},{r},{},{},{},{},{},{},{},{},{:e},{},{},{:e},{:e},{}",
+                    "{p},{r},{},{},{},{},{},{},{},{},{:e},{},{},{:e},{:e},{},{},{}",
                     pr.point.name.as_str(),
-                    alg.sigma(),
+                    alg.knob(),
                     csv_opt(alg.clip()),
                     pr.point.gamma,
                     pr.point.lambda,
@@ -361,6 +396,8 @@ pub fn metrics_csv(results: &[PointResult]) -> String {
                     csv_opt(e.test_error),
                     e.distance_to_optimum,
                     e.relative_gap,
+                    e.step as f64 / n,
+                    e.bytes,
                     csv_opt(e.consensus_gap),
                 );
             }
@@ -386,15 +423,16 @@ fn clip_label(clip: Option<f64>) -> String {
     clip.map_or_else(|| "none".into(), |c| c.to_string())
 }
 
-fn point_label(pr: &PointResult, results: &[PointResult], prepared: &Prepared) -> String {
-    let alg = &pr.point.algorithm;
+pub(crate) fn point_label(
+    pr: &PointResult,
+    results: &[PointResult],
+    prepared: &Prepared,
+) -> String {
+    let alg = &pr.point.method;
+    let knob = knob_label(alg);
     let mut label = match pr.point.budget {
-        Some(epsilon) => format!(
-            "{} ε={epsilon} (σ={})",
-            pr.point.name.as_str(),
-            significant(alg.sigma())
-        ),
-        None => format!("{} σ={}", pr.point.name.as_str(), significant(alg.sigma())),
+        Some(epsilon) => format!("{} ε={epsilon} ({knob})", pr.point.name.as_str()),
+        None => format!("{} {knob}", pr.point.name.as_str()),
     };
     let distinct = |f: &dyn Fn(&PointResult) -> String| {
         let first = f(&results[0]);
@@ -403,28 +441,53 @@ fn point_label(pr: &PointResult, results: &[PointResult], prepared: &Prepared) -
     if distinct(&|q| q.point.topology.to_string()) {
         let _ = write!(label, " {}", prepared.topologies[pr.point.topology].label);
     }
-    if distinct(&|q| clip_label(q.point.algorithm.clip())) {
+    if distinct(&|q| clip_label(q.point.method.clip())) {
         let _ = write!(label, " C={}", clip_label(alg.clip()));
     }
-    if distinct(&|q| q.point.gamma.to_string()) {
+    let admm = matches!(pr.point.method, Method::Walk(Algorithm::Admm(_)));
+    if admm && distinct(&|q| q.point.gamma.to_string()) {
         let _ = write!(label, " γ={}", pr.point.gamma);
     }
-    if distinct(&|q| q.point.lambda.to_string()) {
+    if admm && distinct(&|q| q.point.lambda.to_string()) {
         let _ = write!(label, " λ={}", pr.point.lambda);
     }
     label
 }
 
-/// Relative gap per evaluation step, mean and std across repetitions.
-fn convergence_series(pr: &PointResult, label: String) -> Series {
-    let steps: Vec<u64> = pr
-        .runs
-        .first()
-        .map(|r| r.evals.iter().map(|e| e.step).collect())
-        .unwrap_or_default();
+/// The noise knob for legends: `σ=…`, `b=…` (Laplace scale) or `ν=…`.
+fn knob_label(method: &Method) -> String {
+    let symbol = match method.knob_name() {
+        "laplace-scale" => "b",
+        "nu" => "ν",
+        _ => "σ",
+    };
+    format!("{symbol}={}", significant(method.knob()))
+}
+
+/// What the x axis of a convergence plot counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Progress {
+    /// Updates of `w` (hops, or rounds of dpwalk's federated and centralized modes).
+    Steps,
+    /// Rounds: updates per user (a walk's hops over `n`).
+    Rounds,
+    /// Bytes sent over all links.
+    Bytes,
+}
+
+/// Relative gap per evaluation, mean and std across repetitions, against `x`.
+pub(crate) fn convergence_series(pr: &PointResult, label: String, x: Progress) -> Series {
+    let Some(first) = pr.runs.first() else {
+        return Series {
+            label,
+            points: Vec::new(),
+            spread: Some(Vec::new()),
+        };
+    };
+    let users = first.per_user.len().max(1) as f64;
     let mut points = Vec::new();
     let mut spread = Vec::new();
-    for (k, &step) in steps.iter().enumerate() {
+    for (k, e) in first.evals.iter().enumerate() {
         let vals: Vec<f64> = pr
             .runs
             .iter()
@@ -432,7 +495,12 @@ fn convergence_series(pr: &PointResult, label: String) -> Series {
             .map(|e| e.relative_gap)
             .collect();
         let (m, s) = mean_std(&vals);
-        points.push((step as f64, m));
+        let at = match x {
+            Progress::Steps => e.step as f64,
+            Progress::Rounds => e.step as f64 / users,
+            Progress::Bytes => e.bytes as f64,
+        };
+        points.push((at, m));
         spread.push(s);
     }
     Series {
@@ -475,7 +543,10 @@ pub fn write_all(
     }
     let series: Vec<Series> = results
         .iter()
-        .map(|pr| convergence_series(pr, point_label(pr, results, prepared)))
+        .map(|pr| {
+            let label = point_label(pr, results, prepared);
+            convergence_series(pr, label, Progress::Steps)
+        })
         .collect();
     write_line_plot(
         &LinePlot {
@@ -489,8 +560,16 @@ pub fn write_all(
         &dir.join("convergence"),
     )?;
     if results.len() > 1 {
-        write_privacy_utility(dir, loaded, &summary)?;
+        write_privacy_utility(dir, loaded, &summary, Utility::Gap)?;
+        if summary
+            .points
+            .iter()
+            .all(|p| p.final_mean.test_error.is_some())
+        {
+            write_privacy_utility(dir, loaded, &summary, Utility::TestError)?;
+        }
     }
+    crate::compare::write_convergence(dir, loaded, prepared, results)?;
     write_privacy_details(dir, &loaded.scenario, prepared, results, &summary)?;
     Ok(summary)
 }
@@ -577,30 +656,26 @@ fn users_csv(users: &[UserFigures]) -> String {
     csv
 }
 
-/// Final relative gap against σ (or the budget ε), one series per algorithm (and clip, γ, λ, lr combination).
+/// The final figure a privacy–utility plot shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Utility {
+    /// The relative gap to the optimum (log axis).
+    Gap,
+    /// The test error (linear axis).
+    TestError,
+}
+
+/// Final relative gap (or test error) against σ (or the budget ε), one series per algorithm and
+/// parameters.
 fn write_privacy_utility(
     dir: &Path,
     loaded: &LoadedScenario,
     summary: &Summary,
+    utility: Utility,
 ) -> Result<(), OutputError> {
     let mut groups: Vec<(String, Series)> = Vec::new();
     for p in &summary.points {
-        let key = match p.algorithm {
-            "admm" => format!(
-                "admm C={} γ={} λ={} {}",
-                clip_label(p.clip),
-                p.gamma,
-                p.lambda,
-                p.topology
-            ),
-            _ => format!(
-                "{} C={} lr={} {}",
-                p.algorithm,
-                clip_label(p.clip),
-                p.lr,
-                p.topology
-            ),
-        };
+        let key = format!("{} {} {}", p.algorithm, p.parameters, p.topology);
         let idx = match groups.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
@@ -622,9 +697,16 @@ fn write_privacy_utility(
             .budget
             .as_ref()
             .map_or(p.sigma, |b| b.epsilon);
-        series.points.push((x, p.final_mean.relative_gap));
+        let (y, spread) = match utility {
+            Utility::Gap => (p.final_mean.relative_gap, p.final_std.relative_gap),
+            Utility::TestError => (
+                p.final_mean.test_error.unwrap_or(f64::NAN),
+                p.final_std.test_error.unwrap_or(f64::NAN),
+            ),
+        };
+        series.points.push((x, y));
         if let Some(sp) = series.spread.as_mut() {
-            sp.push(p.final_std.relative_gap);
+            sp.push(spread);
         }
     }
     for (_, s) in &mut groups {
@@ -652,12 +734,12 @@ fn write_privacy_utility(
                 .first()
                 .map_or(0.0, |p| p.privacy.accounting.delta);
             (
-                format!("final relative gap vs {view} privacy budget ε"),
+                format!("final {} vs {view} privacy budget ε", utility.name()),
                 format!("{view} ε (δ = {d:e}; σ calibrated to each budget)"),
             )
         }
         None => (
-            "final relative gap vs noise σ".to_string(),
+            format!("final {} vs noise σ", utility.name()),
             "σ (noise std; one contribution's local RDP is 8αC²/σ²)".to_string(),
         ),
     };
@@ -665,14 +747,35 @@ fn write_privacy_utility(
         &LinePlot {
             title: format!("{}: {title}", loaded.name),
             x_label,
-            y_label: "relative gap (F(z) − F*) / |F*|".into(),
+            y_label: utility.axis().into(),
             log_x: true,
-            log_y: true,
+            log_y: utility == Utility::Gap,
             series: groups.into_iter().map(|(_, s)| s).collect(),
         },
-        &dir.join("privacy_utility"),
+        &dir.join(utility.stem()),
     )?;
     Ok(())
+}
+
+impl Utility {
+    fn name(self) -> &'static str {
+        match self {
+            Utility::Gap => "relative gap",
+            Utility::TestError => "test error",
+        }
+    }
+    fn axis(self) -> &'static str {
+        match self {
+            Utility::Gap => "relative gap (F(z) − F*) / |F*|",
+            Utility::TestError => "test error (misclassified share of the test set)",
+        }
+    }
+    fn stem(self) -> &'static str {
+        match self {
+            Utility::Gap => "privacy_utility",
+            Utility::TestError => "privacy_utility_test_error",
+        }
+    }
 }
 
 #[cfg(test)]

@@ -8,9 +8,12 @@
 //! ([`dpwalk_privacy::walk::NETWORK_ONE_CONTRIBUTION`]); ADMM walks have none
 //! ([`dpwalk_privacy::walk::ADMM_NETWORK_WITHDRAWN`]).
 
+use crate::baseline_privacy::{Account, Inputs};
+use crate::method::Method;
 use crate::run::LATE_WINDOW;
 use crate::run::RunResult;
 use crate::scenario::{BudgetView, ConversionName, Mode, Point, Scenario, ScenarioError};
+use dpwalk_core::problem::Problem;
 use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::Topology;
 use dpwalk_privacy::budget::{PLAN_QUANTILE, Policy};
@@ -34,6 +37,8 @@ pub struct PrivacyContext {
     conversion: Conversion,
     /// Per topology: the laws, or why they were not computed.
     passage: Vec<Result<Passage, String>>,
+    /// What the baselines' accounting reads of the problem and the graphs.
+    baselines: Inputs,
 }
 
 /// A point ready to run: σ calibrated if it had a budget, and the policy that enforces it.
@@ -56,13 +61,28 @@ fn conversion(name: ConversionName) -> Conversion {
 
 /// Whether a point's walk has a network view: DP-SGD only.
 fn has_network_view(point: &Point, scenario: &Scenario) -> bool {
-    scenario.algorithm.mode == Mode::Decentralized && matches!(point.algorithm, Algorithm::Sgd(_))
+    scenario.algorithm.mode == Mode::Decentralized
+        && matches!(point.method, Method::Walk(Algorithm::Sgd(_)))
+}
+
+/// The noise of dpwalk's own methods and federated DP-SGD (σ, C), `None` for the baselines
+/// (accounted by [`Account`]) and when unclipped.
+fn gaussian_noise(method: &Method) -> Option<(f64, f64)> {
+    match method {
+        Method::Walk(a) => Some((a.sigma(), a.clip()?)),
+        Method::FedSgd(p) => Some((p.sigma(), p.clip()?)),
+        _ => None,
+    }
 }
 
 impl PrivacyContext {
     /// Orders from `[output]`, δ and conversion from `[privacy]`, the walk's laws for each
-    /// topology (the walk only).
-    pub fn new(scenario: &Scenario, topologies: &[&Topology]) -> Result<Self, PrivacyError> {
+    /// topology (the walk only), and what the baselines' accounting needs of `problem`.
+    pub fn new(
+        scenario: &Scenario,
+        problem: &Problem,
+        topologies: &[&Topology],
+    ) -> Result<Self, PrivacyError> {
         let mut orders = Orders::default_grid().as_slice().to_vec();
         orders.extend(scenario.output.orders.iter().copied());
         orders.sort_by(f64::total_cmp);
@@ -70,7 +90,8 @@ impl PrivacyContext {
         let passage = topologies
             .iter()
             .map(|t| {
-                if scenario.algorithm.mode != Mode::Decentralized {
+                let walks = scenario.kinds().iter().any(|k| k.is_walk());
+                if scenario.algorithm.mode != Mode::Decentralized || !walks {
                     return Err("not a walk: no network view".to_string());
                 }
                 Passage::for_topology(t, &HittingOptions::default()).map_err(|e| e.to_string())
@@ -81,7 +102,13 @@ impl PrivacyContext {
             delta: scenario.privacy.delta,
             conversion: conversion(scenario.privacy.conversion),
             passage,
+            baselines: Inputs::new(scenario, problem, topologies),
         })
+    }
+
+    /// The accounting of a baseline point (`None` for dpwalk's own methods and fed-sgd).
+    pub fn account(&self, point: &Point) -> Result<Option<Account>, ScenarioError> {
+        Account::of(&self.baselines, &point.method, point.topology)
     }
 
     /// The orders, δ and conversion of every figure, with `noise`.
@@ -112,18 +139,33 @@ impl PrivacyContext {
             });
         };
         let invalid = |m: String| ScenarioError::Invalid(m);
+        if let Some(account) = self.account(point)? {
+            let knob = account.calibrate(epsilon, self.delta, self.conversion)?;
+            return Ok(Resolved {
+                point: point.with_knob(knob)?,
+                policy: None,
+                calibrated_for: Some(scenario.rounds()),
+            });
+        }
         let clip = point
-            .algorithm
+            .method
             .clip()
             .ok_or_else(|| invalid("a budget needs a clip".into()))?;
         let n = scenario.users as u64;
         let walk = scenario.algorithm.mode == Mode::Decentralized;
-        let k = if walk {
+        let fed_sgd = matches!(point.method, Method::FedSgd(_));
+        let k = if fed_sgd {
+            scenario.rounds()
+        } else if walk {
             planned_contributions(scenario.steps, 1.0 / n as f64, PLAN_QUANTILE)
         } else {
             scenario.steps
         };
-        let view = self.budget_view(scenario, k);
+        let view = if fed_sgd {
+            View::Local { contributions: k }
+        } else {
+            self.budget_view(scenario, k)
+        };
         // Calibration and the policy use the default grid, as every daemon does, so that a run
         // file made from this scenario gets the same σ and skips the same steps.
         let grid = Orders::default_grid();
@@ -137,10 +179,11 @@ impl PrivacyContext {
             REL_TOL,
         )
         .map_err(|e| invalid(format!("calibrating sigma to epsilon = {epsilon}: {e}")))?;
-        let point = point.with_sigma(cal.sigma)?;
-        // A central budget is accounted on rounds, not per user: nothing to enforce per user.
+        let point = point.with_knob(cal.sigma)?;
+        // A central budget is accounted on rounds, not per user: nothing to enforce per user;
+        // federated DP-SGD's users contribute exactly the planned rounds.
         let policy = match view {
-            View::Local { .. } if scenario.privacy.enforce => {
+            View::Local { .. } if scenario.privacy.enforce && !fed_sgd => {
                 let noise = Noise::new(cal.sigma, clip).map_err(|e| invalid(e.to_string()))?;
                 let target =
                     BudgetTarget::new(epsilon, self.delta).map_err(|e| invalid(e.to_string()))?;
@@ -204,7 +247,7 @@ impl PrivacyContext {
         let point = &resolved.point;
         let budget = point.budget.map(|epsilon| Budget {
             epsilon,
-            view: scenario.budget_view(),
+            view: scenario.budget_view(&point.method),
             calibrated_for_contributions: resolved.calibrated_for.unwrap_or(0),
             planned_quantile: PLAN_QUANTILE,
             enforced: resolved.policy.is_some(),
@@ -223,7 +266,31 @@ impl PrivacyContext {
             central: None,
             notes: Vec::new(),
         };
-        let (Some(clip), sigma) = (point.algorithm.clip(), point.algorithm.sigma()) else {
+        if let Ok(Some(account)) = self.account(point) {
+            let bound = account.bound(&self.orders, &point.method, self.delta, self.conversion);
+            return PointPrivacy {
+                local: Some(Extreme {
+                    figure: bound.map_or(
+                        Figure {
+                            epsilon: None,
+                            order: None,
+                        },
+                        Figure::from,
+                    ),
+                    user: None,
+                    contributions: scenario.rounds(),
+                }),
+                notes: vec![match bound {
+                    Some(_) => format!(
+                        "local view of the worst user over the planned {} rounds (dpwalk_privacy::baseline)",
+                        scenario.rounds()
+                    ),
+                    None => "no noise: no privacy guarantee".to_string(),
+                }],
+                ..base
+            };
+        }
+        let Some((sigma, clip)) = gaussian_noise(&point.method) else {
             return PointPrivacy {
                 notes: vec!["no clipping: sensitivity is unbounded, no privacy guarantee".into()],
                 ..base
@@ -237,19 +304,17 @@ impl PrivacyContext {
         };
         let setup = self.setup(noise);
         let mut out = base;
+        if matches!(point.method, Method::FedSgd(_)) {
+            out.local = self.local_extreme(noise, scenario.rounds());
+            return out;
+        }
         match scenario.algorithm.mode {
             Mode::Decentralized => {
                 self.walk_figures(&setup, scenario, point, runs, &mut out);
             }
             Mode::Federated | Mode::Centralized => {
                 let k = scenario.steps;
-                let local = account(&View::Local { contributions: k }, &self.orders, noise)
-                    .and_then(|c| c.to_dp(self.delta, self.conversion));
-                out.local = local.ok().map(|b| Extreme {
-                    figure: b.into(),
-                    user: None,
-                    contributions: k,
-                });
+                out.local = self.local_extreme(noise, k);
                 let central_view = match scenario.algorithm.mode {
                     Mode::Federated => View::Federated {
                         rounds: k,
@@ -272,6 +337,19 @@ impl PrivacyContext {
             }
         }
         out
+    }
+
+    /// The local figure of a user with `k` contributions, all users alike (every user
+    /// contributes every round).
+    fn local_extreme(&self, noise: Noise, k: u64) -> Option<Extreme> {
+        account(&View::Local { contributions: k }, &self.orders, noise)
+            .and_then(|c| c.to_dp(self.delta, self.conversion))
+            .ok()
+            .map(|b| Extreme {
+                figure: b.into(),
+                user: None,
+                contributions: k,
+            })
     }
 
     fn walk_figures(
@@ -348,7 +426,8 @@ impl PrivacyContext {
         point: &Point,
         run: &RunResult,
     ) -> Option<Vec<UserFigures>> {
-        let noise = Noise::new(point.algorithm.sigma(), point.algorithm.clip()?).ok()?;
+        let algorithm = point.method.walk()?;
+        let noise = Noise::new(algorithm.sigma(), algorithm.clip()?).ok()?;
         let passage = self.passage(scenario, point);
         all_users(&self.setup(noise), passage, &Self::charges(run)).ok()
     }
@@ -359,7 +438,8 @@ impl PrivacyContext {
     /// A user with several contributions has no network figure ([`dpwalk_privacy::walk::NETWORK_ONE_CONTRIBUTION`]):
     /// its row is NaN (drawn grey), so that one revisited user does not hide every other row.
     pub fn pairs(&self, scenario: &Scenario, point: &Point, run: &RunResult) -> Option<Vec<f64>> {
-        let noise = Noise::new(point.algorithm.sigma(), point.algorithm.clip()?).ok()?;
+        let algorithm = point.method.walk()?;
+        let noise = Noise::new(algorithm.sigma(), algorithm.clip()?).ok()?;
         let passage = self.passage(scenario, point)?;
         let several: Vec<bool> = run.per_user.iter().map(|&k| k > 1).collect();
         let charges: Vec<Charges> = Self::charges(run)

@@ -7,6 +7,7 @@
 
 use crate::metrics::{EvalPoint, Evaluator};
 use crate::scenario::Mode;
+use dpwalk_core::baselines::federated;
 use dpwalk_core::problem::{LocalProx, Problem, ProblemError};
 use dpwalk_core::rng::{NodeRng, Purpose, derive_seed, node_rng};
 use dpwalk_core::step::{Algorithm, StepScratch, add_to_average, admm_contribution};
@@ -24,6 +25,21 @@ pub enum RunError {
     /// DP-SGD is only defined on the walk.
     #[error("dp-sgd is the walk baseline: it runs only in the decentralized mode")]
     SgdNeedsWalk,
+    /// dpwalk's own methods run on the walk's schedule, not in rounds.
+    #[error("admm and dp-sgd run on the walk's schedule, not in synchronous rounds")]
+    NotRoundBased,
+    /// A federated baseline refused its run.
+    #[error("kind = \"fed-sgd\": {0}")]
+    Federated(#[from] dpwalk_core::baselines::federated::FederatedError),
+    /// DP-IADMM refused its run.
+    #[error("kind = \"dp-iadmm\": {0}")]
+    DpIadmm(#[from] dpwalk_core::baselines::dp_iadmm::DpIadmmError),
+    /// IPADMM refused its graph or parameters.
+    #[error("kind = \"ipadmm\": {0}")]
+    Ipadmm(#[from] dpwalk_core::baselines::ipadmm::IpadmmError),
+    /// Penalty perturbation refused its problem or graph, or a local solve was not exact.
+    #[error("kind = \"pp-admm\": {0}")]
+    PpAdmm(#[from] dpwalk_core::baselines::pp_admm::PpError),
 }
 
 /// How a run schedules its blocks and how long it runs.
@@ -104,6 +120,12 @@ impl State {
     }
 }
 
+/// Bytes a hop of the walk sends: the token's `d` floats, 8 bytes each (the daemon's message adds
+/// a header, not counted, as no other algorithm's is).
+pub fn hop_bytes(dim: usize) -> u64 {
+    8 * dim as u64
+}
+
 /// The last steps of a walk whose contributions a run lists with their step
 /// ([`RunResult::late`]): a user's network figure needs how long before the final model its
 /// contribution was made.
@@ -144,6 +166,10 @@ pub fn run(
     let mut per_user = vec![0u64; n];
     let mut late = Vec::new();
     let admit = |made: u64| policy.is_none_or(|p| p.allows(made));
+    // Bytes over all links: a hop sends the token (d floats); a federated round sends z to each
+    // sampled user and its Δu back; the centralized curator sends nothing.
+    let hop_bytes = hop_bytes(dim);
+    let mut bytes = 0u64;
     let mut done = 0u64;
     while done < schedule.steps {
         let chunk = schedule.eval_every.min(schedule.steps - done);
@@ -186,6 +212,7 @@ pub fn run(
                         None => skipped += 1,
                     }
                     holder = next;
+                    bytes = bytes.saturating_add(hop_bytes);
                 }
                 Mode::Federated | Mode::Centralized => {
                     let (Algorithm::Admm(params), Some(prox)) = (algorithm, prox.as_ref()) else {
@@ -216,6 +243,9 @@ pub fn run(
                         per_user[i] += 1;
                     }
                     add_to_average(&mut state.w, &round_du, n);
+                    if schedule.mode == Mode::Federated {
+                        bytes = bytes.saturating_add(federated::bytes_per_round(blocks.len(), dim));
+                    }
                 }
             }
         }
@@ -223,7 +253,10 @@ pub fn run(
         progress(chunk);
         let t = Instant::now();
         let u = (!state.u.is_empty()).then_some(state.u.as_slice());
-        evals.push(evaluator.evaluate(done, contributions, algorithm, &state.w, u, prox.as_ref()));
+        let mut row =
+            evaluator.evaluate(done, contributions, algorithm, &state.w, u, prox.as_ref());
+        row.bytes = bytes;
+        evals.push(row);
         eval_seconds += t.elapsed().as_secs_f64();
     }
     let mut z = vec![0.0; dim];

@@ -28,24 +28,27 @@
 //! kind = "complete"
 //!
 //! [algorithm]
-//! kind = "admm"           # admm | dp-sgd
-//! mode = "decentralized"  # decentralized | federated | centralized
+//! kind = "admm"           # admm | dp-sgd | fed-sgd | dp-iadmm | ipadmm | pp-admm (see `method`)
+//! mode = "decentralized"  # decentralized | federated | centralized (admm and dp-sgd only)
 //! gamma = 1.0
 //! lambda = 0.5
 //! sigma = 0.0
 //! clip = 1.0              # omit for no clipping (then no privacy guarantee)
 //! lr = 0.1                # dp-sgd only
 //! blocks-per-round = 10   # federated only (m)
+//! # the baselines' keys (module `method`): variant, rho, rho-c1, rho-period, eta, eta-power,
+//! # radius, radius-power, trust-norm, clip-l1, laplace-scale (dp-iadmm); inner-steps, rho, eta,
+//! # eta-schedule (ipadmm); theta, growth, eta-max, nu, kappa (pp-admm)
 //!
 //! [sweep]                 # optional: the cartesian product of these lists
 //! kind = ["admm", "dp-sgd"]
 //! sigma = [0.5, 1.0, 2.0]
 //! ```
 
+use crate::method::{Family, Knobs, Method};
 use dpwalk_core::data::{DataSpec, PartitionSpec};
-use dpwalk_core::params::{AdmmParams, ParamError, SgdParams};
+use dpwalk_core::params::ParamError;
 use dpwalk_core::problem::{Loss, Regularizer};
-use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::{TopologyKind, TopologySpec};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -85,6 +88,14 @@ pub enum ScenarioError {
         context: String,
         /// The violated range.
         source: ParamError,
+    },
+    /// A key is missing, out of range, or does not fit the rest of the scenario.
+    #[error("{key}: {message}")]
+    Key {
+        /// The key, with its section (`[algorithm] rho`).
+        key: String,
+        /// What is wrong.
+        message: String,
     },
     /// Any other impossible combination.
     #[error("{0}")]
@@ -155,13 +166,21 @@ impl ProblemSpec {
 }
 
 /// Algorithm names of scenario files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AlgorithmName {
     /// Private ADMM (the paper's algorithm).
     Admm,
     /// DP-SGD on the same walk (the baseline).
     DpSgd,
+    /// Federated DP-SGD: the walk's DP-SGD message, averaged by a server every round.
+    FedSgd,
+    /// \[RK\] DP-IADMM (federated, Laplace noise on the local gradient).
+    DpIadmm,
+    /// \[HG\] IPADMM (synchronous rounds on the graph, `l` noisy linearized steps).
+    Ipadmm,
+    /// \[ZKL\] penalty-perturbation M-ADMM (synchronous rounds on the graph).
+    PpAdmm,
 }
 
 impl AlgorithmName {
@@ -170,8 +189,50 @@ impl AlgorithmName {
         match self {
             AlgorithmName::Admm => "admm",
             AlgorithmName::DpSgd => "dp-sgd",
+            AlgorithmName::FedSgd => "fed-sgd",
+            AlgorithmName::DpIadmm => "dp-iadmm",
+            AlgorithmName::Ipadmm => "ipadmm",
+            AlgorithmName::PpAdmm => "pp-admm",
         }
     }
+
+    /// Whether the kind is dpwalk's own update, run on the scenario's `mode`.
+    pub fn is_walk(&self) -> bool {
+        matches!(self, AlgorithmName::Admm | AlgorithmName::DpSgd)
+    }
+}
+
+/// \[RK\]'s two subproblems.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VariantName {
+    /// ObjT (Algorithm 2): a trust region around the last iterate.
+    #[default]
+    Objt,
+    /// ObjP (Algorithm 1): a proximal term.
+    Objp,
+}
+
+/// The norm of ObjT's trust region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TrustNormName {
+    /// A box (the paper's experiments).
+    #[default]
+    Linf,
+    /// A ball (the paper's (6b)).
+    L2,
+}
+
+/// IPADMM's proximal weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EtaScheduleName {
+    /// `η₀ √(inner steps done)` (the spec's default).
+    #[default]
+    SqrtTotal,
+    /// A constant `η`.
+    Constant,
 }
 
 /// Block schedules.
@@ -225,6 +286,60 @@ pub struct AlgorithmSpec {
     /// `m`, blocks per round (federated).
     #[serde(default)]
     pub blocks_per_round: Option<usize>,
+    /// DP-IADMM: `objt` (default) or `objp`.
+    #[serde(default)]
+    pub variant: VariantName,
+    /// ρ: DP-IADMM's constant part `c2` of (21), IPADMM's penalty.
+    #[serde(default)]
+    pub rho: Option<f64>,
+    /// DP-IADMM: the growing part `c1` of (21), `c1·1.2^⌊t/Tc⌋` (default 0: constant ρ).
+    #[serde(default)]
+    pub rho_c1: f64,
+    /// DP-IADMM: the growth period `Tc` of (21), in rounds.
+    #[serde(default = "default_period")]
+    pub rho_period: u64,
+    /// DP-IADMM ObjP: the proximal weight's scale `a` (default 1); IPADMM: `η₀` or `η`.
+    #[serde(default)]
+    pub eta: Option<f64>,
+    /// DP-IADMM ObjP: the proximal weight's power `q` in `a·t^(−q)` (default ½).
+    #[serde(default)]
+    pub eta_power: Option<f64>,
+    /// IPADMM: `sqrt-total` (default) or `constant`.
+    #[serde(default)]
+    pub eta_schedule: EtaScheduleName,
+    /// DP-IADMM ObjT: the trust radius' scale `a` (default 1).
+    #[serde(default = "default_one")]
+    pub radius: f64,
+    /// DP-IADMM ObjT: the trust radius' power `q` in `a·t^(−q)` (default 0, the authors' code).
+    #[serde(default)]
+    pub radius_power: f64,
+    /// DP-IADMM ObjT: `linf` (default) or `l2`.
+    #[serde(default)]
+    pub trust_norm: TrustNormName,
+    /// DP-IADMM: the per-record ℓ₁ clip `G₁`.
+    #[serde(default)]
+    pub clip_l1: Option<f64>,
+    /// DP-IADMM: the Laplace scale `b` per coordinate (absent: 0, or calibrated to a budget).
+    #[serde(default)]
+    pub laplace_scale: Option<f64>,
+    /// IPADMM: `l`, noisy linearized steps per round.
+    #[serde(default = "default_inner_steps", alias = "l")]
+    pub inner_steps: usize,
+    /// Penalty perturbation: `θ`, the first penalty and the dual step.
+    #[serde(default)]
+    pub theta: Option<f64>,
+    /// Penalty perturbation: the penalty's ratio `q ≥ 1` per round (default 1).
+    #[serde(default = "default_one")]
+    pub growth: f64,
+    /// Penalty perturbation: the penalty's cap (default θ).
+    #[serde(default)]
+    pub eta_max: Option<f64>,
+    /// Penalty perturbation: the noise rate ν (absent: no noise, or calibrated to a budget).
+    #[serde(default)]
+    pub nu: Option<f64>,
+    /// Penalty perturbation: ν grows like the penalty to this power (default 0).
+    #[serde(default)]
+    pub kappa: f64,
 }
 
 impl Default for AlgorithmSpec {
@@ -239,8 +354,33 @@ impl Default for AlgorithmSpec {
             clip: None,
             lr: default_lr(),
             blocks_per_round: None,
+            variant: VariantName::default(),
+            rho: None,
+            rho_c1: 0.0,
+            rho_period: default_period(),
+            eta: None,
+            eta_power: None,
+            eta_schedule: EtaScheduleName::default(),
+            radius: default_one(),
+            radius_power: 0.0,
+            trust_norm: TrustNormName::default(),
+            clip_l1: None,
+            laplace_scale: None,
+            inner_steps: default_inner_steps(),
+            theta: None,
+            growth: default_one(),
+            eta_max: None,
+            nu: None,
+            kappa: 0.0,
         }
     }
+}
+
+fn default_period() -> u64 {
+    1
+}
+fn default_inner_steps() -> usize {
+    1
 }
 
 fn default_kind() -> AlgorithmName {
@@ -336,6 +476,21 @@ pub struct PrivacySpec {
     /// Users skip contributions that would exceed the budget.
     #[serde(default = "default_true")]
     pub enforce: bool,
+    /// The privacy unit: `user` (all of a user's records, the default) or `record` (one record;
+    /// the baselines dp-iadmm, ipadmm and pp-admm only).
+    #[serde(default)]
+    pub unit: UnitName,
+}
+
+/// What two neighbouring datasets differ in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnitName {
+    /// All the records of one user.
+    #[default]
+    User,
+    /// One record of one user.
+    Record,
 }
 
 impl Default for PrivacySpec {
@@ -346,6 +501,7 @@ impl Default for PrivacySpec {
             epsilon: None,
             view: None,
             enforce: true,
+            unit: UnitName::User,
         }
     }
 }
@@ -420,6 +576,10 @@ pub struct Scenario {
     /// Reporting options.
     #[serde(default)]
     pub output: OutputSpec,
+    /// `[by-kind.<kind>]`: `[algorithm]` keys for one kind of a sweep only (each algorithm of
+    /// a comparison has its own tuned step size, clip, …), applied over `[algorithm]`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub by_kind: std::collections::BTreeMap<AlgorithmName, toml::Table>,
 }
 
 fn default_seed() -> u64 {
@@ -545,38 +705,30 @@ fn apply_override(table: &mut toml::Table, set: &str) -> Result<(), ScenarioErro
 /// One sweep point: the algorithm with validated parameters, on one of the scenario's topologies.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
-    /// Index into [`Scenario::topologies`].
+    /// Index into [`Scenario::topologies`] (0 for the federated baselines, which use no graph).
     pub topology: usize,
     /// Which algorithm.
     pub name: AlgorithmName,
     /// Its validated parameters.
-    pub algorithm: Algorithm,
-    /// γ (reported even for DP-SGD, where it is unused).
+    pub method: Method,
+    /// γ (reported even where it is unused).
     pub gamma: f64,
-    /// λ (reported even for DP-SGD, where it is unused).
+    /// λ (reported even where it is unused).
     pub lambda: f64,
-    /// DP-SGD step size (reported even for ADMM, where it is unused).
+    /// DP-SGD step size (reported even where it is unused).
     pub lr: f64,
-    /// The budget ε this point's σ must be calibrated to (σ is a placeholder until then).
+    /// The budget ε this point's noise must be calibrated to (the knob is a placeholder until
+    /// then).
     pub budget: Option<f64>,
 }
 
 impl Point {
-    /// The same point with noise `sigma` (after calibration).
-    pub fn with_sigma(&self, sigma: f64) -> Result<Point, ScenarioError> {
-        let param = |source| ScenarioError::Param {
-            context: format!("calibrated sigma {sigma}"),
-            source,
-        };
-        let algorithm = match self.algorithm {
-            Algorithm::Admm(p) => Algorithm::Admm(
-                AdmmParams::new(p.gamma(), p.relaxation(), sigma, p.clip()).map_err(param)?,
-            ),
-            Algorithm::Sgd(p) => {
-                Algorithm::Sgd(SgdParams::new(p.lr(), sigma, p.clip()).map_err(param)?)
-            }
-        };
-        Ok(Point { algorithm, ..*self })
+    /// The same point with its noise knob set to `knob` (after calibration).
+    pub fn with_knob(&self, knob: f64) -> Result<Point, ScenarioError> {
+        Ok(Point {
+            method: self.method.with_knob(knob)?,
+            ..*self
+        })
     }
 }
 
@@ -600,6 +752,7 @@ impl Scenario {
         if !(d > 0.0 && d < 1.0) {
             return invalid(format!("[privacy] delta must be in (0, 1), got {d}"));
         }
+        self.check_kinds()?;
         match (self.privacy.view, self.algorithm.mode) {
             (Some(BudgetView::Network), _) => {
                 return invalid(
@@ -640,6 +793,94 @@ impl Scenario {
         self.points().map(|_| ())
     }
 
+    /// The algorithms of the scenario: the sweep's list, else `[algorithm] kind`.
+    pub fn kinds(&self) -> Vec<AlgorithmName> {
+        if self.sweep.kind.is_empty() {
+            vec![self.algorithm.kind]
+        } else {
+            self.sweep.kind.clone()
+        }
+    }
+
+    /// The `[algorithm]` section as `kind` sees it: with its `[by-kind.<kind>]` keys applied.
+    ///
+    /// # Errors
+    /// An unknown or mistyped key of the table, named with its table.
+    pub fn algorithm_for(&self, kind: AlgorithmName) -> Result<AlgorithmSpec, ScenarioError> {
+        let Some(extra) = self.by_kind.get(&kind) else {
+            return Ok(self.algorithm.clone());
+        };
+        let key = format!("[by-kind.{}]", kind.as_str());
+        let bad = |message: String| ScenarioError::Key {
+            key: key.clone(),
+            message,
+        };
+        let mut table = toml::Table::try_from(&self.algorithm).map_err(|e| bad(e.to_string()))?;
+        for (k, v) in extra {
+            if k == "kind" {
+                return Err(bad("`kind` is the table's name, not a key".into()));
+            }
+            table.insert(k.clone(), v.clone());
+        }
+        AlgorithmSpec::deserialize(table).map_err(|e| bad(e.to_string()))
+    }
+
+    /// What the kinds need of the rest of the scenario: the baselines are proved in the local
+    /// view only, run whole rounds (`steps` counts user updates, `users` per round), and the
+    /// record-level unit is wired for them alone.
+    fn check_kinds(&self) -> Result<(), ScenarioError> {
+        for kind in self.kinds() {
+            let name = kind.as_str();
+            if kind.is_walk() {
+                if self.privacy.unit == UnitName::Record {
+                    return Err(ScenarioError::Key {
+                        key: "[privacy] unit".into(),
+                        message: format!(
+                            "record-level accounting is wired for dp-iadmm, ipadmm and pp-admm; kind = \"{name}\" is accounted per user (use unit = \"user\")"
+                        ),
+                    });
+                }
+                if kind == AlgorithmName::DpSgd && self.algorithm.mode != Mode::Decentralized {
+                    return Err(ScenarioError::Invalid(
+                        "dp-sgd is the walk baseline: it needs mode = \"decentralized\" (kind = \"fed-sgd\" is its federated twin)".into(),
+                    ));
+                }
+                continue;
+            }
+            if kind == AlgorithmName::FedSgd && self.privacy.unit == UnitName::Record {
+                return Err(ScenarioError::Key {
+                    key: "[privacy] unit".into(),
+                    message: "kind = \"fed-sgd\" is accounted per user (use unit = \"user\")"
+                        .into(),
+                });
+            }
+            if self.privacy.view == Some(BudgetView::Central) {
+                return Err(ScenarioError::Key {
+                    key: "[privacy] view".into(),
+                    message: format!(
+                        "kind = \"{name}\" is proved only in the local view (an eavesdropper on every message); use view = \"local\""
+                    ),
+                });
+            }
+            if self.steps < self.users as u64 {
+                return Err(ScenarioError::Key {
+                    key: "steps".into(),
+                    message: format!(
+                        "kind = \"{name}\" runs synchronous rounds of one update per user: steps = {} is less than one round of {} users",
+                        self.steps, self.users
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Rounds of a synchronous method: `steps` counts user updates, a round makes one per user,
+    /// so that every kind of a sweep gives each user the same number of updates `H`.
+    pub fn rounds(&self) -> u64 {
+        self.steps / self.users.max(1) as u64
+    }
+
     /// Evaluation interval in steps.
     pub fn eval_interval(&self) -> u64 {
         self.eval_every
@@ -669,11 +910,6 @@ impl Scenario {
                 "give either sigma or a privacy budget epsilon (then sigma is calibrated), not both".into(),
             ));
         }
-        if self.algorithm.clip.is_none() && s.clip.is_empty() {
-            return Err(ScenarioError::Invalid(
-                "a privacy budget needs a clip bound C".into(),
-            ));
-        }
         if let Some(bad) = budgets.iter().find(|&&e| !(e > 0.0 && e.is_finite())) {
             return Err(ScenarioError::Invalid(format!(
                 "privacy budgets epsilon must be > 0, got {bad}"
@@ -682,9 +918,13 @@ impl Scenario {
         Ok(budgets.into_iter().map(|e| (0.0, Some(e))).collect())
     }
 
-    /// The view a budget constrains: as given, else local for the walk and central otherwise.
+    /// The view a budget on `method` constrains: local for the baselines (the only view they
+    /// prove); for dpwalk's own, as given, else local for the walk and central otherwise.
     /// (A network budget is refused: see `dpwalk_privacy::budget`.)
-    pub fn budget_view(&self) -> BudgetView {
+    pub fn budget_view(&self, method: &Method) -> BudgetView {
+        if method.walk().is_none() {
+            return BudgetView::Local;
+        }
         self.privacy.view.unwrap_or(match self.algorithm.mode {
             Mode::Decentralized => BudgetView::Local,
             Mode::Federated | Mode::Centralized => BudgetView::Central,
@@ -702,55 +942,47 @@ impl Scenario {
 
     /// The sweep points (one when there is no sweep), validated.
     pub fn points(&self) -> Result<Vec<Point>, ScenarioError> {
-        let a = &self.algorithm;
         let s = &self.sweep;
         let or = |v: &Vec<f64>, d: f64| if v.is_empty() { vec![d] } else { v.clone() };
-        let kinds = if s.kind.is_empty() {
-            vec![a.kind]
-        } else {
-            s.kind.clone()
-        };
-        let clips: Vec<Option<f64>> = if s.clip.is_empty() {
-            vec![a.clip]
-        } else {
-            s.clip.iter().map(|&c| Some(c)).collect()
-        };
+        let record_level = self.privacy.unit == UnitName::Record;
         let mut points = Vec::new();
         for topology in 0..self.topologies().len() {
-            for &name in &kinds {
-                if name == AlgorithmName::DpSgd && a.mode != Mode::Decentralized {
-                    return Err(ScenarioError::Invalid(
-                        "dp-sgd is the walk baseline: it needs mode = \"decentralized\"".into(),
-                    ));
-                }
+            for name in self.kinds() {
+                let a = &self.algorithm_for(name)?;
+                let clips: Vec<Option<f64>> = if s.clip.is_empty() {
+                    vec![a.clip]
+                } else {
+                    s.clip.iter().map(|&c| Some(c)).collect()
+                };
                 for (sigma, budget) in self.noise_levels()? {
                     for &clip in &clips {
+                        if budget.is_some() && clip.is_none() && needs_l2_clip(name) {
+                            return Err(ScenarioError::Invalid(format!(
+                                "a privacy budget for kind = \"{}\" needs a clip bound C",
+                                name.as_str()
+                            )));
+                        }
                         for &gamma in &or(&s.gamma, a.gamma) {
                             for &lambda in &or(&s.lambda, a.lambda) {
                                 for &lr in &or(&s.lr, a.lr) {
-                                    let clip_text =
-                                        clip.map_or_else(|| "none".into(), |c| c.to_string());
-                                    let context = format!(
-                                        "{} point (sigma={sigma}, clip={clip_text}, gamma={gamma}, lambda={lambda}, lr={lr})",
-                                        name.as_str()
-                                    );
-                                    let param = |source| ScenarioError::Param {
-                                        context: context.clone(),
-                                        source,
+                                    let knobs = Knobs {
+                                        sigma,
+                                        clip,
+                                        gamma,
+                                        lambda,
+                                        lr,
+                                        calibrated: budget.is_some(),
                                     };
-                                    let algorithm = match name {
-                                        AlgorithmName::Admm => Algorithm::Admm(
-                                            AdmmParams::new(gamma, lambda, sigma, clip)
-                                                .map_err(param)?,
-                                        ),
-                                        AlgorithmName::DpSgd => Algorithm::Sgd(
-                                            SgdParams::new(lr, sigma, clip).map_err(param)?,
-                                        ),
+                                    let method = Method::build(name, a, &knobs, record_level)?;
+                                    // The federated baselines use no graph: one run per budget.
+                                    let topology = match method.family() {
+                                        Family::Federated => 0,
+                                        _ => topology,
                                     };
                                     let point = Point {
                                         topology,
                                         name,
-                                        algorithm,
+                                        method,
                                         gamma,
                                         lambda,
                                         lr,
@@ -771,9 +1003,15 @@ impl Scenario {
     }
 }
 
-/// Whether two points run the same computation (DP-SGD ignores γ, λ; ADMM ignores lr).
+/// Whether a budget on `kind` needs the ℓ₂ clip `C` (dp-iadmm has its own ℓ₁ clip, pp-admm none).
+fn needs_l2_clip(kind: AlgorithmName) -> bool {
+    !matches!(kind, AlgorithmName::DpIadmm | AlgorithmName::PpAdmm)
+}
+
+/// Whether two points run the same computation (DP-SGD ignores γ, λ; ADMM ignores lr; the
+/// baselines ignore what is not theirs).
 fn same_run(a: &Point, b: &Point) -> bool {
-    a.algorithm == b.algorithm && a.topology == b.topology && a.budget == b.budget
+    a.method == b.method && a.topology == b.topology && a.budget == b.budget
 }
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
 //! A whole scenario: prepare the problem once, run every sweep point and repetition in parallel
 //! (`rayon`), aggregate, and hand the results to [`crate::output`].
 
+use crate::method::Method;
 use crate::metrics::Evaluator;
 use crate::privacy::{PrivacyContext, Resolved};
+use crate::rounds::run_rounds;
 use crate::run::{RunError, RunResult, Schedule, run};
 use crate::scenario::{LoadedScenario, Point, ScenarioError};
 use dpwalk_core::data::{DataError, Dataset, LabelKind};
@@ -92,7 +94,9 @@ pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
             ))
             .into());
         }
-        if s.algorithm.mode == crate::scenario::Mode::Decentralized {
+        // The walk's requirement; the synchronous baselines check their own (`rounds::check`).
+        let walks = s.kinds().iter().any(|k| k.is_walk());
+        if walks && s.algorithm.mode == crate::scenario::Mode::Decentralized {
             topology.require_walkable()?;
         }
         topologies.push(NamedTopology {
@@ -102,7 +106,15 @@ pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
     }
     let optimum = reference::solve(&problem, &ReferenceOptions::default())?;
     let graphs: Vec<&Topology> = topologies.iter().map(|t| &t.topology).collect();
-    let privacy = PrivacyContext::new(s, &graphs)?;
+    let privacy = PrivacyContext::new(s, &problem, &graphs)?;
+    // The baselines refuse what they cannot run (a loss outside a proof, a graph) now, with the
+    // reason, rather than after the other points have run.
+    for point in s.points()? {
+        if point.method.walk().is_none() {
+            crate::rounds::check(&problem, graphs[point.topology], &point.method)?;
+            privacy.account(&point)?;
+        }
+    }
     Ok(Prepared {
         problem,
         test: data.test,
@@ -140,7 +152,7 @@ pub fn simulate(
     for r in resolved.iter().filter(|r| r.point.budget.is_some()) {
         tracing::info!(
             epsilon = r.point.budget,
-            sigma = r.point.algorithm.sigma(),
+            knob = r.point.method.knob(),
             contributions = r.calibrated_for,
             "calibrated sigma to the budget"
         );
@@ -181,15 +193,26 @@ pub fn simulate(
             let progress = |k: u64| bar.inc(k);
             let topology = &prepared.topologies[points[p].topology].topology;
             let policy = resolved[p].policy.as_ref();
-            run(
-                &prepared.problem,
-                topology,
-                &points[p].algorithm,
-                &schedule,
-                policy,
-                &evaluator,
-                &progress,
-            )
+            match points[p].method {
+                Method::Walk(algorithm) => run(
+                    &prepared.problem,
+                    topology,
+                    &algorithm,
+                    &schedule,
+                    policy,
+                    &evaluator,
+                    &progress,
+                ),
+                method => run_rounds(
+                    &prepared.problem,
+                    topology,
+                    &method,
+                    &schedule,
+                    &evaluator,
+                    &progress,
+                )
+                .and_then(|r| r.ok_or(RunError::NotRoundBased)),
+            }
         })
         .collect();
     bar.finish_and_clear();

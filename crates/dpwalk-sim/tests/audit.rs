@@ -143,15 +143,24 @@ fn measured_leakage_never_exceeds_the_bound_on_small_walks() {
 fn a_white_box_canary_is_exactly_plus_or_minus_c_d() {
     let (loaded, prepared) = load(&["algorithm.sigma=0"]);
     let point = loaded.scenario.points().unwrap()[0];
-    let Algorithm::Admm(params) = point.algorithm else {
+    let Algorithm::Admm(params) = *point.method.walk().unwrap() else {
         panic!("admm")
     };
     let base = &prepared.problem;
-    let worlds = canary::for_problem(base, &point.algorithm, 2, CanaryKind::WhiteBox).unwrap();
+    let worlds =
+        canary::for_problem(base, point.method.walk().unwrap(), 2, CanaryKind::WhiteBox).unwrap();
     let topology = &prepared.topologies[0].topology;
     let n = topology.n() as f64;
     for (w, problem) in worlds.problems.iter().enumerate() {
-        let world = World::new(problem, point.algorithm, topology, &worlds.canary, 3, 4).unwrap();
+        let world = World::new(
+            problem,
+            *point.method.walk().unwrap(),
+            topology,
+            &worlds.canary,
+            3,
+            4,
+        )
+        .unwrap();
         let mut scratch = Scratch::new(&world);
         let t = run_trial(&world, &mut scratch, 9, true).unwrap();
         // w₁ = 2λ·Δ/n with Δ = ±C·d: the first token's canary coordinate.
@@ -174,7 +183,7 @@ fn an_accountant_that_counts_twice_the_noise_is_caught() {
     let point = loaded.scenario.points().unwrap()[0];
     // The walk adds σ; the broken accountant believes 2σ (as if the walk's noise had been
     // halved and the accounting not).
-    let broken = Noise::new(2.0 * point.algorithm.sigma(), 0.5).unwrap();
+    let broken = Noise::new(2.0 * point.method.walk().unwrap().sigma(), 0.5).unwrap();
     let broken = bound(
         &prepared.privacy.setup(broken),
         None,

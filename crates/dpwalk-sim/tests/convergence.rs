@@ -4,19 +4,9 @@
 // Test helpers abort the test on a failed set-up, as the tests themselves do.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use dpwalk_sim::scenario::{LoadedScenario, parse};
-use dpwalk_sim::simulate::{prepare, simulate};
-use std::path::{Path, PathBuf};
+mod common;
 
-fn scenario(text: &str, sets: &[&str]) -> LoadedScenario {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let scenario = parse(text, Path::new("inline.toml"), &sets).expect("scenario parses");
-    LoadedScenario {
-        scenario,
-        base_dir: PathBuf::from("."),
-        name: "inline".into(),
-    }
-}
+use common::final_gap;
 
 const LASSO: &str = r#"
 seed = 3
@@ -61,14 +51,6 @@ gamma = 2.0
 lambda = 0.5
 sigma = 0.0
 "#;
-
-fn final_gap(text: &str, sets: &[&str]) -> f64 {
-    let loaded = scenario(text, sets);
-    let prepared = prepare(&loaded).expect("prepare");
-    let results = simulate(&loaded, &prepared, true).expect("simulate");
-    let last = results[0].runs[0].evals.last().expect("evaluated");
-    last.relative_gap
-}
 
 fn assert_converges(text: &str, sets: &[&str]) {
     let gap = final_gap(text, sets);

@@ -64,11 +64,18 @@ pub(super) fn collect(
     made.sort_unstable();
     let before = |seq: u64| made.partition_point(|&q| q < seq) as u64;
     let recorded = recorded_models(nodes, s.steps, s.eval_interval(), prepared.problem.dim())?;
+    // Bytes as the simulator counts them for the walk, so that the two metrics.csv agree.
+    let hop_bytes = dpwalk_sim::run::hop_bytes(prepared.problem.dim());
+    let eval = |seq: u64, made: u64, z: &[f64]| {
+        let mut row = evaluator.evaluate_model(seq, made, z);
+        row.bytes = seq.saturating_mul(hop_bytes);
+        row
+    };
     let mut evals: Vec<_> = recorded
         .iter()
-        .map(|(&seq, z)| evaluator.evaluate_model(seq, before(seq), z))
+        .map(|(&seq, z)| eval(seq, before(seq), z))
         .collect();
-    evals.push(evaluator.evaluate_model(s.steps, contributions, &first.z));
+    evals.push(eval(s.steps, contributions, &first.z));
     let eval_seconds = t.elapsed().as_secs_f64();
     let run = RunResult {
         evals,

@@ -46,7 +46,11 @@ pub(super) fn plan(
         }),
         _ => None,
     };
-    let algorithm = resolved.point.algorithm;
+    let algorithm = *resolved
+        .point
+        .method
+        .walk()
+        .context("a swarm runs dpwalk's ADMM walk")?;
     let clip = algorithm.clip().context(
         "a daemon run needs a clip (algorithm.clip): it is what bounds the privacy loss",
     )?;

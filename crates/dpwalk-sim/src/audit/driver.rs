@@ -260,13 +260,19 @@ fn audit_point(
             ))
         })?,
     };
+    let algorithm = *point.method.walk().ok_or_else(|| {
+        AuditError::Invalid(format!(
+            "the audit runs dpwalk's walk (algorithm.kind = \"admm\" or \"dp-sgd\"); {} is a \
+             baseline, whose audit is not built yet",
+            point.method.describe()
+        ))
+    })?;
     let base = &prepared.problem;
-    let worlds = canary::for_problem(base, &point.algorithm, config.user, config.canary)?;
-    let clip = point
-        .algorithm
+    let worlds = canary::for_problem(base, &algorithm, config.user, config.canary)?;
+    let clip = algorithm
         .clip()
         .ok_or_else(|| AuditError::Invalid("no clip: nothing to audit".into()))?;
-    let noise = Noise::new(point.algorithm.sigma(), clip)?;
+    let noise = Noise::new(algorithm.sigma(), clip)?;
     let setup = prepared.privacy.setup(noise);
     let passage = prepared.privacy.passage(s, point);
     let start = Instant::now();
@@ -274,7 +280,7 @@ fn audit_point(
     for (w, problem) in worlds.problems.iter().enumerate() {
         let world = World::new(
             problem,
-            point.algorithm,
+            algorithm,
             topology,
             &worlds.canary,
             observer,
@@ -318,8 +324,8 @@ fn audit_point(
         .count();
     Ok(PointAudit {
         point: index,
-        algorithm: algorithm_name(&point.algorithm),
-        sigma: point.algorithm.sigma(),
+        algorithm: algorithm_name(&algorithm),
+        sigma: algorithm.sigma(),
         clip,
         lambda: point.lambda,
         budget: point.budget,

@@ -1,0 +1,26 @@
+//! What the simulator's integration tests share: an inline scenario, and the final relative gap
+//! of its first run.
+
+use dpwalk_sim::scenario::{LoadedScenario, parse};
+use dpwalk_sim::simulate::{prepare, simulate};
+use std::path::{Path, PathBuf};
+
+/// `text` parsed with the `--set` overrides `sets`, its relative paths from the current directory.
+pub fn scenario(text: &str, sets: &[&str]) -> LoadedScenario {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let scenario = parse(text, Path::new("inline.toml"), &sets).expect("scenario parses");
+    LoadedScenario {
+        scenario,
+        base_dir: PathBuf::from("."),
+        name: "inline".into(),
+    }
+}
+
+/// The relative gap of the last evaluation of the first point's first repetition.
+pub fn final_gap(text: &str, sets: &[&str]) -> f64 {
+    let loaded = scenario(text, sets);
+    let prepared = prepare(&loaded).expect("prepare");
+    let results = simulate(&loaded, &prepared, true).expect("simulate");
+    let last = results[0].runs[0].evals.last().expect("evaluated");
+    last.relative_gap
+}

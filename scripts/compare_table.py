@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""Markdown table of a comparison run: one row per algorithm (and graph), one column per budget.
+
+Each cell is the final figure, mean ± standard deviation over the repetitions, from the run's
+summary.json (no other input, nothing recomputed):
+
+    python3 scripts/compare_table.py runs/compare-lasso/summary.json [relative_gap|test_error]
+"""
+import json
+import sys
+
+
+def main() -> None:
+    path = sys.argv[1]
+    metric = sys.argv[2] if len(sys.argv) > 2 else "relative_gap"
+    with open(path, encoding="utf-8") as f:
+        summary = json.load(f)
+    rows, budgets = {}, []
+    for p in summary["points"]:
+        budget = (p["privacy"].get("budget") or {}).get("epsilon")
+        if budget not in budgets:
+            budgets.append(budget)
+        graph = p["topology"] if p["mode"] in ("decentralized", "synchronous") else "server"
+        key = f'{p["algorithm"]} ({graph})'
+        mean, std = p["final"][metric], p["final_std"][metric]
+        cell = "n/a" if mean is None else f"{mean:.3g} ± {std:.2g}"
+        rows.setdefault(key, {})[budget] = cell
+    budgets.sort(key=lambda b: -1 if b is None else b)
+    head = " | ".join(f"ε = {b}" for b in budgets)
+    print(f"| algorithm | {head} |")
+    print("| --- |" + " --- |" * len(budgets))
+    for key, cells in rows.items():
+        print(f"| {key} | " + " | ".join(cells.get(b, "") for b in budgets) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -437,10 +437,15 @@ impl PrivacyContext {
     ///
     /// A user with several contributions has no network figure ([`dpwalk_privacy::walk::NETWORK_ONE_CONTRIBUTION`]):
     /// its row is NaN (drawn grey), so that one revisited user does not hide every other row.
+    /// `None` when no user has exactly one contribution: there is nothing to draw.
     pub fn pairs(&self, scenario: &Scenario, point: &Point, run: &RunResult) -> Option<Vec<f64>> {
         let algorithm = point.method.walk()?;
         let noise = Noise::new(algorithm.sigma(), algorithm.clip()?).ok()?;
         let passage = self.passage(scenario, point)?;
+        // Nothing to draw when no user has the one contribution a network figure is proved for.
+        if !run.per_user.contains(&1) {
+            return None;
+        }
         let several: Vec<bool> = run.per_user.iter().map(|&k| k > 1).collect();
         let charges: Vec<Charges> = Self::charges(run)
             .into_iter()

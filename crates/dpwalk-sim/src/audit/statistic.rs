@@ -244,12 +244,8 @@ mod tests {
     #[test]
     fn each_view_reads_what_its_attacker_sees() {
         let mut t = Transcript {
-            tokens: [0.0; KEPT_TOKENS + 1],
-            arrivals: [0.0; KEPT_TOKENS + 1],
-            weighted_arrivals: [0.0; KEPT_TOKENS + 1],
-            arrival_count: 0,
-            first_hop: 0,
             final_model: 8.0,
+            ..Transcript::default()
         };
         t.tokens[0] = 1.0;
         // No arrival: the observer has only the final model (divided by K when hop-weighted).

@@ -19,8 +19,9 @@ use dpwalk_core::walk::{Turn, Update, visit};
 /// Tokens of a transcript kept as separate features (the rest are summed into one more).
 pub const KEPT_TOKENS: usize = 8;
 
-/// What the attackers of one trial saw, projected on the canary direction.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// What the attackers of one trial saw, projected on the canary direction. The default is a
+/// trial before its first hop: nothing seen, no arrival.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Transcript {
     /// Every token after the contribution (the local eavesdropper): the first [`KEPT_TOKENS`],
     /// then the sum of the others.
@@ -191,14 +192,7 @@ pub fn run_trial(
 ) -> Result<Transcript, TrialError> {
     let dim = world.problem.dim();
     let canary = world.canary.user;
-    let mut out = Transcript {
-        tokens: [0.0; KEPT_TOKENS + 1],
-        arrivals: [0.0; KEPT_TOKENS + 1],
-        weighted_arrivals: [0.0; KEPT_TOKENS + 1],
-        arrival_count: 0,
-        first_hop: 0,
-        final_model: 0.0,
-    };
+    let mut out = Transcript::default();
     let mut holder = canary;
     let result = (|| {
         for t in 0..world.steps {

@@ -1,5 +1,6 @@
 //! `dpwalk audit`: measured leakage (an empirical lower bound ε̂) beside the accountant's bound.
 
+use super::overrides::Overrides;
 use super::report::utc_stamp;
 use super::rundir;
 use anyhow::Context;
@@ -65,12 +66,8 @@ pub struct AuditArgs {
     /// Confidence of ε̂.
     #[arg(long, default_value_t = 0.95)]
     confidence: f64,
-    /// Override a scenario key, e.g. --set algorithm.sigma=2 (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    sets: Vec<String>,
-    /// Override the scenario's seed.
-    #[arg(long)]
-    seed: Option<u64>,
+    #[command(flatten)]
+    overrides: Overrides,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
@@ -95,10 +92,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<()> {
     if !(args.confidence > 0.0 && args.confidence < 1.0) {
         anyhow::bail!("--confidence must be in (0, 1), got {}", args.confidence);
     }
-    let mut sets = args.sets.clone();
-    if let Some(seed) = args.seed {
-        sets.push(format!("seed={seed}"));
-    }
+    let sets = args.overrides.with([]);
     let loaded = scenario::load(&args.scenario, &sets)?;
     let out = args.out.unwrap_or_else(|| {
         PathBuf::from("runs").join(format!("{}-audit-{}", loaded.name, utc_stamp()))

@@ -8,6 +8,7 @@ mod eval;
 mod keygen;
 mod ledger;
 mod node;
+mod overrides;
 mod report;
 mod rundir;
 mod runfile;

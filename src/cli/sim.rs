@@ -1,5 +1,6 @@
 //! `dpwalk sim`: run a scenario and write its run directory.
 
+use super::overrides::Overrides;
 use super::report::{self, utc_stamp};
 use super::rundir;
 use anyhow::Context;
@@ -19,22 +20,15 @@ pub struct SimArgs {
     /// removed first.
     #[arg(long)]
     force: bool,
-    /// Override a scenario key, e.g. --set algorithm.sigma=2 (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    sets: Vec<String>,
-    /// Override the scenario's seed.
-    #[arg(long)]
-    seed: Option<u64>,
+    #[command(flatten)]
+    overrides: Overrides,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
 }
 
 pub fn run(args: SimArgs) -> anyhow::Result<()> {
-    let mut sets = args.sets.clone();
-    if let Some(seed) = args.seed {
-        sets.push(format!("seed={seed}"));
-    }
+    let sets = args.overrides.with([]);
     let loaded = scenario::load(&args.scenario, &sets)?;
     let out = args
         .out

@@ -32,6 +32,7 @@ mod plan;
 mod schedule;
 mod supervise;
 
+use crate::cli::overrides::Overrides;
 use anyhow::{Context, ensure};
 use clap::Args;
 use dpwalk_sim::output;
@@ -55,9 +56,6 @@ pub struct SwarmArgs {
     /// Scenario file, as for `dpwalk sim` [default: the built-in sim/swarm.toml].
     #[arg(long)]
     scenario: Option<PathBuf>,
-    /// Override the scenario's seed.
-    #[arg(long)]
-    seed: Option<u64>,
     #[allow(rustdoc::invalid_html_tags)] // `<…>` are placeholders in `--help`, not HTML
     /// Output directory [default: runs/swarm-<UTC timestamp>]; must be new or empty.
     #[arg(long)]
@@ -81,9 +79,8 @@ pub struct SwarmArgs {
     /// late if need be, unless the walk ends first, which the swarm reports.
     #[arg(long, value_name = "COUNT", value_parser = clap::value_parser!(u32).range(1..))]
     disruptions: Option<u32>,
-    /// Override a scenario key, e.g. --set steps=2000 (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    sets: Vec<String>,
+    #[command(flatten)]
+    overrides: Overrides,
     /// Give up after this many seconds.
     #[arg(long, default_value_t = 600)]
     timeout: u64,
@@ -100,11 +97,7 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
             || args.stop_holder_every.is_some(),
         "--disruptions counts kills or stops: give --kill-holder-every or --stop-holder-every"
     );
-    let mut sets = vec![format!("users={}", args.nodes)];
-    sets.extend(args.sets.iter().cloned());
-    if let Some(seed) = args.seed {
-        sets.push(format!("seed={seed}"));
-    }
+    let sets = args.overrides.with([format!("users={}", args.nodes)]);
     let loaded = match &args.scenario {
         Some(path) => scenario::load(path, &sets)?,
         None => {

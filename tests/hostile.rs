@@ -103,7 +103,7 @@ impl Speaker {
                     let answer = match request {
                         Message::Hello(_) if self.greets => Message::Welcome(self.hello.clone()),
                         Message::Hello(_) => Message::Refused(Rejection::NotVerified),
-                        Message::Token(_) => {
+                        Message::Token { .. } => {
                             self.tokens_refused += 1;
                             Message::Refused(Rejection::Leaving)
                         }
@@ -284,11 +284,14 @@ fn assert_up(cluster: &Cluster, reaper: &mut Reaper, i: usize) {
 }
 
 fn token(run_id: &str, seq: u64, w: Vec<f64>) -> Message {
-    Message::Token(Token {
-        run_id: run_id.into(),
-        seq,
-        w,
-    })
+    Message::Token {
+        token: Token {
+            run_id: run_id.into(),
+            seq,
+            w,
+        },
+        avoid: Vec::new(),
+    }
 }
 
 fn refusal(answer: Result<Message, String>) -> Rejection {

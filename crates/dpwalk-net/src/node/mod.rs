@@ -432,7 +432,14 @@ impl Node<'_> {
                 let held = self.learner.state().outgoing.clone();
                 match held {
                     Some(c) if c.to == to && c.token.seq == seq => {
-                        let id = self.send(&to, Message::Token(c.token));
+                        let avoid = self.custody.advice(&to, now);
+                        let id = self.send(
+                            &to,
+                            Message::Token {
+                                token: c.token,
+                                avoid,
+                            },
+                        );
                         self.custody.sent(id);
                     }
                     // Custody follows the durable state, which holds another token (or none).

@@ -288,11 +288,10 @@ fn a_dp_sgd_contribution_has_a_network_figure_and_several_do_not() {
 }
 
 /// A million users cost nothing: the complete graph takes its geometric law (one representative
-/// user), never a pass over pairs of users. What is asserted is the method; the clock is only a
-/// backstop against a pass over 10^12 pairs (the command takes milliseconds).
+/// user), never a pass over pairs of users. What is asserted is the method (the command takes
+/// milliseconds; BENCHMARKS.md has the timings), never the clock.
 #[test]
-fn a_million_users_is_instant() {
-    let start = std::time::Instant::now();
+fn a_million_users_take_one_representative_user() {
     let v = json(&[
         "account",
         "walk",
@@ -308,7 +307,6 @@ fn a_million_users_is_instant() {
         "dp-sgd",
         "--json",
     ]);
-    assert!(start.elapsed().as_secs_f64() < 120.0);
     assert_eq!(v["users"].as_array().map(Vec::len), Some(1));
     assert_eq!(v["passage"]["method"], "exact");
     assert_eq!(v["pairs"], Value::Null);

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use common::{Cluster, DIM, Reaper, tcp_swarm, temp_dir, write_cluster};
 use dpwalk_net::behaviour::{self, Behaviour, BehaviourEvent};
-use dpwalk_net::codec::{self, Hello, Message, Rejection, Token};
+use dpwalk_net::codec::{self, Avoided, Hello, Message, Rejection, Token};
 use dpwalk_net::limits::Limits;
 use dpwalk_net::run::{Noise, Run};
 use dpwalk_net::seal::seal;
@@ -103,7 +103,7 @@ impl Speaker {
                     let answer = match request {
                         Message::Hello(_) if self.greets => Message::Welcome(self.hello.clone()),
                         Message::Hello(_) => Message::Refused(Rejection::NotVerified),
-                        Message::Token(_) => {
+                        Message::Token { .. } => {
                             self.tokens_refused += 1;
                             Message::Refused(Rejection::Leaving)
                         }
@@ -284,11 +284,28 @@ fn assert_up(cluster: &Cluster, reaper: &mut Reaper, i: usize) {
 }
 
 fn token(run_id: &str, seq: u64, w: Vec<f64>) -> Message {
-    Message::Token(Token {
-        run_id: run_id.into(),
-        seq,
-        w,
-    })
+    Message::Token {
+        token: Token {
+            run_id: run_id.into(),
+            seq,
+            w,
+        },
+        avoid: Vec::new(),
+    }
+}
+
+/// `message`, a token, with advice to avoid `member` for a second.
+fn with_advice(message: Message, member: u32) -> Message {
+    let Message::Token { token, .. } = message else {
+        panic!("not a token");
+    };
+    Message::Token {
+        token,
+        avoid: vec![Avoided {
+            member,
+            for_ms: 1000,
+        }],
+    }
 }
 
 fn refusal(answer: Result<Message, String>) -> Rejection {
@@ -337,6 +354,10 @@ async fn bad_peers_and_bytes_are_refused_and_the_walk_completes() {
         (token(&run_id, STEPS, zeros.clone()), "seq K"),
         (token(&run_id, u64::MAX, zeros.clone()), "seq u64::MAX"),
         (token(&run_id, 0, zeros.clone()), "old seq"),
+        (
+            with_advice(token(&run_id, last, zeros.clone()), 99),
+            "advice naming member 99",
+        ),
     ];
     let mut reasons = Vec::new();
     for (message, what) in cases {
@@ -377,6 +398,12 @@ async fn bad_peers_and_bytes_are_refused_and_the_walk_completes() {
         matches!(reasons[6], Rejection::Replay { seq: 0, last_seen } if last_seen >= 2),
         "{:?}",
         reasons[6]
+    );
+    assert_eq!(
+        reasons[7],
+        Rejection::BadAdvice {
+            reason: "member 99 of a run of 4 members".into()
+        }
     );
     // Final models that must not end the run, from the verified bad member: sealed by member 3
     // for another run file, sealed by a key outside the run, a broken seal.

@@ -37,7 +37,10 @@ fn token(seq: u64) -> Token {
 
 #[divan::bench]
 fn codec_token_roundtrip_p64(bencher: Bencher) {
-    let message = Message::Token(token(7));
+    let message = Message::Token {
+        token: token(7),
+        avoid: Vec::new(),
+    };
     bencher.bench(|| {
         let frame = codec::encode(divan::black_box(&message)).expect("encodes");
         codec::decode_frame(&frame).expect("decodes")

@@ -1,9 +1,9 @@
-//! The wire format of the token protocol [`PROTOCOL`] (`/dpwalk/token/1`), and the validation of
+//! The wire format of the token protocol [`PROTOCOL`] (`/dpwalk/token/2`), and the validation of
 //! what arrives on it.
 //!
 //! This module alone owns the bytes. A frame is
 //! ```text
-//! len: u32 LE | payload: len bytes = bincode 2 (serde, fixed-width little-endian ints) of Wire::V1(Message)
+//! len: u32 LE | payload: len bytes = bincode 2 (serde, fixed-width little-endian ints) of Wire::V2(Message)
 //! ```
 //! Decoding is layered so that nothing from the network is trusted before it has passed the layer
 //! below:
@@ -16,13 +16,19 @@
 //!    the run context decides, and a refusal carries a typed [`Rejection`] that is both logged and
 //!    sent back in [`Message::Refused`].
 //!
-//! The outer `Wire` enum is the version: a future `/dpwalk/token/2` adds `Wire::V2` and converts,
+//! The outer `Wire` enum is the version: a future `/dpwalk/token/3` adds `Wire::V3` and converts,
 //! while [`Message`] is what the daemon handles. `f64` values are written as their IEEE-754 bits,
 //! so a round trip is bit-exact (NaN payloads and `-0.0` included), which the determinism test of
 //! daemon against simulator relies on.
 //!
 //! The token carries the run id, the step counter `seq` (the number of steps already applied to
-//! `w`) and `w`; nothing about the path it took.
+//! `w`) and `w`; nothing about the path it took. The message that hands it over also carries the
+//! sender's advice about members down ([`Avoided`], module [`crate::hearsay`]): which members
+//! were unreachable, nothing about anyone's data.
+//!
+//! Version 2 (`/dpwalk/token/2`) added that advice; version 1 had `Message::Token(Token)` alone.
+//! A node of one version and a node of the other do not agree on the protocol name, so libp2p
+//! refuses their streams rather than one end misreading the other's bytes.
 
 use std::collections::HashSet;
 
@@ -31,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// The request-response protocol name.
-pub const PROTOCOL: &str = "/dpwalk/token/1";
+pub const PROTOCOL: &str = "/dpwalk/token/2";
 
 /// Largest model dimension a run may have: `w` is then exactly 1 MiB of `f64`.
 pub const MAX_DIM: usize = 1 << 17;
@@ -39,11 +45,17 @@ pub const MAX_DIM: usize = 1 << 17;
 /// Longest run id, in bytes (checked by the run file and by [`encode`]).
 pub const MAX_RUN_ID: usize = 64;
 
+/// The most members a token's advice names ([`Avoided`]): enough for every member down at once
+/// in any run this daemon has been tested with, and a bound on what a sender can make a receiver
+/// store.
+pub const MAX_AVOIDED: usize = 64;
+
 /// Bytes of a payload beyond the `f64` values: the version and message tags (4 + 4), a refusal's
 /// reason, the run id with its length (8 + [`MAX_RUN_ID`]), `seq` (8) and the vector's length (8),
 /// a final model's seal (two lengths, [`crate::seal::MAX_KEY`] and
-/// [`crate::seal::MAX_SIGNATURE`]), rounded up generously.
-const PAYLOAD_OVERHEAD: usize = 512;
+/// [`crate::seal::MAX_SIGNATURE`]), a token's advice (a length and [`MAX_AVOIDED`] × 8), rounded
+/// up generously.
+const PAYLOAD_OVERHEAD: usize = 1024;
 
 /// Largest payload accepted: a token or final model of [`MAX_DIM`] values with room to spare.
 pub const MAX_PAYLOAD: usize = MAX_DIM * 8 + PAYLOAD_OVERHEAD;
@@ -69,6 +81,16 @@ pub struct Token {
     pub seq: u64,
     /// The running average `w` of the users' `u_i`.
     pub w: Vec<f64>,
+}
+
+/// A member the sender of a token avoids, and for how much longer (see [`crate::hearsay`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Avoided {
+    /// The member's index in the run file.
+    pub member: u32,
+    /// Milliseconds the receiver should avoid it from receipt, at most
+    /// [`crate::custody::AVOID_FOR`].
+    pub for_ms: u32,
 }
 
 /// The final model, published by the holder of the token when `seq` reaches the run's `K`.
@@ -156,14 +178,25 @@ pub enum Rejection {
     /// run file (see [`crate::seal`]).
     #[error("the final model's seal does not verify against this run")]
     BadSeal,
+    /// A token's advice about members down is malformed (see [`validate_advice`]).
+    #[error("the token's advice about members down is malformed: {reason}")]
+    BadAdvice {
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 /// Everything that travels on [`PROTOCOL`]. Requests are [`Message::Token`] and
 /// [`Message::FinalModel`]; responses are [`Message::Ack`] and [`Message::Refused`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Message {
-    /// Custody transfer of the token.
-    Token(Token),
+    /// Custody transfer of the token, with the sender's advice about members down.
+    Token {
+        /// The token.
+        token: Token,
+        /// The members the sender avoids (at most [`MAX_AVOIDED`]).
+        avoid: Vec<Avoided>,
+    },
     /// The token `(run_id, seq)` was received and durably taken over: the sender may drop its
     /// custody copy.
     Ack {
@@ -203,14 +236,14 @@ pub struct Hello {
 /// The versioned envelope, as decoded.
 #[derive(Deserialize)]
 enum Wire {
-    V1(Message),
+    V2(Message),
 }
 
 /// The versioned envelope, as encoded (borrowing, so a 1 MiB token is not cloned to be sent).
 /// Must stay variant-for-variant identical to [`Wire`].
 #[derive(Serialize)]
 enum WireRef<'a> {
-    V1(&'a Message),
+    V2(&'a Message),
 }
 
 /// Why bytes could not be encoded or decoded.
@@ -256,7 +289,7 @@ pub enum CodecError {
 /// The run id of a message, for the encode-side length check.
 fn run_id(message: &Message) -> Option<&str> {
     match message {
-        Message::Token(t) => Some(&t.run_id),
+        Message::Token { token: t, .. } => Some(&t.run_id),
         Message::Ack { run_id, .. } => Some(run_id),
         Message::FinalModel(f) => Some(&f.run_id),
         Message::Released { run_id, .. } => Some(run_id),
@@ -277,7 +310,7 @@ fn check_run_id(message: &Message) -> Result<(), CodecError> {
 /// so an oversized message fails here rather than on the peer.
 pub fn encode(message: &Message) -> Result<Vec<u8>, CodecError> {
     check_run_id(message)?;
-    let payload = bincode::serde::encode_to_vec(WireRef::V1(message), config())
+    let payload = bincode::serde::encode_to_vec(WireRef::V2(message), config())
         .map_err(CodecError::Encode)?;
     if payload.len() > MAX_PAYLOAD {
         return Err(CodecError::TooLarge {
@@ -320,7 +353,7 @@ pub fn decode_payload(payload: &[u8]) -> Result<Message, CodecError> {
             extra: (payload.len() - used) as u64,
         });
     }
-    let Wire::V1(message) = wire;
+    let Wire::V2(message) = wire;
     // What `encode` refuses is refused here too, so that every accepted payload has exactly one
     // encoding.
     check_run_id(&message)?;
@@ -426,6 +459,30 @@ pub fn validate(from: &PeerId, token: &Token, ctx: &RunContext) -> Result<(), Re
     Ok(())
 }
 
+/// Whether a token's advice can be taken: at most [`MAX_AVOIDED`] entries, each naming a member
+/// of the run (`members` of them) once, for at most [`crate::custody::AVOID_FOR`]. A member that
+/// sends more is refused like any malformed message: it runs other code than ours.
+pub fn validate_advice(avoid: &[Avoided], members: usize) -> Result<(), Rejection> {
+    let bad = |reason: String| Err(Rejection::BadAdvice { reason });
+    if avoid.len() > MAX_AVOIDED {
+        return bad(format!("{} entries, at most {MAX_AVOIDED}", avoid.len()));
+    }
+    let longest = crate::custody::AVOID_FOR.as_millis();
+    let mut seen = HashSet::new();
+    for a in avoid {
+        if a.member as usize >= members {
+            return bad(format!("member {} of a run of {members} members", a.member));
+        }
+        if u128::from(a.for_ms) > longest {
+            return bad(format!("{} ms, at most {longest} ms", a.for_ms));
+        }
+        if !seen.insert(a.member) {
+            return bad(format!("member {} named twice", a.member));
+        }
+    }
+    Ok(())
+}
+
 /// Whether a decoded final model from `from` may be written: as [`validate`], except that its
 /// `seq` must be exactly `K`, and its seal must verify over the run's hash and name a member (see
 /// [`crate::seal`]). Returns that member, the model's maker; `from` may be another member that
@@ -455,24 +512,40 @@ pub fn validate_final(
 mod tests {
     use super::*;
 
+    /// The largest advice a token may carry: [`MAX_AVOIDED`] members, the longest time each.
+    fn full_advice() -> Vec<Avoided> {
+        (0..MAX_AVOIDED as u32)
+            .map(|member| Avoided {
+                member,
+                for_ms: crate::custody::AVOID_FOR.as_millis() as u32,
+            })
+            .collect()
+    }
+
     #[test]
     fn limits_are_consistent() {
         assert!(u32::try_from(MAX_PAYLOAD).is_ok());
         assert_eq!(MAX_FRAME, MAX_PAYLOAD + 4);
-        // A token of the largest dimension with the longest run id fits; one more value does not.
+        // A token of the largest dimension with the longest run id and the fullest advice fits;
+        // one more value does not.
         let mut token = Token {
             run_id: "r".repeat(MAX_RUN_ID),
             seq: u64::MAX,
             w: vec![0.0; MAX_DIM],
         };
-        let frame = encode(&Message::Token(token.clone())).unwrap();
+        let avoid = full_advice();
+        let frame = encode(&Message::Token {
+            token: token.clone(),
+            avoid: avoid.clone(),
+        })
+        .unwrap();
         assert!(frame.len() <= MAX_FRAME);
         token.w.push(0.0);
         token
             .w
             .extend(std::iter::repeat_n(0.0, PAYLOAD_OVERHEAD / 8));
         assert!(matches!(
-            encode(&Message::Token(token)),
+            encode(&Message::Token { token, avoid }),
             Err(CodecError::Encode(_) | CodecError::TooLarge { .. })
         ));
     }
@@ -480,22 +553,59 @@ mod tests {
     #[test]
     fn fixed_layout_of_a_token() {
         // The layout is the protocol: pin it so that an innocent change of config fails here.
-        let frame = encode(&Message::Token(Token {
-            run_id: "ab".into(),
-            seq: 3,
-            w: vec![1.5],
-        }))
+        let frame = encode(&Message::Token {
+            token: Token {
+                run_id: "ab".into(),
+                seq: 3,
+                w: vec![1.5],
+            },
+            avoid: vec![Avoided {
+                member: 7,
+                for_ms: 2500,
+            }],
+        })
         .unwrap();
         let mut expected = Vec::new();
-        let payload_len: u32 = 4 + 4 + 8 + 2 + 8 + 8 + 8;
+        let payload_len: u32 = 4 + 4 + 8 + 2 + 8 + 8 + 8 + 8 + 4 + 4;
         expected.extend_from_slice(&payload_len.to_le_bytes());
-        expected.extend_from_slice(&0u32.to_le_bytes()); // Wire::V1
+        expected.extend_from_slice(&0u32.to_le_bytes()); // Wire::V2
         expected.extend_from_slice(&0u32.to_le_bytes()); // Message::Token
         expected.extend_from_slice(&2u64.to_le_bytes());
         expected.extend_from_slice(b"ab");
         expected.extend_from_slice(&3u64.to_le_bytes());
         expected.extend_from_slice(&1u64.to_le_bytes());
         expected.extend_from_slice(&1.5f64.to_le_bytes());
+        expected.extend_from_slice(&1u64.to_le_bytes()); // one member avoided
+        expected.extend_from_slice(&7u32.to_le_bytes());
+        expected.extend_from_slice(&2500u32.to_le_bytes());
         assert_eq!(frame, expected);
+    }
+
+    #[test]
+    fn advice_is_checked_against_the_run() {
+        let ok = full_advice();
+        assert_eq!(validate_advice(&ok, MAX_AVOIDED), Ok(()));
+        assert_eq!(validate_advice(&[], 1), Ok(()));
+        let refused = |avoid: &[Avoided], members| match validate_advice(avoid, members) {
+            Err(Rejection::BadAdvice { reason }) => reason,
+            other => panic!("expected a refusal, got {other:?}"),
+        };
+        assert_eq!(
+            refused(&ok, MAX_AVOIDED - 1),
+            "member 63 of a run of 63 members"
+        );
+        let mut long = ok.clone();
+        long.push(Avoided {
+            member: 0,
+            for_ms: 1,
+        });
+        assert_eq!(refused(&long, 1000), "65 entries, at most 64");
+        let too_long = [Avoided {
+            member: 0,
+            for_ms: 10_001,
+        }];
+        assert_eq!(refused(&too_long, 4), "10001 ms, at most 10000 ms");
+        let twice = [ok[1], ok[1]];
+        assert_eq!(refused(&twice, 4), "member 1 named twice");
     }
 }

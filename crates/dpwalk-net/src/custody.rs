@@ -26,11 +26,18 @@
 //! once. A member not connected stays down until it verifies again; one still connected is given
 //! another chance after [`AVOID_FOR`]. Every draw of the next hop avoids members down and members
 //! that run another run file.
+//!
+//! What the node saw itself is passed on with each token it sends ([`Machine::advice`]), and what
+//! a token's sender saw is avoided here for as long as the sender said ([`Machine::heard`]): a
+//! member down costs the run one hand-off timeout, not one per node (module [`crate::hearsay`]).
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use libp2p::PeerId;
+
+use crate::codec::Avoided;
+use crate::hearsay::Hearsay;
 
 /// How long a member that is connected but did not take a token in time is avoided (one that is
 /// not connected is avoided until it verifies again).
@@ -53,8 +60,10 @@ pub struct Config {
     pub resume: Duration,
     /// The run's `K`: the receiver of seq `K − 1` makes the last step.
     pub steps: u64,
-    /// The run's members, in index order (for the log).
+    /// The run's members, in index order (for the log and the advice sent with tokens).
     pub members: Vec<PeerId>,
+    /// This node.
+    pub me: PeerId,
 }
 
 /// What the node does for custody.
@@ -145,6 +154,8 @@ pub struct Machine<Id> {
     mismatched: HashSet<PeerId>,
     /// Members known to be down, and from when (see [`Machine::is_down`]).
     down: HashMap<PeerId, Instant>,
+    /// What this node saw of members down, and what tokens' senders told it.
+    hearsay: Hearsay,
     attempt: Option<Attempt<Id>>,
     backup: Option<Backup>,
     /// The outgoing token the durable state held at start: an earlier process may have sent it,
@@ -177,6 +188,7 @@ impl<Id: Copy + Eq> Machine<Id> {
             verified: HashSet::new(),
             mismatched: HashSet::new(),
             down: HashMap::new(),
+            hearsay: Hearsay::default(),
             attempt: None,
             backup: None,
             resumed: None,
@@ -295,6 +307,7 @@ impl<Id: Copy + Eq> Machine<Id> {
     /// down, and the token goes elsewhere.
     pub fn refused(&mut self, peer: PeerId, now: Instant) -> Action {
         self.down.insert(peer, now);
+        self.hearsay.observe(peer, now);
         Action::Reroute {
             avoid: self.avoid(now),
         }
@@ -313,6 +326,7 @@ impl<Id: Copy + Eq> Machine<Id> {
         self.verified.insert(peer);
         self.mismatched.remove(&peer);
         self.down.remove(&peer);
+        self.hearsay.cleared(&peer);
         self.unreachable.remove(&peer).is_some()
     }
 
@@ -341,6 +355,7 @@ impl<Id: Copy + Eq> Machine<Id> {
     pub fn dial_failed(&mut self, peer: PeerId, now: Instant) {
         if now.duration_since(self.started) > self.config.handoff {
             self.down.entry(peer).or_insert(now);
+            self.hearsay.observe(peer, now);
         }
     }
 
@@ -364,21 +379,44 @@ impl<Id: Copy + Eq> Machine<Id> {
         self.handoff_timeouts
     }
 
-    /// Whether `peer` is known down at `now` (see the module docs).
+    /// Whether `peer` is known down at `now`, from this node's own evidence or a token's sender's
+    /// (see the module docs).
     pub fn is_down(&self, peer: &PeerId, now: Instant) -> bool {
-        self.down.get(peer).is_some_and(|&since| {
+        let seen = self.down.get(peer).is_some_and(|&since| {
             now >= since && (!self.verified.contains(peer) || now.duration_since(since) < AVOID_FOR)
-        })
+        });
+        seen || self.hearsay.avoids(peer, now)
     }
 
     /// The members a draw of the next hop avoids at `now`.
-    fn avoid(&self, now: Instant) -> HashSet<PeerId> {
+    pub fn avoid(&self, now: Instant) -> HashSet<PeerId> {
         self.down
             .keys()
             .filter(|p| self.is_down(p, now))
+            .chain(self.hearsay.avoided(now))
             .chain(self.mismatched.iter())
             .copied()
             .collect()
+    }
+
+    /// A token came with its sender's advice `avoid` (validated by
+    /// [`crate::codec::validate_advice`]): those members are avoided here for as long as it says.
+    /// Advice about this node itself is ignored.
+    pub fn heard(&mut self, avoid: &[Avoided], now: Instant) {
+        for a in avoid {
+            let Some(&peer) = self.config.members.get(a.member as usize) else {
+                continue;
+            };
+            if peer != self.config.me {
+                let remaining = Duration::from_millis(u64::from(a.for_ms));
+                self.hearsay.hear(peer, remaining, now);
+            }
+        }
+    }
+
+    /// The advice to send with a token for `to` at `now` (see [`crate::hearsay`]).
+    pub fn advice(&self, to: &PeerId, now: Instant) -> Vec<Avoided> {
+        self.hearsay.advice(&self.config.members, to, now)
     }
 
     /// Whether token `seq` is the last hop's (its receiver makes step `K`).
@@ -411,6 +449,7 @@ impl<Id: Copy + Eq> Machine<Id> {
     /// transitions that are due: resume a backup whose receiver was not heard of, re-route an
     /// overdue hand-off, send or dial the receiver.
     pub fn poll(&mut self, now: Instant, connected: impl Fn(&PeerId) -> bool) -> Vec<Action> {
+        self.hearsay.prune(now);
         if let Some(action) = self.poll_backup(now) {
             return vec![action];
         }
@@ -480,6 +519,7 @@ impl<Id: Copy + Eq> Machine<Id> {
         );
         self.backup = None;
         self.down.insert(b.to, now);
+        self.hearsay.observe(b.to, now);
         Some(Action::Resume { gone: b.to })
     }
 
@@ -518,6 +558,7 @@ impl<Id: Copy + Eq> Machine<Id> {
             );
         }
         self.down.insert(a.to, now);
+        self.hearsay.observe(a.to, now);
         Action::Reroute {
             avoid: self.avoid(now),
         }
@@ -565,6 +606,7 @@ mod tests {
                 resume: RESUME,
                 steps: STEPS,
                 members: members.clone(),
+                me: members[0],
             },
             t0,
         );
@@ -693,6 +735,68 @@ mod tests {
             m.poll(t0 + ms(10) + RETRY_PAUSE, all),
             vec![Action::Send { to: p[1], seq: 1 }]
         );
+    }
+
+    #[test]
+    fn a_timeout_here_is_advised_to_the_next_receiver_and_ages() {
+        let (mut m, p, t0) = machine(4);
+        sent(&mut m, 1, p[1], 7, t0);
+        assert_eq!(m.poll(t0 + HANDOFF, all), reroute_avoiding(&[p[1]]));
+        let t = t0 + HANDOFF;
+        let full = AVOID_FOR.as_millis() as u32;
+        let advised = |member, for_ms| vec![Avoided { member, for_ms }];
+        assert_eq!(m.advice(&p[2], t), advised(1, full));
+        assert_eq!(m.advice(&p[2], t + ms(4000)), advised(1, full - 4000));
+        assert!(m.advice(&p[2], t + AVOID_FOR).is_empty());
+        // Never to the member itself.
+        assert!(m.advice(&p[1], t).is_empty());
+    }
+
+    #[test]
+    fn a_member_advised_down_is_not_waited_for_until_the_advice_runs_out() {
+        let (mut m, p, t0) = machine(4);
+        m.heard(
+            &[Avoided {
+                member: 2,
+                for_ms: 5000,
+            }],
+            t0,
+        );
+        // Drawn while advised down: re-routed at once, around it, with no timeout.
+        assert_eq!(
+            m.stepped(Some((1, p[2])), t0 + ms(10)),
+            Some(Action::Reroute {
+                avoid: [p[2]].into_iter().collect()
+            })
+        );
+        assert_eq!(m.handoff_timeouts(), 0);
+        // Passed on for what remains.
+        assert_eq!(m.advice(&p[3], t0 + ms(1000))[0].for_ms, 4000);
+        // After the advice: an ordinary receiver again.
+        let t = t0 + ms(5000);
+        assert_eq!(m.stepped(Some((2, p[2])), t), None);
+        assert_eq!(m.poll(t, all), vec![Action::Send { to: p[2], seq: 2 }]);
+    }
+
+    #[test]
+    fn advice_about_this_node_is_ignored_and_a_hello_clears_advice() {
+        let (mut m, p, t0) = machine(3);
+        let both = [0, 2].map(|member| Avoided {
+            member,
+            for_ms: 5000,
+        });
+        m.heard(&both, t0);
+        assert_eq!(
+            m.advice(&p[1], t0),
+            vec![Avoided {
+                member: 2,
+                for_ms: 5000
+            }]
+        );
+        assert!(m.is_down(&p[2], t0));
+        m.verified(p[2]);
+        assert!(!m.is_down(&p[2], t0));
+        assert!(m.advice(&p[1], t0).is_empty());
     }
 
     #[test]

@@ -482,6 +482,19 @@ impl<'p> Learner<'p> {
     /// Handles a validated token from `from` (`None` for the initial token): steps (or, with the
     /// budget spent, only forwards), commits, charges the ledger. See the module docs for the order.
     pub fn receive(&mut self, token: Token, from: Option<PeerId>) -> Result<Outcome, LearnerError> {
+        self.receive_avoiding(token, from, &HashSet::new())
+    }
+
+    /// [`Learner::receive`], with the next hop drawn again (as [`Learner::reroute`] does) while
+    /// it falls on a member of `avoid` (members known down): the step and the final receiver are
+    /// committed together, one durable write per hop. With `avoid` empty the draws are exactly
+    /// the simulator's.
+    pub fn receive_avoiding(
+        &mut self,
+        token: Token,
+        from: Option<PeerId>,
+        avoid: &HashSet<PeerId>,
+    ) -> Result<Outcome, LearnerError> {
         let spent = self
             .policy
             .is_some_and(|p| !p.allows(self.state.contributions));
@@ -529,6 +542,7 @@ impl<'p> Learner<'p> {
             &mut self.rng,
             &mut self.scratch,
         )?;
+        let next = self.avoiding(next, avoid);
         let clipped = contribution.is_some_and(|c| c.clipped);
         if contribution.is_some() {
             match self.quality.record(clipped) {
@@ -603,19 +617,27 @@ impl<'p> Learner<'p> {
         let Some(mut custody) = self.state.outgoing.take() else {
             return Ok(None);
         };
+        let first = self.run.topology().next_hop(self.index, &mut self.rng);
+        let next = self.avoiding(first, avoid);
+        custody.to = self.run.members()[next].peer;
+        self.state.outgoing = Some(custody.clone());
+        self.state.rng_word_pos = self.rng.get_word_pos();
+        self.states.commit(&self.state)?;
+        Ok(Some(custody))
+    }
+
+    /// The walk's draw `next`, or the first of at most [`REROUTE_DRAWS`] `- 1` further draws of the
+    /// walk's own law that is not in `avoid` (the last one if all are): while members are
+    /// avoided (rejection sampling), the next hop of a uniform walk is uniform over the others.
+    fn avoiding(&mut self, mut next: usize, avoid: &HashSet<PeerId>) -> usize {
         let topology = self.run.topology();
-        let mut next = topology.next_hop(self.index, &mut self.rng);
         for _ in 1..REROUTE_DRAWS {
             if !avoid.contains(&self.run.members()[next].peer) {
                 break;
             }
             next = topology.next_hop(self.index, &mut self.rng);
         }
-        custody.to = self.run.members()[next].peer;
-        self.state.outgoing = Some(custody.clone());
-        self.state.rng_word_pos = self.rng.get_word_pos();
-        self.states.commit(&self.state)?;
-        Ok(Some(custody))
+        next
     }
 
     /// The receiver acknowledged `seq`: the outgoing token becomes the backup (in memory). Returns

@@ -26,6 +26,7 @@
 //!   tests.
 //! - [`ports`]: listen ports for members started together on one host, outside the kernel's
 //!   ephemeral range.
+//! - [`hearsay`]: what a token's sender tells its receiver about members down.
 //! - [`fault`]: fault injection for the tests of a fork at the last step (an environment variable).
 //! - [`quality`]: warnings on the model's quality a node can give alone (clip share, noise).
 //! - [`status`]: the status endpoint (JSON and Prometheus) and its client.
@@ -36,8 +37,9 @@
 //! ```
 //! use dpwalk_net::codec::{self, Message, Token};
 //! let token = Token { run_id: "demo".into(), seq: 0, w: vec![0.5, -1.0] };
-//! let frame = codec::encode(&Message::Token(token.clone())).unwrap();
-//! assert_eq!(codec::decode_frame(&frame).unwrap(), Message::Token(token));
+//! let message = Message::Token { token, avoid: Vec::new() };
+//! let frame = codec::encode(&message).unwrap();
+//! assert_eq!(codec::decode_frame(&frame).unwrap(), message);
 //! ```
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
@@ -49,6 +51,7 @@ pub mod config;
 pub mod custody;
 pub mod fault;
 pub mod final_model;
+pub mod hearsay;
 pub mod keys;
 pub mod learner;
 pub mod limits;

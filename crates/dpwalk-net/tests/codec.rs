@@ -6,8 +6,8 @@
 use std::collections::HashSet;
 
 use dpwalk_net::codec::{
-    self, CodecError, FinalModel, MAX_PAYLOAD, Message, Rejection, RunContext, Seal, Token,
-    decode_frame, decode_payload, encode, payload_len,
+    self, Avoided, CodecError, FinalModel, MAX_PAYLOAD, Message, Rejection, RunContext, Seal,
+    Token, decode_frame, decode_payload, encode, payload_len,
 };
 use dpwalk_net::seal::seal;
 use libp2p_identity::{Keypair, PeerId};
@@ -43,6 +43,7 @@ fn any_rejection() -> impl Strategy<Value = Rejection> {
             peer: PeerId::random().to_base58()
         }),
         Just(Rejection::BadSeal),
+        "[a-z ]{0,40}".prop_map(|reason| Rejection::BadAdvice { reason }),
     ]
 }
 
@@ -52,12 +53,18 @@ proptest! {
         run_id in "[A-Za-z0-9._-]{0,64}",
         seq in any::<u64>(),
         w in proptest::collection::vec(any_f64_bits(), 0..200),
+        avoid in proptest::collection::vec(
+            (any::<u32>(), any::<u32>()).prop_map(|(member, for_ms)| Avoided { member, for_ms }),
+            0..=codec::MAX_AVOIDED,
+        ),
     ) {
         let sent = Token { run_id, seq, w };
-        let frame = encode(&Message::Token(sent.clone())).unwrap();
-        let Message::Token(got) = decode_frame(&frame).unwrap() else {
+        let message = Message::Token { token: sent.clone(), avoid: avoid.clone() };
+        let frame = encode(&message).unwrap();
+        let Message::Token { token: got, avoid: got_avoid } = decode_frame(&frame).unwrap() else {
             panic!("not a token");
         };
+        prop_assert_eq!(got_avoid, avoid);
         prop_assert_eq!(&got.run_id, &sent.run_id);
         prop_assert_eq!(got.seq, sent.seq);
         prop_assert_eq!(bits(&got.w), bits(&sent.w));
@@ -101,7 +108,7 @@ proptest! {
 
     #[test]
     fn mutated_frames_never_panic(index in any::<prop::sample::Index>(), byte in any::<u8>()) {
-        let mut frame = encode(&Message::Token(token(5, vec![1.0, 2.0, 3.0]))).unwrap();
+        let mut frame = encode(&Message::Token { token: token(5, vec![1.0, 2.0, 3.0]), avoid: Vec::new() }).unwrap();
         let i = index.index(frame.len());
         frame[i] = byte;
         let _ = decode_frame(&frame);
@@ -165,7 +172,11 @@ fn oversized_payload_slice_is_refused() {
 
 #[test]
 fn every_truncation_is_refused() {
-    let frame = encode(&Message::Token(token(9, vec![0.25, -3.0, 1e300]))).unwrap();
+    let frame = encode(&Message::Token {
+        token: token(9, vec![0.25, -3.0, 1e300]),
+        avoid: Vec::new(),
+    })
+    .unwrap();
     for cut in 0..frame.len() {
         match decode_frame(&frame[..cut]) {
             Err(CodecError::Truncated { expected, got }) => {
@@ -212,7 +223,11 @@ fn trailing_bytes_are_refused() {
 
 #[test]
 fn unknown_version_and_variant_are_refused() {
-    let frame = encode(&Message::Token(token(1, vec![1.0]))).unwrap();
+    let frame = encode(&Message::Token {
+        token: token(1, vec![1.0]),
+        avoid: Vec::new(),
+    })
+    .unwrap();
     let mut v2 = frame.clone();
     v2[4..8].copy_from_slice(&1u32.to_le_bytes());
     assert!(matches!(decode_frame(&v2), Err(CodecError::Malformed(_))));
@@ -232,7 +247,10 @@ fn encode_refuses_a_long_run_id() {
         w: vec![],
     };
     assert!(matches!(
-        encode(&Message::Token(long)),
+        encode(&Message::Token {
+            token: long,
+            avoid: Vec::new()
+        }),
         Err(CodecError::RunIdTooLong { len: 65 })
     ));
     // Nor is one decoded: a hand-made payload with a 65-byte run id.

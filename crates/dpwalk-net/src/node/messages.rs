@@ -78,9 +78,11 @@ impl Node<'_> {
         let run_id = self.run.run_id().to_string();
         match request {
             Message::Hello(hello) => self.on_hello(peer, hello, channel),
-            Message::Token(token) => {
+            Message::Token { token, avoid } => {
                 let ctx = self.run.context(self.learner.state().last_seq);
-                if let Err(why) = codec::validate(&peer, &token, &ctx) {
+                let valid = codec::validate(&peer, &token, &ctx)
+                    .and_then(|()| codec::validate_advice(&avoid, self.run.members().len()));
+                if let Err(why) = valid {
                     if matches!(why, Rejection::Replay { .. })
                         && Some(token.seq) == self.learner.state().last_seq
                     {
@@ -107,10 +109,15 @@ impl Node<'_> {
                     self.respond(channel, Message::Refused(Rejection::NotVerified));
                     return Ok(());
                 }
+                // Before the step: its draw of the next hop avoids members down, those the
+                // sender advised included.
+                let now = Instant::now();
+                self.custody.heard(&avoid, now);
                 let seq = token.seq;
                 // One line per hop at debug level: `scripts/hop-latency` measures hops from them.
                 tracing::debug!(seq, "took the token");
-                let outcome = self.learner.receive(token, Some(peer))?;
+                let down = self.custody.avoid(now);
+                let outcome = self.learner.receive_avoiding(token, Some(peer), &down)?;
                 if matches!(outcome, Outcome::Final(_)) {
                     crate::fault::after_last_step();
                 }

@@ -28,9 +28,11 @@
 //!   `resume` ms, the receiver is presumed gone and the backup resumes the walk elsewhere.
 //! - Members known to be down (their connection closed, a dial failed, or a hand-off to them
 //!   timed out) are avoided by every draw of the next hop, not only by re-routes, until they
-//!   verify again: one member down costs one hand-off timeout at most, not one per draw. The
-//!   next hop is then uniform over the neighbours not known down; the figures a node prints are
-//!   of the local view, which does not depend on the walk's path (README, "Measuring privacy").
+//!   verify again. Each token carries its sender's advice about members down
+//!   ([`crate::hearsay`]), which its receiver avoids too for as long as it says: one member down
+//!   costs the run about one hand-off timeout, not one per node nor one per draw. The next hop
+//!   is then uniform over the neighbours not known down; the figures a node prints are of the
+//!   local view, which does not depend on the walk's path (README, "Measuring privacy").
 //! - The last step is never made twice by this node's doing: once the token of step `K − 1`
 //!   may have reached its receiver, that receiver is waited for, not replaced, and a backup of
 //!   that token is never resumed (see [`crate::publish`]).
@@ -432,7 +434,14 @@ impl Node<'_> {
                 let held = self.learner.state().outgoing.clone();
                 match held {
                     Some(c) if c.to == to && c.token.seq == seq => {
-                        let id = self.send(&to, Message::Token(c.token));
+                        let avoid = self.custody.advice(&to, now);
+                        let id = self.send(
+                            &to,
+                            Message::Token {
+                                token: c.token,
+                                avoid,
+                            },
+                        );
                         self.custody.sent(id);
                     }
                     // Custody follows the durable state, which holds another token (or none).

@@ -189,6 +189,7 @@ impl<'a> Node<'a> {
                     resume: config.timeouts.resume(),
                     steps: run.steps(),
                     members: run.members().iter().map(|m| m.peer).collect(),
+                    me,
                 },
                 Instant::now(),
             ),

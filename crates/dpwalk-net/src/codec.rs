@@ -43,7 +43,7 @@ pub const MAX_RUN_ID: usize = 64;
 /// reason, the run id with its length (8 + [`MAX_RUN_ID`]), `seq` (8) and the vector's length (8),
 /// a final model's seal (two lengths, [`crate::seal::MAX_KEY`] and
 /// [`crate::seal::MAX_SIGNATURE`]), rounded up generously.
-const PAYLOAD_OVERHEAD: usize = 512;
+pub(crate) const PAYLOAD_OVERHEAD: usize = 512;
 
 /// Largest payload accepted: a token or final model of [`MAX_DIM`] values with room to spare.
 pub const MAX_PAYLOAD: usize = MAX_DIM * 8 + PAYLOAD_OVERHEAD;

@@ -55,6 +55,7 @@ impl Speaker {
                 Duration::from_secs(5),
                 members,
                 &limits,
+                None,
             )
             .unwrap(),
             hello: Hello {

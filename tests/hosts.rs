@@ -11,77 +11,44 @@ mod common;
 use std::process::Command;
 use std::time::Duration;
 
+use common::netns::Namespaces;
 use common::{Reaper, temp_dir, write_cluster};
 use dpwalk_net::run::Noise;
 
 const STEPS: u64 = 1500;
 const HOSTS: usize = 3;
 
-/// `ip` with `args`; whether it succeeded (its stderr is shown when not).
-fn ip(args: &[&str]) -> bool {
-    match Command::new("ip").args(args).output() {
-        Ok(out) if out.status.success() => true,
-        Ok(out) => {
-            eprintln!(
-                "ip {}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-            false
-        }
-        Err(e) => {
-            eprintln!("ip {}: {e}", args.join(" "));
-            false
-        }
-    }
-}
-
 /// Namespaces `<prefix>-0..HOSTS` on a bridge inside namespace `<prefix>-hub`, addresses
 /// `10.213.0.1..` on a /24 that exists only inside them; all deleted on drop.
 struct Hosts {
     names: Vec<String>,
-    hub: String,
+    _namespaces: Namespaces,
 }
 
 impl Hosts {
     fn create() -> Option<Self> {
-        let prefix = format!("dpw{}", std::process::id());
-        let hosts = Hosts {
-            names: (0..HOSTS).map(|i| format!("{prefix}-{i}")).collect(),
-            hub: format!("{prefix}-hub"),
-        };
-        let hub = hosts.hub.as_str();
-        if !ip(&["netns", "add", hub]) {
+        let mut namespaces = Namespaces::default();
+        let hub = namespaces.add("hub")?;
+        if !namespaces.bridge(&hub, "br0") {
             return None;
         }
-        let ok = ip(&["-n", hub, "link", "add", "br0", "type", "bridge"])
-            && ip(&["-n", hub, "link", "set", "br0", "up"])
-            && hosts.names.iter().enumerate().all(|(i, ns)| {
-                let port = format!("h{i}");
-                let addr = format!("{}/24", Self::addr(i));
-                ip(&["netns", "add", ns])
-                    && ip(&[
-                        "-n", hub, "link", "add", &port, "type", "veth", "peer", "name", "eth0",
-                        "netns", ns,
-                    ])
-                    && ip(&["-n", hub, "link", "set", &port, "master", "br0", "up"])
-                    && ip(&["-n", ns, "addr", "add", &addr, "dev", "eth0"])
-                    && ip(&["-n", ns, "link", "set", "eth0", "up"])
-                    && ip(&["-n", ns, "link", "set", "lo", "up"])
-            });
-        ok.then_some(hosts)
+        let mut names = Vec::new();
+        for i in 0..HOSTS {
+            let ns = namespaces.add(&i.to_string())?;
+            let cidr = format!("{}/24", Self::addr(i));
+            if !namespaces.wire(&hub, "br0", &format!("h{i}"), &ns, "eth0", &cidr) {
+                return None;
+            }
+            names.push(ns);
+        }
+        Some(Hosts {
+            names,
+            _namespaces: namespaces,
+        })
     }
 
     fn addr(i: usize) -> String {
         format!("10.213.0.{}", i + 1)
-    }
-}
-
-impl Drop for Hosts {
-    fn drop(&mut self) {
-        for ns in self.names.iter().chain([&self.hub]) {
-            let _ = Command::new("ip").args(["netns", "del", ns]).output();
-        }
     }
 }
 

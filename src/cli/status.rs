@@ -39,6 +39,17 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
             format!(", {:?} with another run file", s.mismatched)
         }
     );
+    if !s.connections.is_empty() {
+        let links: Vec<String> = s
+            .connections
+            .iter()
+            .map(|l| format!("{} {}", l.member, l.via.as_str()))
+            .collect();
+        println!("links      {}", links.join(", "));
+    }
+    if !s.external.is_empty() {
+        println!("external   {}", s.external.join(" "));
+    }
     println!(
         "walk       last seq {} of {}, {} steps here ({} skipped), {:.1} hops/s{}",
         s.last_seq.map_or_else(|| "-".into(), |q| q.to_string()),

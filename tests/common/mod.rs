@@ -5,6 +5,8 @@
 
 #![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
+pub mod netns;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -21,6 +23,17 @@ use libp2p::{PeerId, Swarm, noise, tcp, yamux};
 
 /// Features per record of the generated data (the model dimension).
 pub const DIM: usize = 4;
+
+/// One member's records: the features row after row, and the labels.
+pub type Records = (Vec<f64>, Vec<f64>);
+
+/// The tests' timeouts: short, so that a member down costs its hop a second.
+pub const TIMEOUTS: Timeouts = Timeouts {
+    request: 5000,
+    handoff: 1000,
+    resume: 5000,
+    linger: 3000,
+};
 
 /// One member of the run, as written to disk.
 #[derive(Debug)]
@@ -49,6 +62,8 @@ pub struct Cluster {
     pub dir: PathBuf,
     pub members: Vec<Member>,
     pub steps: u64,
+    /// The model's dimension.
+    pub dimension: usize,
 }
 
 /// A test's own libp2p peer as `keypair`, over TCP, Noise and Yamux, running `behaviour`. It keeps
@@ -83,7 +98,7 @@ pub fn temp_dir(name: &str) -> PathBuf {
 
 /// Member `i`'s records: 30 rows of a noisy linear model, from a fixed LCG, so every run of the
 /// test sees the same data; the features row after row, and the labels.
-fn records(i: usize) -> (Vec<f64>, Vec<f64>) {
+fn records(i: usize) -> Records {
     let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ (i as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
     let mut next = || {
         state = state
@@ -105,20 +120,7 @@ fn records(i: usize) -> (Vec<f64>, Vec<f64>) {
 /// hops, with `noise` as the `[algorithm]` σ or a `[budget]` table, through the same
 /// [`dpwalk_net::workspace::write`] as `dpwalk swarm`.
 pub fn write_cluster(dir: &Path, ips: &[&str], steps: u64, noise: Noise) -> Cluster {
-    let ports = free_ports(2 * ips.len());
     let data: Vec<_> = (0..ips.len()).map(records).collect();
-    let plans: Vec<MemberPlan> = ips
-        .iter()
-        .zip(&data)
-        .enumerate()
-        .map(|(i, (ip, (features, labels)))| MemberPlan {
-            listen: format!("/ip4/{ip}/tcp/{}", ports[2 * i]),
-            status: format!("127.0.0.1:{}", ports[2 * i + 1]),
-            features,
-            labels,
-            n_features: DIM,
-        })
-        .collect();
     let (sigma, budget) = match noise {
         Noise::Sigma(sigma) => (Some(sigma), None),
         Noise::Budget { epsilon, delta } => (None, Some(BudgetSpec { epsilon, delta })),
@@ -144,14 +146,38 @@ pub fn write_cluster(dir: &Path, ips: &[&str], steps: u64, noise: Noise) -> Clus
         topology: TopologySpec::new(TopologyKind::Complete),
         members: Vec::new(),
     };
+    write_run(dir, ips, run, &data, DIM, TIMEOUTS)
+}
+
+/// Writes `run` (its members replaced) for `ips.len()` members, member `i` listening on `ips[i]`
+/// and holding `data[i]` (features row after row of `n_features` values, and labels), with
+/// `timeouts` in every `node.toml`.
+pub fn write_run(
+    dir: &Path,
+    ips: &[&str],
+    run: RunFile,
+    data: &[Records],
+    n_features: usize,
+    timeouts: Timeouts,
+) -> Cluster {
+    let ports = free_ports(2 * ips.len());
+    let plans: Vec<MemberPlan> = ips
+        .iter()
+        .zip(data)
+        .enumerate()
+        .map(|(i, (ip, (features, labels)))| MemberPlan {
+            listen: format!("/ip4/{ip}/tcp/{}", ports[2 * i]),
+            status: format!("127.0.0.1:{}", ports[2 * i + 1]),
+            features,
+            labels,
+            n_features,
+        })
+        .collect();
+    let steps = run.steps;
+    let dimension = run.dimension;
     let options = NodeOptions {
         eval_every: None,
-        timeouts: Some(Timeouts {
-            handoff: 1000,
-            resume: 5000,
-            linger: 3000,
-            ..Timeouts::default()
-        }),
+        timeouts: Some(timeouts),
     };
     let written = dpwalk_net::workspace::write(dir, run, &plans, options).unwrap();
     let members = written
@@ -173,11 +199,54 @@ pub fn write_cluster(dir: &Path, ips: &[&str], steps: u64, noise: Noise) -> Clus
         dir: dir.to_path_buf(),
         members,
         steps,
+        dimension,
     }
 }
 
+/// The records of each user of `scenario` (a scenario file's text) as the simulator partitions
+/// them, and the features per record: a cluster holding them, with the scenario's parameters in
+/// its run file, ends with the model `dpwalk sim` computes for the scenario.
+pub fn scenario_records(scenario: &str) -> (Vec<Records>, usize) {
+    let loaded = dpwalk_sim::scenario::LoadedScenario {
+        scenario: dpwalk_sim::scenario::parse(scenario, Path::new("test"), &[]).unwrap(),
+        base_dir: PathBuf::from("."),
+        name: "test".into(),
+    };
+    let prepared = dpwalk_sim::simulate::prepare(&loaded).unwrap();
+    let data = prepared.problem.data();
+    let records = (0..loaded.scenario.users)
+        .map(|i| (data.features(i).to_vec(), data.labels(i).to_vec()))
+        .collect();
+    (records, data.data.n_features)
+}
+
+/// `dpwalk sim` on `scenario` (a scenario file's text) in `dir`: its final model's `z`, as bits.
+pub fn simulated_model(dir: &Path, scenario: &str) -> Vec<u64> {
+    std::fs::create_dir_all(dir).unwrap();
+    let file = dir.join("scenario.toml");
+    std::fs::write(&file, scenario).unwrap();
+    let out = dir.join("out");
+    let status = Command::new(env!("CARGO_BIN_EXE_dpwalk"))
+        .arg("sim")
+        .arg(&file)
+        .args(["--quiet", "--out"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success(), "dpwalk sim failed");
+    let text = std::fs::read_to_string(out.join("final_model.json")).unwrap();
+    let model: serde_json::Value = serde_json::from_str(&text).unwrap();
+    model["z"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap().to_bits())
+        .collect()
+}
+
 impl Cluster {
-    /// Starts member `i`'s `dpwalk node`, logging to `node-<i>/node.log`; `wrap` runs it through
+    /// Starts member `i`'s `dpwalk node`, logging to `node-<i>/node.log` (at `info`, or as
+    /// `DPWALK_TEST_LOG` says: a `RUST_LOG` filter, to debug a test); `wrap` runs it through
     /// another command (e.g. `ip netns exec NS`).
     pub fn spawn(&self, i: usize, wrap: &[&str]) -> Child {
         let m = &self.members[i];
@@ -193,7 +262,10 @@ impl Cluster {
         };
         cmd.args(["node", "--config"])
             .arg(m.dir.join("node.toml"))
-            .env("RUST_LOG", "info")
+            .env(
+                "RUST_LOG",
+                std::env::var("DPWALK_TEST_LOG").unwrap_or_else(|_| "info".into()),
+            )
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
@@ -243,7 +315,7 @@ impl Cluster {
         };
         let maker = |i: usize| self.final_model(i).map(|m| m.maker_index);
         let first = bits(0);
-        assert_eq!(first.len(), DIM);
+        assert_eq!(first.len(), self.dimension);
         assert!(maker(0).is_some_and(|m| m < self.members.len()));
         for i in 1..self.members.len() {
             assert_eq!(

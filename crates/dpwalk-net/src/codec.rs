@@ -55,7 +55,7 @@ pub const MAX_AVOIDED: usize = 64;
 /// a final model's seal (two lengths, [`crate::seal::MAX_KEY`] and
 /// [`crate::seal::MAX_SIGNATURE`]), a token's advice (a length and [`MAX_AVOIDED`] × 8), rounded
 /// up generously.
-const PAYLOAD_OVERHEAD: usize = 1024;
+pub(crate) const PAYLOAD_OVERHEAD: usize = 1024;
 
 /// Largest payload accepted: a token or final model of [`MAX_DIM`] values with room to spare.
 pub const MAX_PAYLOAD: usize = MAX_DIM * 8 + PAYLOAD_OVERHEAD;

@@ -10,6 +10,7 @@
 //! bootstrap = []                    # Kademlia bootstrap peers: multiaddrs ending in /p2p/<PeerId>
 //! mdns = true                       # discover members on the LAN
 //! status = "127.0.0.1:9101"         # status endpoint: GET /status (JSON), GET /metrics (Prometheus)
+//! relay = false                     # serve as a circuit relay for the run's members behind NAT
 //!
 //! [data]                            # the node's own records: a dataset table as in scenarios
 //! source = "csv"
@@ -145,6 +146,10 @@ pub struct NodeConfig {
     /// mDNS discovery.
     #[serde(default = "default_true")]
     pub mdns: bool,
+    /// Serve as a circuit relay (v2) for the run's members ([`crate::reach`]): for a node that
+    /// every member can dial, when some members accept no inbound connection.
+    #[serde(default)]
+    pub relay: bool,
     /// Status endpoint address (`host:port`).
     #[serde(default)]
     pub status: Option<String>,

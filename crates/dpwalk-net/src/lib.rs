@@ -16,6 +16,8 @@
 //!   simulator's code), commit, charge the ledger.
 //! - [`protocol`], [`behaviour`]: the libp2p codec and behaviours.
 //! - [`addresses`]: the node's own address book of members and bootstrap peers.
+//! - [`reach`]: members behind NAT: relayed addresses, the relay a node may serve, and how each
+//!   member is connected (direct, relayed, hole-punched).
 //! - [`limits`]: who may connect, connection and stream limits, descriptors.
 //! - [`custody`]: custody of the token as a state machine without I/O: when to send, retry,
 //!   re-route or resume, and which members are down.
@@ -60,6 +62,7 @@ pub mod ports;
 pub mod protocol;
 pub mod publish;
 pub mod quality;
+pub mod reach;
 pub mod run;
 pub mod seal;
 pub mod state;

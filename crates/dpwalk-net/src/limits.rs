@@ -12,7 +12,9 @@
 //! Sized from the number `A` of peers allowed in (members but this node, plus bootstrap peers),
 //! by [`Limits::for_peers`] (libp2p's `connection_limits`):
 //! - per peer [`PER_PEER`]: one each way when two members dial each other at the same moment,
-//!   plus one to a member that restarted before its old connection was seen closed;
+//!   plus one to a member that restarted before its old connection was seen closed, plus one
+//!   relayed connection still open while a direct one replaces it, or an AutoNAT dial-back
+//!   ([`crate::reach`]);
 //! - established in total `2·A + SLACK`: every allowed peer with the two connections of a
 //!   simultaneous dial, and [`SLACK`] for reconnections overlapping closes;
 //! - pending incoming (TCP accepted, handshake not done) `A + SLACK`: every allowed peer
@@ -31,7 +33,8 @@
 //! # Streams
 //! A member sends at most a handful of requests at once on one connection (hello, token,
 //! released, final model): [`STREAMS_PER_CONNECTION`] bounds the concurrent request-response
-//! streams, and yamux's streams of any protocol, per connection.
+//! streams per connection. Yamux allows one more stream per allowed peer: a connection to a
+//! relay carries a stream for each circuit through it ([`crate::behaviour::build`]).
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -40,7 +43,7 @@ use libp2p::PeerId;
 use libp2p::connection_limits::ConnectionLimits;
 
 /// Connections allowed with one peer.
-pub const PER_PEER: u32 = 3;
+pub const PER_PEER: u32 = 4;
 /// Connections beyond the allowed peers' own, for reconnections and bootstrap churn.
 pub const SLACK: u32 = 32;
 /// Descriptors kept for anything but connections and the status endpoint.

@@ -55,6 +55,12 @@ pub struct Status {
     pub peers: Vec<usize>,
     /// Members connected whose run file differs, by index.
     pub mismatched: Vec<usize>,
+    /// How each connected member is connected (direct, relayed or hole-punched), by index.
+    #[serde(default)]
+    pub connections: Vec<MemberLink>,
+    /// This node's addresses that members confirmed they can dial (AutoNAT), and a relay's own.
+    #[serde(default)]
+    pub external: Vec<String>,
     /// Contributions made.
     pub steps_done: u64,
     /// Visits forwarded without a step (budget spent).
@@ -83,6 +89,15 @@ pub struct Status {
     /// Active warnings on the model's quality ([`crate::quality`]), each with what to change.
     #[serde(default)]
     pub warnings: Vec<String>,
+}
+
+/// How one member is connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberLink {
+    /// The member's index.
+    pub member: usize,
+    /// Direct, relayed or hole-punched (the best of its open connections).
+    pub via: crate::reach::Via,
 }
 
 /// How many of the latest contributions the clip cut.

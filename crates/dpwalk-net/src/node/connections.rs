@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 use super::Node;
 use crate::addresses::AddressBook;
 use crate::codec::Message;
+use crate::reach;
 use crate::run::Run;
 
 /// The most neighbours a node dials eagerly.
@@ -38,13 +39,20 @@ pub(super) const REDIAL_EVERY: Duration = Duration::from_secs(2);
 
 impl Node<'_> {
     /// Sends `message` to `peer`, dialling it at the address book's addresses if it is not
-    /// connected.
+    /// connected; a hello or a release is kept until answered ([`Node::resend_note`]).
     pub(super) fn send(&mut self, peer: &PeerId, message: Message) -> OutboundRequestId {
         let addresses = self.book.addresses(peer);
-        self.swarm
+        let note = matches!(message, Message::Hello(_) | Message::Released { .. })
+            .then(|| message.clone());
+        let id = self
+            .swarm
             .behaviour_mut()
             .token
-            .send_request_with_addresses(peer, message, addresses)
+            .send_request_with_addresses(peer, message, addresses);
+        if let Some(message) = note {
+            self.notes.insert(id, (*peer, message));
+        }
+        id
     }
 
     /// Dials `peer` at the address book's addresses, unless it is connected or being dialled.
@@ -66,6 +74,7 @@ impl Node<'_> {
             return;
         }
         self.last_redial = Some(now);
+        self.listen_on_circuits();
         for i in 0..self.neighbours.len() {
             let peer = self.neighbours[i];
             if !self.swarm.is_connected(&peer) {
@@ -75,24 +84,38 @@ impl Node<'_> {
     }
 }
 
-/// The address book of the run's other members (their run-file addresses) and of the bootstrap
-/// peers of `node.toml` (each multiaddr must end in `/p2p/<PeerId>`), and the bootstrap peers
-/// for Kademlia. An address that does not parse is said and skipped.
+/// The address book of the run's other members (their run-file addresses), of the relays named in
+/// any member's relayed addresses, and of the bootstrap peers of `node.toml` (each multiaddr must
+/// end in `/p2p/<PeerId>`), and the bootstrap peers for Kademlia. An address that does not parse
+/// is said and skipped.
 pub(super) fn address_book(
     run: &Run,
     me: PeerId,
     bootstrap: &[String],
 ) -> (AddressBook, Vec<(PeerId, Multiaddr)>) {
     let mut book = AddressBook::default();
-    for m in run.members().iter().filter(|m| m.peer != me) {
-        let addrs = m.addrs.iter().filter_map(|a| match a.parse::<Multiaddr>() {
-            Ok(ma) => Some(ma),
-            Err(e) => {
-                tracing::warn!(member = m.index, addr = %a, error = %e, "ignoring a member address");
-                None
-            }
-        });
-        book.configure(m.peer, addrs);
+    let mut relayed = Vec::new();
+    for m in run.members() {
+        let addrs: Vec<Multiaddr> = m
+            .addrs
+            .iter()
+            .filter_map(|a| match a.parse::<Multiaddr>() {
+                Ok(ma) => Some(ma),
+                Err(e) => {
+                    tracing::warn!(member = m.index, addr = %a, error = %e, "ignoring a member address");
+                    None
+                }
+            })
+            .collect();
+        relayed.extend(addrs.iter().filter(|a| reach::is_relayed(a)).cloned());
+        if m.peer != me {
+            book.configure(m.peer, addrs);
+        }
+    }
+    for (relay, addr) in reach::relays(&relayed) {
+        if relay != me {
+            book.configure(relay, [addr]);
+        }
     }
     let mut peers = Vec::new();
     for b in bootstrap {

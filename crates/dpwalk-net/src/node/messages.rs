@@ -35,6 +35,7 @@ impl Node<'_> {
                 if let Some(p) = self.publish.as_mut() {
                     p.answered(&request_id, false);
                 }
+                self.resend_note(request_id, &error);
                 if self.custody.failed(request_id, Instant::now()) {
                     tracing::debug!(peer = %peer, error = %error, "token hand-over failed; retrying");
                 }
@@ -219,6 +220,7 @@ impl Node<'_> {
         request_id: OutboundRequestId,
         response: Message,
     ) -> Result<(), NodeError> {
+        self.notes.remove(&request_id);
         let is_token = self.custody.answered(request_id);
         let acknowledged = matches!(response, Message::Ack { .. });
         if let Some(p) = self.publish.as_mut()

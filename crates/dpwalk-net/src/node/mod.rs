@@ -9,8 +9,9 @@
 //! actions into swarm calls. Around it: `setup` (what is loaded and checked before any socket
 //! opens, the loop's state built from it, listening and resuming), `error` ([`NodeError`]),
 //! `connections` (which members are dialled, and when: a few eagerly, the others on demand),
-//! `messages` (answers to peers' messages and to ours), `publishing` (the final model), `report`
-//! (status and the log of members awaited).
+//! `messages` (answers to peers' messages and to ours), `publishing` (the final model), `reach`
+//! (members behind NAT: relayed and hole-punched connections, reservations), `report` (status
+//! and the log of members awaited).
 //!
 //! # Custody (DESIGN.md, "The daemon")
 //! The rules below are kept by [`crate::custody`]'s state machine, without I/O and tested on each
@@ -49,10 +50,11 @@ mod connections;
 mod error;
 mod messages;
 mod publishing;
+mod reach;
 mod report;
 mod setup;
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -73,6 +75,7 @@ use crate::custody::{Action, Machine};
 use crate::learner::{Learner, Outcome};
 use crate::limits::{Refusals, Refused};
 use crate::publish::Publish;
+use crate::reach::Links;
 use crate::run::Run;
 use crate::status::SharedStatus;
 
@@ -142,6 +145,12 @@ struct Node<'a> {
     book: AddressBook,
     /// The bootstrap peers of `node.toml`, for Kademlia.
     bootstrap: Vec<(PeerId, Multiaddr)>,
+    /// How each open connection was made (direct, relayed, hole-punched).
+    links: Links,
+    /// The relayed addresses this node listens on (its own run-file addresses through a relay).
+    circuits: Vec<reach::Circuit>,
+    /// Hellos and releases sent and not answered yet ([`Node::resend_note`]).
+    notes: HashMap<OutboundRequestId, (PeerId, Message)>,
     /// The topology neighbours this node dials eagerly ([`eager_neighbours`]).
     neighbours: Vec<PeerId>,
     /// Connections refused (strangers, limits), for the log.
@@ -292,20 +301,45 @@ impl Node<'_> {
             }
             SwarmEvent::ConnectionEstablished {
                 peer_id,
+                connection_id,
+                endpoint,
                 num_established,
                 ..
-            } if num_established.get() == 1 && self.member_index(&peer_id).is_some() => {
-                tracing::debug!(peer = %peer_id, "connected to a member: sending our run");
-                let hello = Message::Hello(self.hello());
-                self.send(&peer_id, hello);
-                // A member that was away when the final model was published gets it now.
-                self.publish_to(peer_id);
+            } => {
+                self.connected(peer_id, connection_id, &endpoint);
+                if num_established.get() == 1 && self.member_index(&peer_id).is_some() {
+                    tracing::debug!(peer = %peer_id, "connected to a member: sending our run");
+                    let hello = Message::Hello(self.hello());
+                    self.send(&peer_id, hello);
+                    // A member that was away when the final model was published gets it now.
+                    self.publish_to(peer_id);
+                }
             }
             SwarmEvent::ConnectionClosed {
                 peer_id,
-                num_established: 0,
+                connection_id,
+                num_established,
                 ..
-            } => self.custody.closed(peer_id, Instant::now()),
+            } => {
+                self.links.closed(connection_id);
+                if num_established == 0 {
+                    self.custody.closed(peer_id, Instant::now());
+                }
+            }
+            SwarmEvent::ListenerClosed {
+                listener_id,
+                reason,
+                ..
+            } => self.listener_closed(listener_id, reason),
+            SwarmEvent::ExternalAddrConfirmed { address } => {
+                tracing::info!(%address, "external address confirmed");
+            }
+            SwarmEvent::Behaviour(BehaviourEvent::Dcutr(event)) => self.on_dcutr(event),
+            SwarmEvent::Behaviour(BehaviourEvent::RelayClient(event)) => {
+                self.on_relay_client(event);
+            }
+            SwarmEvent::Behaviour(BehaviourEvent::Relay(event)) => self.on_relay(event),
+            SwarmEvent::Behaviour(BehaviourEvent::Autonat(event)) => self.on_autonat(event),
             SwarmEvent::OutgoingConnectionError {
                 peer_id: Some(peer),
                 error,

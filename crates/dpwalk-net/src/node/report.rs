@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use libp2p::PeerId;
 
 use super::{Node, STATUS_EVERY};
-use crate::status::{ClippedRecent, Status};
+use crate::status::{ClippedRecent, MemberLink, Status};
 
 /// Window of the hop rate.
 const RATE_WINDOW: Duration = Duration::from_secs(5);
@@ -142,6 +142,23 @@ impl Node<'_> {
             listen: self.listen.clone(),
             peers: indices(self.custody.verified_peers()),
             mismatched: indices(self.custody.mismatched_peers()),
+            connections: self
+                .run
+                .members()
+                .iter()
+                .filter_map(|m| {
+                    let via = self.links.via(&m.peer)?;
+                    Some(MemberLink {
+                        member: m.index,
+                        via,
+                    })
+                })
+                .collect(),
+            external: self
+                .swarm
+                .external_addresses()
+                .map(ToString::to_string)
+                .collect(),
             steps_done: state.contributions,
             skipped: state.skipped,
             last_seq: state.last_seq,

@@ -9,10 +9,11 @@ use dpwalk_core::params::AdmmParams;
 use dpwalk_core::problem::{LocalProx, Loss, Problem};
 use dpwalk_privacy::ledger::Budget;
 use libp2p::Multiaddr;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
 use super::connections::{address_book, eager_neighbours};
+use super::reach::Circuit;
 use super::{Node, NodeError};
 use crate::behaviour;
 use crate::codec::Hello;
@@ -21,6 +22,7 @@ use crate::custody::{self, Machine};
 use crate::keys;
 use crate::learner::{Learner, LearnerError, node_problem};
 use crate::limits::{Limits, Refusals};
+use crate::reach::{self, Links};
 use crate::run::{Noise, Run};
 use crate::status::SharedStatus;
 
@@ -158,6 +160,17 @@ impl<'a> Node<'a> {
                 limits.needed
             );
         }
+        let run = &loaded.run;
+        let relay = config.relay.then(|| {
+            let bytes =
+                reach::circuit_bytes(run.steps(), run.dimension(), run.canonical_toml().len());
+            tracing::info!(
+                circuit_bytes = bytes,
+                circuit_seconds = reach::CIRCUIT_DURATION.as_secs(),
+                "serving as a relay for the run's members"
+            );
+            reach::relay_config(run.members().len(), bytes)
+        });
         let swarm = behaviour::build(
             loaded.keypair.clone(),
             config.mdns,
@@ -165,8 +178,15 @@ impl<'a> Node<'a> {
             config.timeouts.request(),
             book.peers(),
             &limits,
+            relay,
         )?;
-        let run = &loaded.run;
+        let circuits = reach::circuit_listen_addrs(&own_addrs(run, loaded.index), me)
+            .into_iter()
+            .map(|addr| Circuit {
+                addr,
+                listener: None,
+            })
+            .collect();
         Ok(Node {
             run,
             me,
@@ -177,6 +197,9 @@ impl<'a> Node<'a> {
             status: SharedStatus::default(),
             book,
             bootstrap,
+            links: Links::default(),
+            circuits,
+            notes: HashMap::new(),
             neighbours: eager_neighbours(run, loaded.index),
             refusals: Refusals::default(),
             hello: Hello {
@@ -221,6 +244,16 @@ impl<'a> Node<'a> {
                     message: listen_failure(&ma, &e),
                 })?;
         }
+        self.listen_on_circuits();
+        if self.config.relay {
+            // A relay's run-file addresses are where members dial it: the addresses it gives
+            // in its reservations.
+            for addr in own_addrs(self.run, self.learner.index()) {
+                if !reach::is_relayed(&addr) {
+                    self.swarm.add_external_address(addr);
+                }
+            }
+        }
         if let Some(kad) = self.swarm.behaviour_mut().kad.as_mut() {
             for (peer, ma) in &self.bootstrap {
                 kad.add_address(peer, ma.clone());
@@ -257,6 +290,16 @@ impl<'a> Node<'a> {
         }
         Ok(())
     }
+}
+
+/// Member `index`'s own run-file addresses that parse (the others are said by
+/// [`address_book`](super::connections::address_book)).
+fn own_addrs(run: &Run, index: usize) -> Vec<Multiaddr> {
+    run.members()[index]
+        .addrs
+        .iter()
+        .filter_map(|a| a.parse().ok())
+        .collect()
 }
 
 /// Binds the status endpoint of `node.toml`, if any (warning when it is not on loopback), and

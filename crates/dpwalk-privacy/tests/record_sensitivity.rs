@@ -89,8 +89,9 @@ fn label(rng: &mut NodeRng, loss: Loss) -> f64 {
     }
 }
 
-/// A random instance and a replacement record, with row norms spread over two decades.
-fn random_case(rng: &mut NodeRng) -> (Instance, usize, Vec<f64>, f64) {
+/// A random user's data and the same with one record replaced, row norms spread over two
+/// decades.
+fn random_pair(rng: &mut NodeRng) -> (Problem, Problem) {
     let loss = if rng.random_bool(0.7) {
         Loss::Logistic
     } else {
@@ -109,17 +110,13 @@ fn random_case(rng: &mut NodeRng) -> (Instance, usize, Vec<f64>, f64) {
     let j = rng.random_range(0..m);
     let a = row(rng);
     let b = label(rng, loss);
-    (
-        Instance {
-            loss,
-            p,
-            rows,
-            labels,
-        },
-        j,
-        a,
-        b,
-    )
+    let inst = Instance {
+        loss,
+        p,
+        rows,
+        labels,
+    };
+    (inst.problem(None), inst.problem(Some((j, &a, b))))
 }
 
 /// `G₂` over both datasets: the bound must hold for the replaced record and its replacement.
@@ -190,9 +187,7 @@ fn the_released_admm_update_moves_by_at_most_the_record_level_sensitivity() {
     let (mut worst, mut active, mut inactive) = ([0.0f64; 2], 0usize, 0usize);
     let mut over = f64::NEG_INFINITY;
     for case in 0..3000u64 {
-        let (inst, j, a, b) = random_case(&mut rng);
-        let x = inst.problem(None);
-        let y = inst.problem(Some((j, &a, b)));
+        let (x, y) = random_pair(&mut rng);
         let dim = x.dim();
         let gamma = 10f64.powf(rng.random_range(-2.0..2.0));
         let clip = 10f64.powf(rng.random_range(-2.0..2.0));
@@ -280,14 +275,12 @@ fn the_released_dp_sgd_gradient_moves_by_at_most_the_record_level_sensitivity() 
     let mut worst = 0.0f64;
     let mut over = f64::NEG_INFINITY;
     for case in 0..3000u64 {
-        let (inst, j, a, b) = random_case(&mut rng);
-        let x = inst.problem(None);
-        let y = inst.problem(Some((j, &a, b)));
+        let (x, y) = random_pair(&mut rng);
         let dim = x.dim();
         let clip = 10f64.powf(rng.random_range(-2.0..2.0));
         let params = SgdParams::new(0.1, 1.0, Some(clip)).unwrap();
         let g = grad_bound(&x, &y);
-        let m = inst.rows.len() as u64;
+        let m = x.data().records(0) as u64;
         let bound = 2.0 * record_level_clip(&Algorithm::Sgd(params), m, g).unwrap();
         let w_scale = 10f64.powf(rng.random_range(-1.0..2.0));
         let w = vector(&mut rng, dim, w_scale);

@@ -26,7 +26,11 @@ def main() -> None:
         cell = "n/a" if mean is None else f"{mean:.3g} ± {std:.2g}"
         rows.setdefault(key, {})[budget] = cell
     budgets.sort(key=lambda b: -1 if b is None else b)
-    head = " | ".join(f"ε = {b}" for b in budgets)
+    record = any(
+        (p["privacy"].get("unit") or {}).get("unit") == "record-level" for p in summary["points"]
+    )
+    eps = "record-level ε" if record else "ε"
+    head = " | ".join(f"{eps} = {b}" for b in budgets)
     print(f"| algorithm | {head} |")
     print("| --- |" + " --- |" * len(budgets))
     for key, cells in rows.items():

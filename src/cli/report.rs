@@ -3,18 +3,25 @@
 use dpwalk_sim::output::Summary;
 use std::path::Path;
 
-/// Prints the summary table, the privacy note and where the results are.
+/// Prints the summary table, the privacy note and where the results are. At record level the
+/// ε columns and the note say so (the points of a scenario share its unit).
 pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
+    let unit = summary
+        .points
+        .first()
+        .map_or("", |p| p.privacy.accounting.unit.prefix());
+    let (local_head, network_head) = (format!("{unit}local eps"), format!("{unit}network eps"));
+    let width = network_head.len().max(12);
     println!(
-        "{:<8} {:>10} {:>8} {:>14} {:>12} {:>10} {:>12} {:>12} {:>12}  topology",
+        "{:<8} {:>10} {:>8} {:>14} {:>12} {:>10} {:>width$} {:>width$} {:>12}  topology",
         "algo",
         "sigma",
         "clip",
         "objective",
         "rel. gap",
         "test err",
-        "local eps",
-        "network eps",
+        local_head,
+        network_head,
         "steps/s"
     );
     let eps = |e: Option<f64>| e.map_or_else(|| "inf".to_string(), |e| format!("{e:.4}"));
@@ -29,7 +36,7 @@ pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
             .as_ref()
             .map_or_else(|| "-".to_string(), |n| eps(n.figure.epsilon));
         println!(
-            "{:<8} {:>10.4} {:>8} {:>14.6e} {:>12.3e} {:>10} {:>12} {:>12} {:>12.0}  {}",
+            "{:<8} {:>10.4} {:>8} {:>14.6e} {:>12.3e} {:>10} {:>width$} {:>width$} {:>12.0}  {}",
             p.algorithm,
             p.sigma,
             p.clip
@@ -47,10 +54,18 @@ pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
     }
     if let Some(delta) = summary.points.first().map(|p| p.privacy.accounting.delta) {
         println!(
-            "local eps: worst user against an eavesdropper on every token, which bounds every \
+            "{unit}local eps: worst user against an eavesdropper on every token, which bounds every \
              observer; network eps: worst user against its worst observer, only where proved \
              (DP-SGD, one contribution per user), else -; at delta = {delta:e} (summary.json says why)"
         );
+        if !unit.is_empty() {
+            println!(
+                "record-level: neighbouring datasets differ in one record of one user; for admm, \
+                 dp-sgd and fed-sgd the clip is min(C, gamma G2/m) (DP-SGD: min(C, G2/m)) for \
+                 the user with the fewest records m, assuming every record's feature norm is \
+                 within the data's largest and an exact prox (summary.json: privacy.unit)"
+            );
+        }
     }
     println!(
         "optimum objective {:.6e}; results in {}",

@@ -11,8 +11,10 @@
 //!
 //! # dpwalk's record-level view ([`record_level_clip`])
 //! Our derivation (spec §6.1 point 3). The ADMM step releases `clip(x − z, C)` with
-//! `x = prox_{γ f_i}(v)`, where `v = 2z − u_i` is known to the local-view eavesdropper (`z` and
-//! `u_i` are functions of what was released). `f_i` is the mean loss over the user's `m` records;
+//! `x = prox_{γ f_i}(v)`, where `v = 2z − u_i` is known to the local-view eavesdropper (`z` is
+//! `prox_{γ r}` of the token's `w`, and `u_i` is the sum of the user's released updates, each
+//! `n` times a change of `w`), so the two neighbouring datasets see the same `v` at every
+//! contribution given the past releases (adaptive composition). `f_i` is the mean loss over the user's `m` records;
 //! if every per-record gradient has ℓ₂ norm at most `G₂`, replacing one record moves `∇f_i` by at
 //! most `2G₂/m` everywhere, and the prox of convex functions whose gradients differ by at most `g`
 //! differ by at most `γg` (compare the optimality conditions and use monotonicity). Clipping is a
@@ -20,7 +22,9 @@
 //! user-level step whose clip is `min(C, γG₂/m)`. DP-SGD on the walk releases
 //! `clip(∇f_i(w), C)`, whose record-level sensitivity is `min(2C, 2G₂/m)` by the same argument
 //! (no γ). Every view (local, central, network) takes the sensitivity only through `C`, so all of
-//! them apply unchanged with this clip.
+//! them apply unchanged with this clip. The simulator feeds it to its accountant for the worst
+//! user (fewest records) under `[privacy] unit = "record"` (`dpwalk_sim::record_level`), and
+//! `tests/record_sensitivity.rs` checks the bound on the real steps.
 //!
 //! Assumptions: the loss has a data-independent per-record gradient bound `G₂` (logistic:
 //! `max ‖a‖₂`; multinomial: `√2 max ‖a‖₂`; **not** the squared loss without a bounded domain), and

@@ -27,9 +27,10 @@ pub fn write_convergence(
             .iter()
             .filter(|pr| pr.point.budget == *budget)
             .collect();
+        let unit = prepared.privacy.unit_prefix();
         let (suffix, title) = match budget {
-            Some(e) if budgets.len() > 1 => (format!("_eps-{e}"), format!(" at ε = {e}")),
-            Some(e) => (String::new(), format!(" at ε = {e}")),
+            Some(e) if budgets.len() > 1 => (format!("_eps-{e}"), format!(" at {unit}ε = {e}")),
+            Some(e) => (String::new(), format!(" at {unit}ε = {e}")),
             None => (String::new(), String::new()),
         };
         for (x, stem, x_label, log_x) in [

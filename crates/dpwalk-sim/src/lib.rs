@@ -7,6 +7,8 @@
 //! - [`run`]: one run on a virtual clock: the walk, federated or centralized schedule.
 //! - [`metrics`]: what an evaluation measures.
 //! - [`privacy`]: budgets → calibrated σ and contribution caps; the privacy figures of a point.
+//! - [`record_level`]: `[privacy] unit = "record"` for dpwalk's own kinds (the clip they are
+//!   accounted with).
 //! - [`output`]: the run directory (`summary.json`, `metrics.csv`, final models, plots).
 //! - [`plot`]: PNG and SVG figures with a vendored font.
 //! - [`audit`]: `dpwalk audit`: measured leakage (an empirical lower bound ε̂) beside the
@@ -32,6 +34,7 @@ pub mod metrics;
 pub mod output;
 pub mod plot;
 pub mod privacy;
+pub mod record_level;
 pub mod resolved;
 pub mod rounds;
 pub mod run;

@@ -256,20 +256,26 @@ fn privacy(
         return Privacy {
             orders: orders.to_vec(),
             note: match curve {
-                Some(_) => "local view, one round of the worst user (dpwalk_privacy::baseline)",
-                None => "no noise: no privacy guarantee",
-            }
-            .to_string(),
+                Some(_) => format!(
+                    "{}local view, one round of the worst user (dpwalk_privacy::baseline)",
+                    accounting.unit.prefix()
+                ),
+                None => "no noise: no privacy guarantee".to_string(),
+            },
             local_rdp_per_contribution: curve.map(|c| c.values().to_vec()),
             clipped_fraction,
             accounting,
         };
     }
-    let (sigma, clip) = (point.method.knob(), point.method.clip());
+    let sigma = point.method.knob();
+    let clip = prepared.privacy.accounted_clip(&point.method);
     let (rdp, note) = match clip {
         Some(c) if sigma > 0.0 => (
             Some(local_rdp(orders, sigma, c)),
-            "local view, one contribution: eps(alpha) = 8 alpha C^2 / sigma^2 (Gaussian mechanism on the clipped update, sensitivity 2C, noise sigma/2)".to_string(),
+            match accounting.unit.accounted_clip {
+                Some(rc) => format!("record-level local view, one contribution: eps(alpha) = 8 alpha c^2 / sigma^2 with the record-level clip c = {rc:e} in place of C (Gaussian mechanism, record-level sensitivity 2c, noise sigma/2; see unit)"),
+                None => "local view, one contribution: eps(alpha) = 8 alpha C^2 / sigma^2 (Gaussian mechanism on the clipped update, sensitivity 2C, noise sigma/2)".to_string(),
+            },
         ),
         Some(_) => (None, "sigma = 0: no privacy guarantee".to_string()),
         None => (None, "no clipping: sensitivity is unbounded, no privacy guarantee".to_string()),
@@ -600,7 +606,11 @@ fn write_privacy_details(
         if n <= MAX_USERS_CSV
             && let Some(users) = prepared.privacy.users(s, &pr.point, run)
         {
-            write_atomic(&sub.join("privacy_users.csv"), users_csv(&users).as_bytes())?;
+            let unit = &summary.points[p].privacy.accounting.unit;
+            write_atomic(
+                &sub.join("privacy_users.csv"),
+                users_csv(&users, unit.record_level()).as_bytes(),
+            )?;
         }
         let Some(pairs) = (n <= MAX_USERS_HEATMAP)
             .then(|| prepared.privacy.pairs(s, &pr.point, run))
@@ -612,7 +622,8 @@ fn write_privacy_details(
         write_heatmap(
             &Heatmap {
                 title: format!(
-                    "{name}: network ε (δ = {delta:e}) of each user towards each observer, {} σ={} on {} (grey: no finite figure, or a user with several contributions)",
+                    "{name}: {}network ε (δ = {delta:e}) of each user towards each observer, {} σ={} on {} (grey: no finite figure, or a user with several contributions)",
+                    point.privacy.accounting.unit.prefix(),
                     point.algorithm,
                     significant(point.sigma),
                     point.topology,
@@ -622,7 +633,10 @@ fn write_privacy_details(
                 values: pairs,
                 x_label: "observer j".into(),
                 y_label: "user i".into(),
-                colorbar_label: "network ε of user i towards observer j".into(),
+                colorbar_label: format!(
+                    "{}network ε of user i towards observer j",
+                    point.privacy.accounting.unit.prefix()
+                ),
             },
             &sub.join("privacy_heatmap"),
         )?;
@@ -631,13 +645,16 @@ fn write_privacy_details(
 }
 
 /// `privacy_users.csv`: one row per user, the figures of `summary.json`'s worst user for each of
-/// them (an empty field: no finite guarantee, or, for the observer, all observers alike).
-fn users_csv(users: &[UserFigures]) -> String {
+/// them (an empty field: no finite guarantee, or, for the observer, all observers alike). At
+/// record level the ε columns are named `record_level_local_epsilon` and
+/// `record_level_network_epsilon`.
+fn users_csv(users: &[UserFigures], record_level: bool) -> String {
     fn field<T: std::fmt::Display>(v: Option<T>) -> String {
         v.map_or_else(String::new, |v| v.to_string())
     }
-    let mut csv = String::from(
-        "user,contributions,local_epsilon,local_order,network_epsilon,network_order,worst_observer,inverse_hitting\n",
+    let unit = if record_level { "record_level_" } else { "" };
+    let mut csv = format!(
+        "user,contributions,{unit}local_epsilon,local_order,{unit}network_epsilon,network_order,worst_observer,inverse_hitting\n",
     );
     for u in users {
         let _ = writeln!(
@@ -729,13 +746,12 @@ fn write_privacy_utility(
                 BudgetView::Network => "network",
                 BudgetView::Central => "central",
             };
-            let d = summary
-                .points
-                .first()
-                .map_or(0.0, |p| p.privacy.accounting.delta);
+            let first = summary.points.first().map(|p| &p.privacy.accounting);
+            let d = first.map_or(0.0, |a| a.delta);
+            let unit = first.map_or("", |a| a.unit.prefix());
             (
-                format!("final {} vs {view} privacy budget ε", utility.name()),
-                format!("{view} ε (δ = {d:e}; σ calibrated to each budget)"),
+                format!("final {} vs {unit}{view} privacy budget ε", utility.name()),
+                format!("{unit}{view} ε (δ = {d:e}; σ calibrated to each budget)"),
             )
         }
         None => (

@@ -7,15 +7,22 @@
 //! where one is proved: a DP-SGD walk's users with at most one contribution
 //! ([`dpwalk_privacy::walk::NETWORK_ONE_CONTRIBUTION`]); ADMM walks have none
 //! ([`dpwalk_privacy::walk::ADMM_NETWORK_WITHDRAWN`]).
+//!
+//! The clip every figure of dpwalk's own kinds is accounted with comes from one place,
+//! [`PrivacyContext::accounted_clip`]: `C` at user level, the record-level clip of
+//! [`crate::record_level`] under `[privacy] unit = "record"`.
 
 use crate::baseline_privacy::{Account, Inputs};
 use crate::method::Method;
+use crate::record_level::{RecordLevel, UnitReport};
 use crate::run::LATE_WINDOW;
 use crate::run::RunResult;
-use crate::scenario::{BudgetView, ConversionName, Mode, Point, Scenario, ScenarioError};
+use crate::scenario::{BudgetView, ConversionName, Mode, Point, Scenario, ScenarioError, UnitName};
+use crate::simulate::SimError;
 use dpwalk_core::problem::Problem;
 use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::Topology;
+use dpwalk_privacy::Noise;
 use dpwalk_privacy::budget::{PLAN_QUANTILE, Policy};
 use dpwalk_privacy::calibrate::{REL_TOL, View, account, calibrate};
 use dpwalk_privacy::ledger::Budget as BudgetTarget;
@@ -25,7 +32,6 @@ use dpwalk_privacy::walk::{
     ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, NETWORK_ONE_CONTRIBUTION, Passage, Setup,
     UserFigures, all_users, pair_epsilons, planned_contributions,
 };
-use dpwalk_privacy::{Noise, PrivacyError};
 use serde::Serialize;
 
 /// What the privacy figures of a scenario share: orders, δ, conversion, and the walk's
@@ -39,6 +45,10 @@ pub struct PrivacyContext {
     passage: Vec<Result<Passage, String>>,
     /// What the baselines' accounting reads of the problem and the graphs.
     baselines: Inputs,
+    /// The privacy unit.
+    unit: UnitName,
+    /// The record-level clip's inputs for dpwalk's own kinds, under `unit = "record"`.
+    record_level: Option<RecordLevel>,
 }
 
 /// A point ready to run: σ calibrated if it had a budget, and the policy that enforces it.
@@ -65,24 +75,19 @@ fn has_network_view(point: &Point, scenario: &Scenario) -> bool {
         && matches!(point.method, Method::Walk(Algorithm::Sgd(_)))
 }
 
-/// The noise of dpwalk's own methods and federated DP-SGD (σ, C), `None` for the baselines
-/// (accounted by [`Account`]) and when unclipped.
-fn gaussian_noise(method: &Method) -> Option<(f64, f64)> {
-    match method {
-        Method::Walk(a) => Some((a.sigma(), a.clip()?)),
-        Method::FedSgd(p) => Some((p.sigma(), p.clip()?)),
-        _ => None,
-    }
-}
-
 impl PrivacyContext {
     /// Orders from `[output]`, δ and conversion from `[privacy]`, the walk's laws for each
-    /// topology (the walk only), and what the baselines' accounting needs of `problem`.
+    /// topology (the walk only), and what the baselines' accounting and the record-level unit
+    /// need of `problem`.
+    ///
+    /// # Errors
+    /// The accountant's refusal of the orders, and the record-level unit's refusals
+    /// ([`RecordLevel::new`]).
     pub fn new(
         scenario: &Scenario,
         problem: &Problem,
         topologies: &[&Topology],
-    ) -> Result<Self, PrivacyError> {
+    ) -> Result<Self, SimError> {
         let mut orders = Orders::default_grid().as_slice().to_vec();
         orders.extend(scenario.output.orders.iter().copied());
         orders.sort_by(f64::total_cmp);
@@ -103,7 +108,41 @@ impl PrivacyContext {
             conversion: conversion(scenario.privacy.conversion),
             passage,
             baselines: Inputs::new(scenario, problem, topologies),
+            unit: scenario.privacy.unit,
+            record_level: RecordLevel::new(scenario, problem)?,
         })
+    }
+
+    /// The clip dpwalk's own methods (the walk's ADMM and DP-SGD, federated DP-SGD) are
+    /// accounted with: `C` at user level, [`RecordLevel::clip`] at record level; `None` when
+    /// unclipped. The one place every view, calibration and budget policy takes it from.
+    pub fn accounted_clip(&self, method: &Method) -> Option<f64> {
+        match &self.record_level {
+            Some(r) => r.clip(method),
+            None => method.clip(),
+        }
+    }
+
+    /// The noise (σ, accounted clip) of dpwalk's own methods and federated DP-SGD, `None` for
+    /// the baselines (accounted by [`Account`]) and when unclipped.
+    fn gaussian_noise(&self, method: &Method) -> Option<(f64, f64)> {
+        let sigma = match method {
+            Method::Walk(a) => a.sigma(),
+            Method::FedSgd(p) => p.sigma(),
+            _ => return None,
+        };
+        Some((sigma, self.accounted_clip(method)?))
+    }
+
+    /// `"record-level "` at record level, `""` at user level: the prefix of figure names.
+    pub fn unit_prefix(&self) -> &'static str {
+        UnitReport::new(self.unit, None).prefix()
+    }
+
+    /// The unit of `method`'s figures, with the record-level clip where it applies.
+    pub fn unit_report(&self, method: &Method) -> UnitReport {
+        let record_level = self.record_level.and_then(|r| Some((r, r.clip(method)?)));
+        UnitReport::new(self.unit, record_level)
     }
 
     /// The accounting of a baseline point (`None` for dpwalk's own methods and fed-sgd).
@@ -147,9 +186,8 @@ impl PrivacyContext {
                 calibrated_for: Some(scenario.rounds()),
             });
         }
-        let clip = point
-            .method
-            .clip()
+        let clip = self
+            .accounted_clip(&point.method)
             .ok_or_else(|| invalid("a budget needs a clip".into()))?;
         let n = scenario.users as u64;
         let walk = scenario.algorithm.mode == Mode::Decentralized;
@@ -265,6 +303,7 @@ impl PrivacyContext {
             network: None,
             central: None,
             notes: Vec::new(),
+            unit: self.unit_report(&point.method),
         };
         if let Ok(Some(account)) = self.account(point) {
             let bound = account.bound(&self.orders, &point.method, self.delta, self.conversion);
@@ -282,7 +321,8 @@ impl PrivacyContext {
                 }),
                 notes: vec![match bound {
                     Some(_) => format!(
-                        "local view of the worst user over the planned {} rounds (dpwalk_privacy::baseline)",
+                        "{}local view of the worst user over the planned {} rounds (dpwalk_privacy::baseline)",
+                        base.unit.prefix(),
                         scenario.rounds()
                     ),
                     None => "no noise: no privacy guarantee".to_string(),
@@ -290,7 +330,7 @@ impl PrivacyContext {
                 ..base
             };
         }
-        let Some((sigma, clip)) = gaussian_noise(&point.method) else {
+        let Some((sigma, clip)) = self.gaussian_noise(&point.method) else {
             return PointPrivacy {
                 notes: vec!["no clipping: sensitivity is unbounded, no privacy guarantee".into()],
                 ..base
@@ -427,7 +467,7 @@ impl PrivacyContext {
         run: &RunResult,
     ) -> Option<Vec<UserFigures>> {
         let algorithm = point.method.walk()?;
-        let noise = Noise::new(algorithm.sigma(), algorithm.clip()?).ok()?;
+        let noise = Noise::new(algorithm.sigma(), self.accounted_clip(&point.method)?).ok()?;
         let passage = self.passage(scenario, point);
         all_users(&self.setup(noise), passage, &Self::charges(run)).ok()
     }
@@ -440,7 +480,7 @@ impl PrivacyContext {
     /// `None` when no user has exactly one contribution: there is nothing to draw.
     pub fn pairs(&self, scenario: &Scenario, point: &Point, run: &RunResult) -> Option<Vec<f64>> {
         let algorithm = point.method.walk()?;
-        let noise = Noise::new(algorithm.sigma(), algorithm.clip()?).ok()?;
+        let noise = Noise::new(algorithm.sigma(), self.accounted_clip(&point.method)?).ok()?;
         let passage = self.passage(scenario, point)?;
         // Nothing to draw when no user has the one contribution a network figure is proved for.
         if !run.per_user.contains(&1) {
@@ -530,4 +570,6 @@ pub struct PointPrivacy {
     pub central: Option<Figure>,
     /// What could not be computed, and why.
     pub notes: Vec<String>,
+    /// What neighbouring datasets differ in, for every figure above.
+    pub unit: UnitReport,
 }

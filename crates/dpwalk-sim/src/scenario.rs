@@ -477,7 +477,8 @@ pub struct PrivacySpec {
     #[serde(default = "default_true")]
     pub enforce: bool,
     /// The privacy unit: `user` (all of a user's records, the default) or `record` (one record;
-    /// the baselines dp-iadmm, ipadmm and pp-admm only).
+    /// for admm, dp-sgd and fed-sgd the logistic and multinomial losses only, see
+    /// `crate::record_level`).
     #[serde(default)]
     pub unit: UnitName,
 }
@@ -826,33 +827,17 @@ impl Scenario {
     }
 
     /// What the kinds need of the rest of the scenario: the baselines are proved in the local
-    /// view only, run whole rounds (`steps` counts user updates, `users` per round), and the
-    /// record-level unit is wired for them alone.
+    /// view only and run whole rounds (`steps` counts user updates, `users` per round).
     fn check_kinds(&self) -> Result<(), ScenarioError> {
         for kind in self.kinds() {
             let name = kind.as_str();
             if kind.is_walk() {
-                if self.privacy.unit == UnitName::Record {
-                    return Err(ScenarioError::Key {
-                        key: "[privacy] unit".into(),
-                        message: format!(
-                            "record-level accounting is wired for dp-iadmm, ipadmm and pp-admm; kind = \"{name}\" is accounted per user (use unit = \"user\")"
-                        ),
-                    });
-                }
                 if kind == AlgorithmName::DpSgd && self.algorithm.mode != Mode::Decentralized {
                     return Err(ScenarioError::Invalid(
                         "dp-sgd is the walk baseline: it needs mode = \"decentralized\" (kind = \"fed-sgd\" is its federated twin)".into(),
                     ));
                 }
                 continue;
-            }
-            if kind == AlgorithmName::FedSgd && self.privacy.unit == UnitName::Record {
-                return Err(ScenarioError::Key {
-                    key: "[privacy] unit".into(),
-                    message: "kind = \"fed-sgd\" is accounted per user (use unit = \"user\")"
-                        .into(),
-                });
             }
             if self.privacy.view == Some(BudgetView::Central) {
                 return Err(ScenarioError::Key {

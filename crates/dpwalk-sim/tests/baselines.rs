@@ -342,10 +342,11 @@ fn what_a_method_cannot_run_is_refused_with_the_reason() {
         &["algorithm.kind=ipadmm", "steps=5"],
         &["steps", "round"],
     );
+    // dpwalk's own kinds at record level need a per-record gradient bound (tests/record_level.rs).
     assert_refused(
         LASSO,
         &["algorithm.kind=admm", "privacy.unit=record"],
-        &["[privacy] unit"],
+        &["[privacy] unit", "Squared loss has none"],
     );
 }
 

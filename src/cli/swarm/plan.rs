@@ -6,7 +6,7 @@ use dpwalk_core::problem::{Loss, Regularizer};
 use dpwalk_core::topology::TopologyKind;
 use dpwalk_net::run::{AlgorithmSpec, BudgetSpec, LossName, ProblemSpec, RunFile};
 use dpwalk_net::workspace::{self, MemberPlan, NodeOptions};
-use dpwalk_sim::scenario::{AlgorithmName, LoadedScenario, Mode};
+use dpwalk_sim::scenario::{AlgorithmName, LoadedScenario, Mode, UnitName};
 use dpwalk_sim::simulate::{self, Prepared};
 use std::path::Path;
 
@@ -21,6 +21,12 @@ pub(super) fn plan(
     ensure!(
         s.algorithm.mode == Mode::Decentralized && s.algorithm.kind == AlgorithmName::Admm,
         "a swarm runs the decentralized ADMM walk: set algorithm.kind = \"admm\" and mode = \"decentralized\""
+    );
+    ensure!(
+        s.privacy.unit == UnitName::User,
+        "[privacy] unit = \"record\": a daemon's run file has no record-level budget yet (its \
+         nodes would calibrate and enforce the user-level one); run it with `dpwalk sim`, or use \
+         unit = \"user\""
     );
     let points = s.points()?;
     let [point] = points.as_slice() else {

@@ -121,6 +121,19 @@ impl Loss {
         }
     }
 
+    /// A bound on `‖∇ℓ(x; a, b)‖₂ / ‖a‖₂` that holds for every model `x` and every valid label
+    /// `b`, `None` when there is none. Logistic: the gradient is `−b·σ(−b aᵀx)·a` with `|b| = 1`
+    /// and `σ ∈ (0, 1)`, so 1. Multinomial: it is `(p − e_y) ⊗ a` with `p` a probability vector,
+    /// and `‖p − e_y‖₂² = (1 − p_y)² + Σ_{k≠y} p_k² ≤ 2(1 − p_y)² ≤ 2`, so `√2`. Squared: the
+    /// residual `aᵀx − b` is unbounded, so no bound without a bounded model domain.
+    pub fn record_grad_factor(self) -> Option<f64> {
+        match self {
+            Loss::Squared => None,
+            Loss::Logistic => Some(1.0),
+            Loss::Multinomial { .. } => Some(std::f64::consts::SQRT_2),
+        }
+    }
+
     /// The model dimension for `n_features` features, `None` on overflow.
     pub(crate) fn model_dim(self, n_features: usize) -> Option<usize> {
         match self {

@@ -362,6 +362,24 @@ impl Problem {
             / m as f64
     }
 
+    /// `G₂`: a bound on every record's loss gradient `‖∇ℓ(x; a, b)‖₂` over all models, the
+    /// loss's factor ([`Loss::record_grad_factor`]) times the largest feature norm `max ‖a‖₂` of
+    /// the users' records; `None` for the squared loss, which has none. It holds for a record
+    /// that replaces one of these only if that record's norm is within the same bound: the
+    /// record-level view assumes so (`dpwalk_privacy::unit`).
+    pub fn record_grad_bound(&self) -> Option<f64> {
+        let factor = self.loss.record_grad_factor()?;
+        let p = self.data.data.n_features;
+        let max_norm = self
+            .data
+            .data
+            .features
+            .chunks_exact(p)
+            .map(linalg::norm)
+            .fold(0.0, f64::max);
+        Some(factor * max_norm)
+    }
+
     /// `out = ∇f_i(x)`.
     pub fn user_grad(&self, user: usize, x: &[f64], out: &mut [f64]) {
         assert_eq!(x.len(), self.dim, "model dimension");

@@ -8,7 +8,7 @@ use super::canary::{self, Canary, CanaryKind};
 use super::estimate::{Estimate, Options, estimate};
 use super::statistic::{Statistic, View, scores};
 use super::trial::{Scratch, Transcript, World, run_trial};
-use crate::scenario::{LoadedScenario, Mode, Point};
+use crate::scenario::{LoadedScenario, Mode, Point, UnitName};
 use crate::simulate::Prepared;
 use dpwalk_core::rng::{Purpose, derive_seed};
 use dpwalk_core::step::Algorithm;
@@ -181,6 +181,16 @@ pub fn audit(
             "the audit runs walks: the scenario's mode is {} (set algorithm.mode = \"decentralized\")",
             s.algorithm.mode.as_str()
         )));
+    }
+    // The canaries change a user's data (white box) or plant a record of any norm (black box),
+    // and the bound beside them is the user-level one: neither fits a record-level point.
+    if s.privacy.unit == UnitName::Record {
+        return Err(AuditError::Invalid(
+            "[privacy] unit = \"record\": the audit's worlds and bounds are user-level (its \
+             canary replaces a user's data or plants a record outside the data's norm bound); \
+             audit the scenario with unit = \"user\""
+                .into(),
+        ));
     }
     if config.views.is_empty() {
         return Err(AuditError::Invalid("no view to audit".into()));

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{Reaper, temp_dir, write_cluster};
-use dpwalk_net::run::Noise;
+use dpwalk_core::spec::Noise;
 
 const STEPS: u64 = 1500;
 const HOSTS: usize = 3;

@@ -5,8 +5,9 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use dpwalk_core::data::Dataset;
+use dpwalk_core::spec::{LossName, ProblemSpec};
 use dpwalk_net::learner::{Learner, Outcome, node_problem};
-use dpwalk_net::run::{AlgorithmSpec, LossName, MemberSpec, ProblemSpec, Run, RunFile};
+use dpwalk_net::run::{AlgorithmSpec, MemberSpec, Run, RunFile};
 use dpwalk_sim::metrics::Evaluator;
 use dpwalk_sim::run::{Schedule, run};
 use dpwalk_sim::scenario::{self, LoadedScenario, Mode};

@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use dpwalk_core::spec::{BudgetSpec, LossName, Noise, ProblemSpec};
 use dpwalk_core::topology::{TopologyKind, TopologySpec};
 use dpwalk_net::config::Timeouts;
 use dpwalk_net::final_model::FinalModelFile;
-use dpwalk_net::run::{AlgorithmSpec, BudgetSpec, LossName, Noise, ProblemSpec, RunFile};
+use dpwalk_net::run::{AlgorithmSpec, RunFile};
 use dpwalk_net::status::{Status, fetch_status};
 use dpwalk_net::workspace::{MemberPlan, NodeOptions};
 use libp2p::identity::Keypair;

@@ -5,7 +5,8 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use dpwalk_core::problem::{Loss, Regularizer};
-use dpwalk_net::run::{Noise, Run, RunError};
+use dpwalk_core::spec::Noise;
+use dpwalk_net::run::{Run, RunError};
 
 const EXAMPLE: &str = include_str!("../examples/run.toml");
 const P0: &str = "12D3KooWK99VoVxNE7XzyBwXEzW7xhK7Gpv85r9F3V3fyKSUKPH5";

@@ -507,7 +507,7 @@ impl Default for PrivacySpec {
 }
 
 fn default_delta() -> f64 {
-    dpwalk_privacy::DEFAULT_DELTA
+    dpwalk_core::spec::DEFAULT_DELTA
 }
 fn default_true() -> bool {
     true

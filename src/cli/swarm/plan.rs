@@ -3,8 +3,9 @@
 
 use anyhow::{Context, bail, ensure};
 use dpwalk_core::problem::{Loss, Regularizer};
+use dpwalk_core::spec::{BudgetSpec, LossName, ProblemSpec};
 use dpwalk_core::topology::TopologyKind;
-use dpwalk_net::run::{AlgorithmSpec, BudgetSpec, LossName, ProblemSpec, RunFile};
+use dpwalk_net::run::{AlgorithmSpec, RunFile};
 use dpwalk_net::workspace::{self, MemberPlan, NodeOptions};
 use dpwalk_sim::scenario::{AlgorithmName, LoadedScenario, Mode};
 use dpwalk_sim::simulate::{self, Prepared};

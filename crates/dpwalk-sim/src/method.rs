@@ -23,7 +23,8 @@ use dpwalk_core::baselines::dp_iadmm::{
 use dpwalk_core::baselines::ipadmm::PrivacyUnit as IpadmmUnit;
 use dpwalk_core::baselines::ipadmm::{EtaSchedule, IpadmmParams, IpadmmSettings};
 use dpwalk_core::baselines::pp_admm::{PpParams, PpSettings};
-use dpwalk_core::params::{AdmmParams, SgdParams};
+use dpwalk_core::params::{AdmmParams, ParamError, SgdParams};
+use dpwalk_core::spec::{SpecError, param_key};
 use dpwalk_core::step::Algorithm;
 
 /// A point's algorithm with validated parameters.
@@ -70,12 +71,9 @@ pub struct Knobs {
     pub calibrated: bool,
 }
 
-/// `[algorithm] key: message`, the error of one key.
+/// The error of one `[algorithm]` key (`algorithm.<key>`, as `--set` names it).
 pub fn key_error(key: &str, message: impl std::fmt::Display) -> ScenarioError {
-    ScenarioError::Key {
-        key: format!("[algorithm] {key}"),
-        message: message.to_string(),
-    }
+    SpecError::new(&["algorithm", key], message).into()
 }
 
 /// `Some(v)` or the error naming the key `kind` needs.
@@ -94,17 +92,19 @@ impl Method {
         k: &Knobs,
         record_level: bool,
     ) -> Result<Method, ScenarioError> {
-        let walk_param = |source| ScenarioError::Param {
-            context: format!(
-                "{} point (sigma={}, clip={:?}, gamma={}, lambda={}, lr={})",
-                kind.as_str(),
-                k.sigma,
-                k.clip,
-                k.gamma,
-                k.lambda,
-                k.lr
-            ),
-            source,
+        let walk_param = |e: ParamError| {
+            key_error(
+                param_key(&e),
+                format!(
+                    "{e} (the {} point sigma={}, clip={:?}, gamma={}, lambda={}, lr={})",
+                    kind.as_str(),
+                    k.sigma,
+                    k.clip,
+                    k.gamma,
+                    k.lambda,
+                    k.lr
+                ),
+            )
         };
         Ok(match kind {
             AlgorithmName::Admm => Method::Walk(Algorithm::Admm(

@@ -47,8 +47,8 @@
 
 use crate::method::{Family, Knobs, Method};
 use dpwalk_core::data::{DataSpec, PartitionSpec};
-use dpwalk_core::params::ParamError;
-use dpwalk_core::problem::{Loss, Regularizer};
+use dpwalk_core::spec::ProblemSpec;
+use dpwalk_core::spec::{SpecError, check_delta, check_epsilon};
 use dpwalk_core::topology::{TopologyKind, TopologySpec};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -81,88 +81,13 @@ pub enum ScenarioError {
         /// What is wrong.
         message: String,
     },
-    /// A parameter is outside its range.
-    #[error("{context}: {source}")]
-    Param {
-        /// Which sweep point or section.
-        context: String,
-        /// The violated range.
-        source: ParamError,
-    },
-    /// A key is missing, out of range, or does not fit the rest of the scenario.
-    #[error("{key}: {message}")]
-    Key {
-        /// The key, with its section (`[algorithm] rho`).
-        key: String,
-        /// What is wrong.
-        message: String,
-    },
+    /// A key is missing, out of range, or does not fit the rest of the scenario (the shared
+    /// checks of `dpwalk_core::spec`, and the scenario's own).
+    #[error(transparent)]
+    Spec(#[from] SpecError),
     /// Any other impossible combination.
     #[error("{0}")]
     Invalid(String),
-}
-
-/// The `[problem]` section.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ProblemSpec {
-    /// `squared`, `logistic` or `multinomial` (classes are read from the data).
-    pub loss: LossName,
-    /// L1 weight of `r`.
-    #[serde(default)]
-    pub l1: f64,
-    /// L2 weight of `r` (`r = l1‖x‖₁ + (l2/2)‖x‖²`).
-    #[serde(default)]
-    pub l2: f64,
-}
-
-/// Loss names of scenario files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LossName {
-    /// Least squares.
-    Squared,
-    /// Binary logistic regression.
-    Logistic,
-    /// Multinomial logistic regression.
-    Multinomial,
-}
-
-impl ProblemSpec {
-    /// The regularizer these weights describe.
-    pub fn regularizer(&self) -> Result<Regularizer, ScenarioError> {
-        for (name, v) in [("l1", self.l1), ("l2", self.l2)] {
-            if !(v >= 0.0 && v.is_finite()) {
-                return Err(ScenarioError::Invalid(format!(
-                    "[problem] {name} must be >= 0 and finite, got {v}"
-                )));
-            }
-        }
-        Ok(match (self.l1 > 0.0, self.l2 > 0.0) {
-            (false, false) => Regularizer::None,
-            (true, false) => Regularizer::L1 { l1: self.l1 },
-            (false, true) => Regularizer::L2 { l2: self.l2 },
-            (true, true) => Regularizer::ElasticNet {
-                l1: self.l1,
-                l2: self.l2,
-            },
-        })
-    }
-
-    /// The loss; `classes` comes from the data for multinomial problems.
-    pub fn loss(&self, classes: Option<usize>) -> Result<Loss, ScenarioError> {
-        Ok(match self.loss {
-            LossName::Squared => Loss::Squared,
-            LossName::Logistic => Loss::Logistic,
-            LossName::Multinomial => Loss::Multinomial {
-                classes: classes.ok_or_else(|| {
-                    ScenarioError::Invalid(
-                        "loss = \"multinomial\" needs class labels in the data".into(),
-                    )
-                })?,
-            },
-        })
-    }
 }
 
 /// Algorithm names of scenario files.
@@ -559,7 +484,8 @@ pub struct Scenario {
     /// How records are spread among users.
     #[serde(default)]
     pub partition: PartitionSpec,
-    /// Loss and regularizer.
+    /// Loss and regularizer (`dpwalk_core::spec::ProblemSpec`; the classes of a multinomial
+    /// loss are the data's).
     pub problem: ProblemSpec,
     /// The communication graph.
     #[serde(default = "default_topology")]
@@ -748,10 +674,7 @@ impl Scenario {
         if self.eval_every == Some(0) {
             return invalid("eval-every must be >= 1".into());
         }
-        let d = self.privacy.delta;
-        if !(d > 0.0 && d < 1.0) {
-            return invalid(format!("[privacy] delta must be in (0, 1), got {d}"));
-        }
+        check_delta(&["privacy", "delta"], self.privacy.delta)?;
         self.check_kinds()?;
         match (self.privacy.view, self.algorithm.mode) {
             (Some(BudgetView::Network), _) => {
@@ -810,10 +733,8 @@ impl Scenario {
         let Some(extra) = self.by_kind.get(&kind) else {
             return Ok(self.algorithm.clone());
         };
-        let key = format!("[by-kind.{}]", kind.as_str());
-        let bad = |message: String| ScenarioError::Key {
-            key: key.clone(),
-            message,
+        let bad = |message: String| {
+            ScenarioError::from(SpecError::new(&["by-kind", kind.as_str()], message))
         };
         let mut table = toml::Table::try_from(&self.algorithm).map_err(|e| bad(e.to_string()))?;
         for (k, v) in extra {
@@ -833,12 +754,13 @@ impl Scenario {
             let name = kind.as_str();
             if kind.is_walk() {
                 if self.privacy.unit == UnitName::Record {
-                    return Err(ScenarioError::Key {
-                        key: "[privacy] unit".into(),
-                        message: format!(
+                    return Err(SpecError::new(
+                        &["privacy", "unit"],
+                        format!(
                             "record-level accounting is wired for dp-iadmm, ipadmm and pp-admm; kind = \"{name}\" is accounted per user (use unit = \"user\")"
                         ),
-                    });
+                    )
+                    .into());
                 }
                 if kind == AlgorithmName::DpSgd && self.algorithm.mode != Mode::Decentralized {
                     return Err(ScenarioError::Invalid(
@@ -848,28 +770,30 @@ impl Scenario {
                 continue;
             }
             if kind == AlgorithmName::FedSgd && self.privacy.unit == UnitName::Record {
-                return Err(ScenarioError::Key {
-                    key: "[privacy] unit".into(),
-                    message: "kind = \"fed-sgd\" is accounted per user (use unit = \"user\")"
-                        .into(),
-                });
+                return Err(SpecError::new(
+                    &["privacy", "unit"],
+                    "kind = \"fed-sgd\" is accounted per user (use unit = \"user\")",
+                )
+                .into());
             }
             if self.privacy.view == Some(BudgetView::Central) {
-                return Err(ScenarioError::Key {
-                    key: "[privacy] view".into(),
-                    message: format!(
+                return Err(SpecError::new(
+                    &["privacy", "view"],
+                    format!(
                         "kind = \"{name}\" is proved only in the local view (an eavesdropper on every message); use view = \"local\""
                     ),
-                });
+                )
+                .into());
             }
             if self.steps < self.users as u64 {
-                return Err(ScenarioError::Key {
-                    key: "steps".into(),
-                    message: format!(
+                return Err(SpecError::new(
+                    &["steps"],
+                    format!(
                         "kind = \"{name}\" runs synchronous rounds of one update per user: steps = {} is less than one round of {} users",
                         self.steps, self.users
                     ),
-                });
+                )
+                .into());
             }
         }
         Ok(())
@@ -910,10 +834,13 @@ impl Scenario {
                 "give either sigma or a privacy budget epsilon (then sigma is calibrated), not both".into(),
             ));
         }
-        if let Some(bad) = budgets.iter().find(|&&e| !(e > 0.0 && e.is_finite())) {
-            return Err(ScenarioError::Invalid(format!(
-                "privacy budgets epsilon must be > 0, got {bad}"
-            )));
+        let key: &[&str] = if s.epsilon.is_empty() {
+            &["privacy", "epsilon"]
+        } else {
+            &["sweep", "epsilon"]
+        };
+        for &epsilon in &budgets {
+            check_epsilon(key, epsilon)?;
         }
         Ok(budgets.into_iter().map(|e| (0.0, Some(e))).collect())
     }

@@ -10,7 +10,8 @@ use crate::scenario::{LoadedScenario, Point, ScenarioError};
 use dpwalk_core::data::{DataError, Dataset, LabelKind};
 use dpwalk_core::problem::reference::{self, Reference, ReferenceOptions};
 use dpwalk_core::problem::{Problem, ProblemError};
-use dpwalk_core::rng::{Purpose, derive_seed};
+use dpwalk_core::spec::build_topology;
+use dpwalk_core::spec::topology::Source;
 use dpwalk_core::topology::{Topology, TopologyError};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -78,27 +79,34 @@ pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
         _ => None,
     };
     let users = s.partition.apply(data.train, s.users, s.seed)?;
-    let problem = Problem::new(s.problem.loss(classes)?, s.problem.regularizer()?, users)?;
+    let loss = s
+        .problem
+        .loss_for_data(classes)
+        .map_err(ScenarioError::from)?;
+    let regularizer = s.problem.regularizer().map_err(ScenarioError::from)?;
+    let problem = Problem::new(loss, regularizer, users)?;
+    // The walk's requirement; the synchronous baselines check their own (`rounds::check`).
+    let walks = s.kinds().iter().any(|k| k.is_walk())
+        && s.algorithm.mode == crate::scenario::Mode::Decentralized;
     let mut topologies = Vec::new();
-    for spec in s.topologies() {
-        let topology = spec.build(
-            Some(s.users),
-            &loaded.base_dir,
-            derive_seed(s.seed, Purpose::Topology, 0),
-        )?;
-        if topology.n() != s.users {
-            return Err(ScenarioError::Invalid(format!(
-                "the topology has {} nodes but the scenario has {} users",
-                topology.n(),
-                s.users
-            ))
-            .into());
-        }
-        // The walk's requirement; the synchronous baselines check their own (`rounds::check`).
-        let walks = s.kinds().iter().any(|k| k.is_walk());
-        if walks && s.algorithm.mode == crate::scenario::Mode::Decentralized {
-            topology.require_walkable()?;
-        }
+    let specs = s.topologies();
+    for (i, spec) in specs.iter().enumerate() {
+        // Keys are named where the spec is written: `[topology]` or `[[sweep.topology]]` i.
+        let index = i.to_string();
+        let at: &[&str] = if s.sweep.topology.is_empty() {
+            &["topology"]
+        } else {
+            &["sweep", "topology", &index]
+        };
+        let topology = build_topology(
+            spec,
+            s.users,
+            s.seed,
+            Source::Files(&loaded.base_dir),
+            walks,
+            at,
+        )
+        .map_err(ScenarioError::from)?;
         topologies.push(NamedTopology {
             label: format!("{} ({} nodes)", spec.kind.name(), topology.n()),
             topology,

@@ -281,29 +281,29 @@ fn what_a_method_cannot_run_is_refused_with_the_reason() {
     assert_refused(
         LOGISTIC,
         &["algorithm.kind=pp-admm", "users=10", "privacy.epsilon=1"],
-        &["[algorithm] kind = \"pp-admm\"", "record"],
+        &["`algorithm.kind`: kind = \"pp-admm\"", "record"],
     );
     // l = 0, and keys a kind needs.
     assert_refused(
         LASSO,
         &["algorithm.kind=ipadmm", "algorithm.inner-steps=0"],
-        &["[algorithm] inner-steps", "at least 1"],
+        &["`algorithm.inner-steps`", "at least 1"],
     );
     assert_refused(
         LASSO,
         &["algorithm.kind=ipadmm", "algorithm.l=0"],
-        &["[algorithm] inner-steps"],
+        &["`algorithm.inner-steps`"],
     );
     let no_rho = LASSO.replace("rho = 1.0\n", "");
     assert_refused(
         &no_rho,
         &["algorithm.kind=dp-iadmm"],
-        &["[algorithm] rho", "needs it"],
+        &["`algorithm.rho`", "needs it"],
     );
     assert_refused(
         LASSO,
         &["algorithm.kind=dp-iadmm", "privacy.epsilon=1"],
-        &["[algorithm] clip-l1"],
+        &["`algorithm.clip-l1`"],
     );
     assert_refused(
         LOGISTIC,
@@ -312,7 +312,7 @@ fn what_a_method_cannot_run_is_refused_with_the_reason() {
             "algorithm.nu=3",
             "privacy.epsilon=1",
         ],
-        &["[algorithm] nu", "not both"],
+        &["`algorithm.nu`", "not both"],
     );
     // Graphs a synchronous method cannot run on: disconnected, weighted.
     let edges = LASSO.replace(
@@ -335,7 +335,7 @@ fn what_a_method_cannot_run_is_refused_with_the_reason() {
     assert_refused(
         LASSO,
         &["algorithm.kind=fed-sgd", "privacy.view=central"],
-        &["[privacy] view", "local"],
+        &["`privacy.view`", "local"],
     );
     assert_refused(
         LASSO,
@@ -345,7 +345,7 @@ fn what_a_method_cannot_run_is_refused_with_the_reason() {
     assert_refused(
         LASSO,
         &["algorithm.kind=admm", "privacy.unit=record"],
-        &["[privacy] unit"],
+        &["`privacy.unit`"],
     );
 }
 
@@ -429,7 +429,7 @@ fn by_kind_tables_set_one_kind_s_keys() {
     assert_eq!(points[0].method.describe(), "C=1000000 lr=0.5");
     assert_eq!(points[1].method.describe(), "C=0.03 lr=0.01");
     let typo = text.replace("lr = 0.01", "lrr = 0.01");
-    assert_refused(&typo, &[], &["[by-kind.fed-sgd]", "lrr"]);
+    assert_refused(&typo, &[], &["`by-kind.fed-sgd`", "lrr"]);
     // A table for a kind the run leaves out (`--set sweep.kind=…`) is harmless.
     let unused = text.replace("[by-kind.fed-sgd]", "[by-kind.ipadmm]");
     assert_eq!(scenario(&unused, &[]).scenario.points().unwrap().len(), 2);

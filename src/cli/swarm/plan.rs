@@ -2,8 +2,7 @@
 //! resolves them), and the nodes' files written from it on 127.0.0.1.
 
 use anyhow::{Context, bail, ensure};
-use dpwalk_core::problem::{Loss, Regularizer};
-use dpwalk_core::spec::{BudgetSpec, LossName, ProblemSpec};
+use dpwalk_core::spec::{BudgetSpec, ProblemSpec};
 use dpwalk_core::topology::TopologyKind;
 use dpwalk_net::run::{AlgorithmSpec, RunFile};
 use dpwalk_net::workspace::{self, MemberPlan, NodeOptions};
@@ -61,17 +60,6 @@ pub(super) fn plan(
         "the run file must be self-contained: give the topology inline (a generator, or kind = \"edges\")"
     );
     let problem = &prepared.problem;
-    let (loss, classes) = match problem.loss() {
-        Loss::Squared => (LossName::Squared, None),
-        Loss::Logistic => (LossName::Logistic, None),
-        Loss::Multinomial { classes } => (LossName::Multinomial, Some(classes)),
-    };
-    let (l1, l2) = match *problem.regularizer() {
-        Regularizer::None => (0.0, 0.0),
-        Regularizer::L1 { l1 } => (l1, 0.0),
-        Regularizer::L2 { l2 } => (0.0, l2),
-        Regularizer::ElasticNet { l1, l2 } => (l1, l2),
-    };
     let file = RunFile {
         run_id: format!("{}-{}", loaded.name, s.seed)
             .chars()
@@ -87,12 +75,9 @@ pub(super) fn plan(
         seed: simulate::repetition_seed(s.seed, 0),
         steps: s.steps,
         dimension: problem.dim(),
-        problem: ProblemSpec {
-            loss,
-            classes,
-            l1,
-            l2,
-        },
+        // The loss and regularizer the simulator built (classes counted in the data), written
+        // back as the shared `[problem]` table.
+        problem: ProblemSpec::of(problem.loss(), *problem.regularizer()),
         algorithm: AlgorithmSpec {
             gamma: resolved.point.gamma,
             lambda: resolved.point.lambda,

@@ -50,14 +50,15 @@ fn temp_dir(name: &str) -> PathBuf {
 
 #[test]
 fn learners_reproduce_the_simulator_bit_for_bit() {
-    let loaded = LoadedScenario {
-        scenario: scenario::parse(SCENARIO, Path::new("test"), &[]).unwrap(),
-        base_dir: PathBuf::from("."),
-        name: "eq".into(),
-    };
-    let s = &loaded.scenario;
+    let loaded = LoadedScenario::new(
+        scenario::parse(SCENARIO, Path::new("test"), &[]).unwrap(),
+        PathBuf::from("."),
+        "eq",
+    )
+    .expect("the scenario checks");
+    let s = &loaded.scenario();
     let prepared = simulate::prepare(&loaded).unwrap();
-    let point = s.points().unwrap()[0];
+    let point = loaded.points()[0];
     let topology = &prepared.topologies[0].topology;
     let evaluator = Evaluator {
         problem: &prepared.problem,

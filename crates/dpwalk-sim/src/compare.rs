@@ -55,7 +55,7 @@ pub fn write_convergence(
                 .collect();
             let plotted = write_line_plot(
                 &LinePlot {
-                    title: format!("{}: convergence{title}", loaded.name),
+                    title: format!("{}: convergence{title}", loaded.name()),
                     x_label: x_label.into(),
                     y_label: "relative gap (F(z) − F*) / |F*|".into(),
                     log_x,

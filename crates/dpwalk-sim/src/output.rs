@@ -285,7 +285,7 @@ fn privacy(
 
 /// Builds `summary.json`'s content.
 pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointResult]) -> Summary {
-    let s = &loaded.scenario;
+    let s = &loaded.scenario();
     let points = results
         .iter()
         .map(|pr| {
@@ -360,7 +360,7 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
         })
         .collect();
     Summary {
-        scenario: loaded.name.clone(),
+        scenario: loaded.name().to_string(),
         seed: s.seed,
         points,
     }
@@ -517,7 +517,7 @@ pub fn write_all(
     prepared: &Prepared,
     results: &[PointResult],
 ) -> Result<Summary, OutputError> {
-    let s = &loaded.scenario;
+    let s = &loaded.scenario();
     let summary = summarize(loaded, prepared, results);
     write_json(&dir.join("summary.json"), &summary)?;
     write_atomic(&dir.join("metrics.csv"), metrics_csv(results).as_bytes())?;
@@ -550,7 +550,7 @@ pub fn write_all(
         .collect();
     write_line_plot(
         &LinePlot {
-            title: format!("{}: convergence", loaded.name),
+            title: format!("{}: convergence", loaded.name()),
             x_label: "steps".into(),
             y_label: "relative gap (F(z) − F*) / |F*|".into(),
             log_x: false,
@@ -570,7 +570,7 @@ pub fn write_all(
         }
     }
     crate::compare::write_convergence(dir, loaded, prepared, results)?;
-    write_privacy_details(dir, &loaded.scenario, prepared, results, &summary)?;
+    write_privacy_details(dir, &loaded.scenario(), prepared, results, &summary)?;
     Ok(summary)
 }
 
@@ -745,7 +745,7 @@ fn write_privacy_utility(
     };
     write_line_plot(
         &LinePlot {
-            title: format!("{}: {title}", loaded.name),
+            title: format!("{}: {title}", loaded.name()),
             x_label,
             y_label: utility.axis().into(),
             log_x: true,

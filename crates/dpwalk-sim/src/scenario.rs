@@ -518,18 +518,51 @@ fn default_topology() -> TopologySpec {
     TopologySpec::new(TopologyKind::Complete)
 }
 
-/// A scenario file read from disk, with the directory its relative paths start from.
+/// A scenario read and checked, with the directory its relative paths start from: the only form
+/// in which the drivers (`sim`, `audit`, `swarm`) take a scenario, so none runs an unchecked one.
 #[derive(Debug, Clone)]
 pub struct LoadedScenario {
-    /// The parsed scenario, overrides applied.
-    pub scenario: Scenario,
-    /// The scenario file's directory.
-    pub base_dir: PathBuf,
-    /// The scenario's name (its `name`, else the file stem).
-    pub name: String,
+    scenario: Scenario,
+    base_dir: PathBuf,
+    name: String,
+    points: Vec<Point>,
 }
 
-/// Reads `path`, applies `sets` (`key.path=value`, value in TOML syntax or a bare string).
+impl LoadedScenario {
+    /// Checks `scenario` ([`Scenario::check`]: every key and every sweep point).
+    pub fn new(
+        scenario: Scenario,
+        base_dir: PathBuf,
+        name: impl Into<String>,
+    ) -> Result<Self, ScenarioError> {
+        let points = scenario.check()?;
+        Ok(Self {
+            scenario,
+            base_dir,
+            name: name.into(),
+            points,
+        })
+    }
+    /// The parsed scenario, overrides applied.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+    /// The scenario file's directory.
+    pub fn base_dir(&self) -> &Path {
+        &self.base_dir
+    }
+    /// The scenario's name (its `name`, else the file stem).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The validated sweep points (one when there is no sweep).
+    pub fn points(&self) -> &[Point] {
+        &self.points
+    }
+}
+
+/// Reads `path`, applies `sets` (`key.path=value`, value in TOML syntax or a bare string), and
+/// checks the result.
 pub fn load(path: &Path, sets: &[String]) -> Result<LoadedScenario, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
         path: path.to_path_buf(),
@@ -543,11 +576,7 @@ pub fn load(path: &Path, sets: &[String]) -> Result<LoadedScenario, ScenarioErro
         .clone()
         .or(stem)
         .unwrap_or_else(|| "scenario".into());
-    Ok(LoadedScenario {
-        scenario,
-        base_dir,
-        name,
-    })
+    LoadedScenario::new(scenario, base_dir, name)
 }
 
 /// Parses scenario text (see [`load`]); `path` only names the origin in errors.
@@ -659,8 +688,9 @@ impl Point {
 }
 
 impl Scenario {
-    /// Checks the scenario-level ranges that the sections' own types do not.
-    pub fn check(&self) -> Result<(), ScenarioError> {
+    /// Checks the scenario-level ranges that the sections' own types do not, and returns the
+    /// validated sweep points.
+    pub fn check(&self) -> Result<Vec<Point>, ScenarioError> {
         let invalid = |m: String| Err(ScenarioError::Invalid(m));
         if self.users < 1 {
             return invalid("users must be >= 1".into());
@@ -713,7 +743,7 @@ impl Scenario {
             }
             _ => {}
         }
-        self.points().map(|_| ())
+        self.points()
     }
 
     /// The algorithms of the scenario: the sweep's list, else `[algorithm] kind`.

@@ -70,10 +70,9 @@ pub struct NamedTopology {
 /// Loads the data, partitions it, builds the problem and the topology, and solves the
 /// non-private reference problem. Data are the same for every run of the scenario.
 pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
-    let s = &loaded.scenario;
-    s.check()?;
+    let s = &loaded.scenario();
     // The data and partition derive their own seeds from the run seed (see `data::spec`).
-    let data = s.data.load(&loaded.base_dir, s.seed)?;
+    let data = s.data.load(&loaded.base_dir(), s.seed)?;
     let classes = match data.train.label_kind {
         LabelKind::Classes(k) => Some(k),
         _ => None,
@@ -102,7 +101,7 @@ pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
             spec,
             s.users,
             s.seed,
-            Source::Files(&loaded.base_dir),
+            Source::Files(&loaded.base_dir()),
             walks,
             at,
         )
@@ -117,10 +116,10 @@ pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
     let privacy = PrivacyContext::new(s, &problem, &graphs)?;
     // The baselines refuse what they cannot run (a loss outside a proof, a graph) now, with the
     // reason, rather than after the other points have run.
-    for point in s.points()? {
+    for point in loaded.points() {
         if point.method.walk().is_none() {
             crate::rounds::check(&problem, graphs[point.topology], &point.method)?;
-            privacy.account(&point)?;
+            privacy.account(point)?;
         }
     }
     Ok(Prepared {
@@ -151,9 +150,9 @@ pub fn simulate(
     prepared: &Prepared,
     quiet: bool,
 ) -> Result<Vec<PointResult>, SimError> {
-    let s = &loaded.scenario;
-    let resolved: Vec<Resolved> = s
-        .points()?
+    let s = &loaded.scenario();
+    let resolved: Vec<Resolved> = loaded
+        .points()
         .iter()
         .map(|p| prepared.privacy.resolve(s, p))
         .collect::<Result<_, _>>()?;

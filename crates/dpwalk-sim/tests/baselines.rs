@@ -171,11 +171,12 @@ epsilon = 1.0
 /// repetition's released model.
 fn calibrated_run(text: &str, dir: &Path, sets: &[&str]) -> (f64, f64, f64) {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let loaded = LoadedScenario {
-        scenario: parse(text, Path::new("zero.toml"), &sets).expect("parses"),
-        base_dir: dir.to_path_buf(),
-        name: "zero".into(),
-    };
+    let loaded = LoadedScenario::new(
+        parse(text, Path::new("zero.toml"), &sets).expect("parses"),
+        dir.to_path_buf(),
+        "zero",
+    )
+    .expect("the scenario checks");
     let prepared = prepare(&loaded).expect("prepare");
     let results = simulate(&loaded, &prepared, true).expect("simulate");
     let summary = dpwalk_sim::output::summarize(&loaded, &prepared, &results);
@@ -248,9 +249,14 @@ fn each_noise_has_the_scale_of_its_calibration() {
     );
 }
 
-/// The error of preparing `text` with `sets`, as text.
+/// The error of checking or preparing `text` with `sets`, as text.
 fn refusal(text: &str, sets: &[&str]) -> String {
-    let loaded = scenario(text, sets);
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let parsed = parse(text, Path::new("inline.toml"), &sets).expect("parses");
+    let loaded = match LoadedScenario::new(parsed, PathBuf::from("."), "inline") {
+        Ok(loaded) => loaded,
+        Err(e) => return e.to_string(),
+    };
     match prepare(&loaded) {
         Ok(_) => panic!("{sets:?} must be refused"),
         Err(e) => e.to_string(),
@@ -357,7 +363,7 @@ fn federated_kinds_run_once_whatever_the_graphs() {
     )
     .replace("[topology]\nkind = \"random-regular\"\ndegree = 3\n", "");
     let loaded = scenario(&text, &[]);
-    let points = loaded.scenario.points().unwrap();
+    let points = loaded.points().to_vec();
     let names: Vec<&str> = points.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["fed-sgd", "dp-iadmm", "ipadmm", "ipadmm"]);
 }
@@ -425,12 +431,12 @@ fn by_kind_tables_set_one_kind_s_keys() {
     let text = format!(
         "{LASSO}\n[sweep]\nkind = [\"dp-sgd\", \"fed-sgd\"]\n[by-kind.fed-sgd]\nlr = 0.01\nclip = 0.03\n"
     );
-    let points = scenario(&text, &[]).scenario.points().unwrap();
+    let points = scenario(&text, &[]).points().to_vec();
     assert_eq!(points[0].method.describe(), "C=1000000 lr=0.5");
     assert_eq!(points[1].method.describe(), "C=0.03 lr=0.01");
     let typo = text.replace("lr = 0.01", "lrr = 0.01");
     assert_refused(&typo, &[], &["`by-kind.fed-sgd`", "lrr"]);
     // A table for a kind the run leaves out (`--set sweep.kind=…`) is harmless.
     let unused = text.replace("[by-kind.fed-sgd]", "[by-kind.ipadmm]");
-    assert_eq!(scenario(&unused, &[]).scenario.points().unwrap().len(), 2);
+    assert_eq!(scenario(&unused, &[]).points().len(), 2);
 }

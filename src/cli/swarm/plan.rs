@@ -17,13 +17,13 @@ pub(super) fn plan(
     loaded: &LoadedScenario,
     prepared: &Prepared,
 ) -> anyhow::Result<(dpwalk_sim::privacy::Resolved, RunFile)> {
-    let s = &loaded.scenario;
+    let s = &loaded.scenario();
     ensure!(
         s.algorithm.mode == Mode::Decentralized && s.algorithm.kind == AlgorithmName::Admm,
         "a swarm runs the decentralized ADMM walk: set algorithm.kind = \"admm\" and mode = \"decentralized\""
     );
-    let points = s.points()?;
-    let [point] = points.as_slice() else {
+    let points = loaded.points();
+    let [point] = points else {
         bail!(
             "a swarm runs one point: the scenario sweeps over {} (remove its [sweep])",
             points.len()
@@ -61,7 +61,7 @@ pub(super) fn plan(
     );
     let problem = &prepared.problem;
     let file = RunFile {
-        run_id: format!("{}-{}", loaded.name, s.seed)
+        run_id: format!("{}-{}", loaded.name(), s.seed)
             .chars()
             .map(|c| {
                 if c.is_ascii_alphanumeric() || "._-".contains(c) {
@@ -99,7 +99,7 @@ pub(super) fn write_nodes(
     prepared: &Prepared,
     run_file: RunFile,
 ) -> anyhow::Result<Vec<NodeProc>> {
-    let n = loaded.scenario.users;
+    let n = loaded.scenario().users;
     let ports = workspace::free_ports(2 * n)?;
     let data = prepared.problem.data();
     let plans: Vec<MemberPlan> = (0..n)
@@ -112,7 +112,7 @@ pub(super) fn write_nodes(
         })
         .collect();
     let options = NodeOptions {
-        eval_every: Some(loaded.scenario.eval_interval()),
+        eval_every: Some(loaded.scenario().eval_interval()),
         timeouts: None,
     };
     let written = workspace::write(out, run_file, &plans, options)

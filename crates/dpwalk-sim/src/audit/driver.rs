@@ -175,7 +175,7 @@ pub fn audit(
     prepared: &Prepared,
     config: &Config,
 ) -> Result<Vec<PointAudit>, AuditError> {
-    let s = &loaded.scenario;
+    let s = &loaded.scenario();
     if s.algorithm.mode != Mode::Decentralized {
         return Err(AuditError::Invalid(format!(
             "the audit runs walks: the scenario's mode is {} (set algorithm.mode = \"decentralized\")",
@@ -185,7 +185,7 @@ pub fn audit(
     if config.views.is_empty() {
         return Err(AuditError::Invalid("no view to audit".into()));
     }
-    let points = s.points()?;
+    let points = loaded.points();
     let chosen: Vec<usize> = match config.point {
         Some(p) if p >= points.len() => {
             return Err(AuditError::Invalid(format!(
@@ -240,7 +240,7 @@ fn audit_point(
     steps: u64,
     bar: &ProgressBar,
 ) -> Result<PointAudit, AuditError> {
-    let s = &loaded.scenario;
+    let s = &loaded.scenario();
     let named = &prepared.topologies[point.topology];
     let topology = &named.topology;
     let n = topology.n();

@@ -8,9 +8,10 @@ use dpwalk_core::data::Dataset;
 use dpwalk_core::spec::{LossName, ProblemSpec};
 use dpwalk_net::learner::{Learner, Outcome, node_problem};
 use dpwalk_net::run::{AlgorithmSpec, MemberSpec, Run, RunFile};
+use dpwalk_sim::algorithm::Mode;
 use dpwalk_sim::metrics::Evaluator;
 use dpwalk_sim::run::{Schedule, run};
-use dpwalk_sim::scenario::{self, LoadedScenario, Mode};
+use dpwalk_sim::scenario::{self, LoadedScenario};
 use dpwalk_sim::simulate;
 use std::path::{Path, PathBuf};
 

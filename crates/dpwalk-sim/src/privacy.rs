@@ -8,11 +8,12 @@
 //! ([`dpwalk_privacy::walk::NETWORK_ONE_CONTRIBUTION`]); ADMM walks have none
 //! ([`dpwalk_privacy::walk::ADMM_NETWORK_WITHDRAWN`]).
 
+use crate::algorithm::Mode;
 use crate::baseline_privacy::{Account, Inputs};
 use crate::method::Method;
 use crate::run::LATE_WINDOW;
 use crate::run::RunResult;
-use crate::scenario::{BudgetView, ConversionName, Mode, Point, Scenario, ScenarioError};
+use crate::scenario::{BudgetView, ConversionName, Point, Scenario, ScenarioError};
 use dpwalk_core::problem::Problem;
 use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::Topology;

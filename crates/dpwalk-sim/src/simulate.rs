@@ -1,5 +1,5 @@
 //! A whole scenario: prepare the problem once, run every sweep point and repetition in parallel
-//! (`rayon`), aggregate, and hand the results to [`crate::output`].
+//! (`rayon`), and aggregate; `crate::output` writes the results.
 
 use crate::method::Method;
 use crate::metrics::Evaluator;
@@ -38,9 +38,6 @@ pub enum SimError {
     /// The accountant refused its inputs.
     #[error("privacy: {0}")]
     Privacy(#[from] dpwalk_privacy::PrivacyError),
-    /// Writing outputs failed.
-    #[error("output: {0}")]
-    Output(#[from] crate::output::OutputError),
 }
 
 /// The parts of a scenario shared by all its runs.
@@ -86,7 +83,7 @@ pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
     let problem = Problem::new(loss, regularizer, users)?;
     // The walk's requirement; the synchronous baselines check their own (`rounds::check`).
     let walks = s.kinds().iter().any(|k| k.is_walk())
-        && s.algorithm.mode == crate::scenario::Mode::Decentralized;
+        && s.algorithm.mode == crate::algorithm::Mode::Decentralized;
     let mut topologies = Vec::new();
     let specs = s.topologies();
     for (i, spec) in specs.iter().enumerate() {

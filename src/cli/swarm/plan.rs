@@ -6,7 +6,8 @@ use dpwalk_core::spec::{BudgetSpec, ProblemSpec};
 use dpwalk_core::topology::TopologyKind;
 use dpwalk_net::run::{AlgorithmSpec, RunFile};
 use dpwalk_net::workspace::{self, MemberPlan, NodeOptions};
-use dpwalk_sim::scenario::{AlgorithmName, LoadedScenario, Mode};
+use dpwalk_sim::algorithm::{AlgorithmName, Mode};
+use dpwalk_sim::scenario::LoadedScenario;
 use dpwalk_sim::simulate::{self, Prepared};
 use std::path::Path;
 

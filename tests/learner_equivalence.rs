@@ -57,7 +57,7 @@ fn learners_reproduce_the_simulator_bit_for_bit() {
         "eq",
     )
     .expect("the scenario checks");
-    let s = &loaded.scenario();
+    let s = loaded.scenario();
     let prepared = simulate::prepare(&loaded).unwrap();
     let point = loaded.points()[0];
     let topology = &prepared.topologies[0].topology;

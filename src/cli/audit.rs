@@ -118,7 +118,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<()> {
     };
     let points = driver::audit(&loaded, &prepared, &config)
         .with_context(|| format!("auditing scenario {}", args.scenario.display()))?;
-    output::write_all(&out, &loaded.name(), &points)
+    output::write_all(&out, loaded.name(), &points)
         .with_context(|| format!("writing the audit to {}", out.display()))?;
     print_table(&points, &out);
     Ok(())

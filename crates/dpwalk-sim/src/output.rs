@@ -273,7 +273,7 @@ fn privacy(
 
 /// Builds `summary.json`'s content.
 pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointResult]) -> Summary {
-    let s = &loaded.scenario();
+    let s = loaded.scenario();
     let points = results
         .iter()
         .map(|pr| {
@@ -413,7 +413,7 @@ pub fn write_all(
     prepared: &Prepared,
     results: &[PointResult],
 ) -> Result<Summary, OutputError> {
-    let s = &loaded.scenario();
+    let s = loaded.scenario();
     let summary = summarize(loaded, prepared, results);
     write_json(&dir.join("summary.json"), &summary)?;
     write_atomic(&dir.join("metrics.csv"), metrics_csv(results).as_bytes())?;
@@ -466,7 +466,7 @@ pub fn write_all(
         }
     }
     write_convergence(dir, loaded, prepared, results)?;
-    write_privacy_details(dir, &loaded.scenario(), prepared, results, &summary)?;
+    write_privacy_details(dir, loaded.scenario(), prepared, results, &summary)?;
     Ok(summary)
 }
 

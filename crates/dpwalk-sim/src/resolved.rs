@@ -40,10 +40,10 @@ fn absolute_topology(spec: &mut TopologySpec, base: &Path) {
 pub fn resolved_toml(loaded: &LoadedScenario) -> Result<String, ScenarioError> {
     let mut s: Scenario = loaded.scenario().clone();
     s.name = Some(loaded.name().to_string());
-    absolute_data(&mut s.data, &loaded.base_dir());
-    absolute_topology(&mut s.topology, &loaded.base_dir());
+    absolute_data(&mut s.data, loaded.base_dir());
+    absolute_topology(&mut s.topology, loaded.base_dir());
     for t in &mut s.sweep.topology {
-        absolute_topology(t, &loaded.base_dir());
+        absolute_topology(t, loaded.base_dir());
     }
     let text = toml::to_string(&s).map_err(|e| {
         ScenarioError::Invalid(format!("cannot write the resolved scenario as TOML: {e}"))

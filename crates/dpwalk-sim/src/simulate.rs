@@ -67,9 +67,9 @@ pub struct NamedTopology {
 /// Loads the data, partitions it, builds the problem and the topology, and solves the
 /// non-private reference problem. Data are the same for every run of the scenario.
 pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
-    let s = &loaded.scenario();
+    let s = loaded.scenario();
     // The data and partition derive their own seeds from the run seed (see `data::spec`).
-    let data = s.data.load(&loaded.base_dir(), s.seed)?;
+    let data = s.data.load(loaded.base_dir(), s.seed)?;
     let classes = match data.train.label_kind {
         LabelKind::Classes(k) => Some(k),
         _ => None,
@@ -98,7 +98,7 @@ pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
             spec,
             s.users,
             s.seed,
-            Source::Files(&loaded.base_dir()),
+            Source::Files(loaded.base_dir()),
             walks,
             at,
         )
@@ -147,7 +147,7 @@ pub fn simulate(
     prepared: &Prepared,
     quiet: bool,
 ) -> Result<Vec<PointResult>, SimError> {
-    let s = &loaded.scenario();
+    let s = loaded.scenario();
     let resolved: Vec<Resolved> = loaded
         .points()
         .iter()

@@ -18,7 +18,7 @@ fn fnv(text: &str) -> u64 {
 /// The serialized scenario and its points, as text.
 fn fingerprint(path: &Path) -> (u64, u64) {
     let loaded = load(path, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let s = &loaded.scenario();
+    let s = loaded.scenario();
     s.check()
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let text = toml::to_string(s).unwrap();

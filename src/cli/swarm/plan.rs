@@ -18,7 +18,7 @@ pub(super) fn plan(
     loaded: &LoadedScenario,
     prepared: &Prepared,
 ) -> anyhow::Result<(dpwalk_sim::privacy::Resolved, RunFile)> {
-    let s = &loaded.scenario();
+    let s = loaded.scenario();
     ensure!(
         s.algorithm.mode == Mode::Decentralized && s.algorithm.kind == AlgorithmName::Admm,
         "a swarm runs the decentralized ADMM walk: set algorithm.kind = \"admm\" and mode = \"decentralized\""

@@ -176,7 +176,7 @@ pub fn audit(
     prepared: &Prepared,
     config: &Config,
 ) -> Result<Vec<PointAudit>, AuditError> {
-    let s = &loaded.scenario();
+    let s = loaded.scenario();
     if s.algorithm.mode != Mode::Decentralized {
         return Err(AuditError::Invalid(format!(
             "the audit runs walks: the scenario's mode is {} (set algorithm.mode = \"decentralized\")",
@@ -241,7 +241,7 @@ fn audit_point(
     steps: u64,
     bar: &ProgressBar,
 ) -> Result<PointAudit, AuditError> {
-    let s = &loaded.scenario();
+    let s = loaded.scenario();
     let named = &prepared.topologies[point.topology];
     let topology = &named.topology;
     let n = topology.n();

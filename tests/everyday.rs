@@ -444,7 +444,7 @@ fn runfile_new_writes_a_run_file_a_node_accepts_and_refuses_bad_members() {
     );
     assert!(matches!(
         parsed.noise(),
-        dpwalk_net::run::Noise::Budget { epsilon, .. } if epsilon == 2.0
+        dpwalk_core::spec::Noise::Budget { epsilon, .. } if epsilon == 2.0
     ));
     for (i, m) in parsed.members().iter().enumerate() {
         assert_eq!(m.index, i);

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Reaper, free_ports, temp_dir, wait_exit, write_cluster};
-use dpwalk_net::run::Noise;
+use dpwalk_core::spec::Noise;
 
 /// Polls until `check` holds, panicking with `what` after `limit`.
 fn wait_until(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {

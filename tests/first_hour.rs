@@ -10,7 +10,8 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use common::{Cluster, DIM, Reaper, free_ports, temp_dir, wait_exit, write_cluster};
-use dpwalk_net::run::{Noise, RunHash};
+use dpwalk_core::spec::Noise;
+use dpwalk_net::run::RunHash;
 use dpwalk_net::state::{NodeState, StateDir};
 
 fn dpwalk(args: &[&str]) -> Output {
@@ -207,7 +208,7 @@ fn members_with_different_run_files_name_the_key_and_both_values() {
 /// One δ everywhere: `account` and `calibrate` default to the δ of scenarios and run files.
 #[test]
 fn delta_defaults_to_one_value_everywhere() {
-    let delta = dpwalk_privacy::DEFAULT_DELTA;
+    let delta = dpwalk_core::spec::DEFAULT_DELTA;
     assert_eq!(delta, 1e-6);
     for args in [
         &[

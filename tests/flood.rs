@@ -18,7 +18,7 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use common::{Reaper, tcp_swarm, temp_dir, write_cluster};
-use dpwalk_net::run::Noise;
+use dpwalk_core::spec::Noise;
 use futures::StreamExt;
 use libp2p::Multiaddr;
 use libp2p::identity::Keypair;

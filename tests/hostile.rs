@@ -20,10 +20,11 @@ use std::io;
 use std::time::{Duration, Instant};
 
 use common::{Cluster, DIM, Reaper, tcp_swarm, temp_dir, write_cluster};
+use dpwalk_core::spec::Noise;
 use dpwalk_net::behaviour::{self, Behaviour, BehaviourEvent};
 use dpwalk_net::codec::{self, Avoided, Hello, Message, Rejection, Token};
 use dpwalk_net::limits::Limits;
-use dpwalk_net::run::{Noise, Run};
+use dpwalk_net::run::Run;
 use dpwalk_net::seal::seal;
 use futures::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, StreamExt};
 use libp2p::identity::Keypair;

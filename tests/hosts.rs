@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use common::netns::Namespaces;
 use common::{Reaper, temp_dir, write_cluster};
-use dpwalk_net::run::Noise;
+use dpwalk_core::spec::Noise;
 
 const STEPS: u64 = 1500;
 const HOSTS: usize = 3;

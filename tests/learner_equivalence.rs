@@ -5,11 +5,13 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use dpwalk_core::data::Dataset;
+use dpwalk_core::spec::{LossName, ProblemSpec};
 use dpwalk_net::learner::{Learner, Outcome, node_problem};
-use dpwalk_net::run::{AlgorithmSpec, LossName, MemberSpec, ProblemSpec, Run, RunFile};
+use dpwalk_net::run::{AlgorithmSpec, MemberSpec, Run, RunFile};
+use dpwalk_sim::algorithm::Mode;
 use dpwalk_sim::metrics::Evaluator;
 use dpwalk_sim::run::{Schedule, run};
-use dpwalk_sim::scenario::{self, LoadedScenario, Mode};
+use dpwalk_sim::scenario::{self, LoadedScenario};
 use dpwalk_sim::simulate;
 use std::path::{Path, PathBuf};
 
@@ -49,14 +51,15 @@ fn temp_dir(name: &str) -> PathBuf {
 
 #[test]
 fn learners_reproduce_the_simulator_bit_for_bit() {
-    let loaded = LoadedScenario {
-        scenario: scenario::parse(SCENARIO, Path::new("test"), &[]).unwrap(),
-        base_dir: PathBuf::from("."),
-        name: "eq".into(),
-    };
-    let s = &loaded.scenario;
+    let loaded = LoadedScenario::new(
+        scenario::parse(SCENARIO, Path::new("test"), &[]).unwrap(),
+        PathBuf::from("."),
+        "eq",
+    )
+    .expect("the scenario checks");
+    let s = loaded.scenario();
     let prepared = simulate::prepare(&loaded).unwrap();
-    let point = s.points().unwrap()[0];
+    let point = loaded.points()[0];
     let topology = &prepared.topologies[0].topology;
     let evaluator = Evaluator {
         problem: &prepared.problem,

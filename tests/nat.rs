@@ -19,11 +19,12 @@ use std::time::{Duration, Instant};
 
 use common::netns::Namespaces;
 use common::{Reaper, scenario_records, simulated_model, temp_dir, write_run};
+use dpwalk_core::spec::{LossName, ProblemSpec};
 use dpwalk_core::topology::{TopologyKind, TopologySpec};
 use dpwalk_core::walk::start_holder;
 use dpwalk_net::config::Timeouts;
 use dpwalk_net::reach::Via;
-use dpwalk_net::run::{AlgorithmSpec, LossName, ProblemSpec, RunFile};
+use dpwalk_net::run::{AlgorithmSpec, RunFile};
 use dpwalk_net::status::Status;
 
 /// The run, as the simulator's scenario; the run file below holds the same parameters.

@@ -118,7 +118,7 @@ pub struct GaussianArgs {
     #[arg(
         long,
         value_name = "D",
-        default_value_t = dpwalk_privacy::DEFAULT_DELTA,
+        default_value_t = dpwalk_core::spec::DEFAULT_DELTA,
         allow_negative_numbers = true
     )]
     delta: f64,
@@ -412,7 +412,7 @@ pub struct WalkArgs {
     #[arg(
         long,
         value_name = "D",
-        default_value_t = dpwalk_privacy::DEFAULT_DELTA,
+        default_value_t = dpwalk_core::spec::DEFAULT_DELTA,
         allow_negative_numbers = true
     )]
     delta: f64,

@@ -95,7 +95,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<()> {
     let sets = args.overrides.with([]);
     let loaded = scenario::load(&args.scenario, &sets)?;
     let out = args.out.unwrap_or_else(|| {
-        PathBuf::from("runs").join(format!("{}-audit-{}", loaded.name, utc_stamp()))
+        PathBuf::from("runs").join(format!("{}-audit-{}", loaded.name(), utc_stamp()))
     });
     rundir::prepare(&out, args.force)?;
     rundir::write_scenario(&out, &loaded)?;
@@ -118,7 +118,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<()> {
     };
     let points = driver::audit(&loaded, &prepared, &config)
         .with_context(|| format!("auditing scenario {}", args.scenario.display()))?;
-    output::write_all(&out, &loaded.name, &points)
+    output::write_all(&out, loaded.name(), &points)
         .with_context(|| format!("writing the audit to {}", out.display()))?;
     print_table(&points, &out);
     Ok(())

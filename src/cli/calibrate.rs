@@ -58,7 +58,7 @@ pub struct CalibrateArgs {
     #[arg(
         long,
         value_name = "D",
-        default_value_t = dpwalk_privacy::DEFAULT_DELTA,
+        default_value_t = dpwalk_core::spec::DEFAULT_DELTA,
         allow_negative_numbers = true
     )]
     delta: f64,

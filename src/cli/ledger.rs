@@ -18,7 +18,7 @@ pub struct ShowArgs {
     /// The ledger, e.g. state/ledger.bin.
     path: PathBuf,
     /// δ of the (ε, δ) figure (tight conversion over the ledger's orders).
-    #[arg(long, default_value_t = 1e-6)]
+    #[arg(long, default_value_t = dpwalk_core::spec::DEFAULT_DELTA)]
     delta: f64,
     /// List the seq of every record.
     #[arg(long)]

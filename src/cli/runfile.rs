@@ -6,10 +6,9 @@
 use super::eval::{LossArg, ProblemArgs};
 use anyhow::{Context, bail, ensure};
 use clap::Args;
+use dpwalk_core::spec::{BudgetSpec, LossName, ProblemSpec};
 use dpwalk_core::topology::TopologySpec;
-use dpwalk_net::run::{
-    AlgorithmSpec, BudgetSpec, LossName, MemberSpec, ProblemSpec, Run, RunError, RunFile,
-};
+use dpwalk_net::run::{AlgorithmSpec, MemberSpec, Run, RunError, RunFile};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::PathBuf;

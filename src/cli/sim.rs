@@ -30,9 +30,9 @@ pub struct SimArgs {
 pub fn run(args: SimArgs) -> anyhow::Result<()> {
     let sets = args.overrides.with([]);
     let loaded = scenario::load(&args.scenario, &sets)?;
-    let out = args
-        .out
-        .unwrap_or_else(|| PathBuf::from("runs").join(format!("{}-{}", loaded.name, utc_stamp())));
+    let out = args.out.unwrap_or_else(|| {
+        PathBuf::from("runs").join(format!("{}-{}", loaded.name(), utc_stamp()))
+    });
     rundir::prepare(&out, args.force)?;
     rundir::write_scenario(&out, &loaded)?;
     tracing::info!(scenario = %args.scenario.display(), out = %out.display(), "preparing data, problem and reference optimum");

@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use dpwalk_core::spec::{BudgetSpec, LossName, Noise, ProblemSpec};
 use dpwalk_core::topology::{TopologyKind, TopologySpec};
 use dpwalk_net::config::Timeouts;
 use dpwalk_net::final_model::FinalModelFile;
-use dpwalk_net::run::{AlgorithmSpec, BudgetSpec, LossName, Noise, ProblemSpec, RunFile};
+use dpwalk_net::run::{AlgorithmSpec, RunFile};
 use dpwalk_net::status::{Status, fetch_status};
 use dpwalk_net::workspace::{MemberPlan, NodeOptions};
 use libp2p::identity::Keypair;
@@ -207,14 +208,15 @@ pub fn write_run(
 /// them, and the features per record: a cluster holding them, with the scenario's parameters in
 /// its run file, ends with the model `dpwalk sim` computes for the scenario.
 pub fn scenario_records(scenario: &str) -> (Vec<Records>, usize) {
-    let loaded = dpwalk_sim::scenario::LoadedScenario {
-        scenario: dpwalk_sim::scenario::parse(scenario, Path::new("test"), &[]).unwrap(),
-        base_dir: PathBuf::from("."),
-        name: "test".into(),
-    };
+    let loaded = dpwalk_sim::scenario::LoadedScenario::new(
+        dpwalk_sim::scenario::parse(scenario, Path::new("test"), &[]).unwrap(),
+        PathBuf::from("."),
+        "test",
+    )
+    .expect("the scenario checks");
     let prepared = dpwalk_sim::simulate::prepare(&loaded).unwrap();
     let data = prepared.problem.data();
-    let records = (0..loaded.scenario.users)
+    let records = (0..loaded.scenario().users)
         .map(|i| (data.features(i).to_vec(), data.labels(i).to_vec()))
         .collect();
     (records, data.data.n_features)

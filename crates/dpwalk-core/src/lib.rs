@@ -2,6 +2,8 @@
 //!
 //! # Layout
 //! - [`params`]: validated step parameters (γ, λ, σ, C, learning rate).
+//! - [`spec`]: what a run is (problem, step, noise source, topology) as scenario and run files
+//!   write it, validated with errors naming the key.
 //! - [`rng`]: the run seed → per-user `ChaCha12Rng` streams, and derived seeds.
 //! - [`noise`]: the step's Gaussian noise, drawn from a user's stream in bulk.
 //! - [`problem`]: losses, regularizers, their prox operators, the objective; [`problem::reference`]
@@ -23,6 +25,7 @@ pub mod noise;
 pub mod params;
 pub mod problem;
 pub mod rng;
+pub mod spec;
 pub mod step;
 pub mod topology;
 pub mod walk;

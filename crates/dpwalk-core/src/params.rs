@@ -58,14 +58,19 @@ fn check_sigma(sigma: f64) -> Result<f64, ParamError> {
     }
 }
 
-impl AdmmParams {
-    /// Checks every range of the module table.
-    pub fn new(
-        gamma: f64,
-        relaxation: f64,
-        sigma: f64,
-        clip: Option<f64>,
-    ) -> Result<Self, ParamError> {
+/// γ, λ and C of the ADMM step, validated, without σ: what a run fixes before its σ is known
+/// (given, or calibrated to a budget). [`AdmmStep::with_sigma`] is the way to an [`AdmmParams`],
+/// so that no validated step holds a placeholder σ while it waits for its calibration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdmmStep {
+    gamma: f64,
+    relaxation: f64,
+    clip: Option<f64>,
+}
+
+impl AdmmStep {
+    /// Checks the ranges of γ, λ and C (module table).
+    pub fn new(gamma: f64, relaxation: f64, clip: Option<f64>) -> Result<Self, ParamError> {
         if !(gamma > 0.0 && gamma.is_finite()) {
             return Err(ParamError::Gamma(gamma));
         }
@@ -75,9 +80,43 @@ impl AdmmParams {
         Ok(Self {
             gamma,
             relaxation,
-            sigma: check_sigma(sigma)?,
             clip: check_clip(clip)?,
         })
+    }
+
+    /// The step with its σ (checked `>= 0` and finite).
+    pub fn with_sigma(&self, sigma: f64) -> Result<AdmmParams, ParamError> {
+        Ok(AdmmParams {
+            gamma: self.gamma,
+            relaxation: self.relaxation,
+            sigma: check_sigma(sigma)?,
+            clip: self.clip,
+        })
+    }
+
+    /// γ.
+    pub fn gamma(&self) -> f64 {
+        self.gamma
+    }
+    /// λ.
+    pub fn relaxation(&self) -> f64 {
+        self.relaxation
+    }
+    /// C, or `None` when unclipped.
+    pub fn clip(&self) -> Option<f64> {
+        self.clip
+    }
+}
+
+impl AdmmParams {
+    /// Checks every range of the module table.
+    pub fn new(
+        gamma: f64,
+        relaxation: f64,
+        sigma: f64,
+        clip: Option<f64>,
+    ) -> Result<Self, ParamError> {
+        AdmmStep::new(gamma, relaxation, clip)?.with_sigma(sigma)
     }
 
     /// γ.

@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use dpwalk_core::data::DataSpec;
+use dpwalk_core::spec::BudgetSpec;
 use dpwalk_core::topology::spec::toml_error_location;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -62,21 +63,6 @@ pub enum ConfigError {
         /// What is wrong.
         message: String,
     },
-}
-
-/// The node's own budget (local view: against an eavesdropper on every token it sends).
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct BudgetConfig {
-    /// ε.
-    pub epsilon: f64,
-    /// δ ([`dpwalk_privacy::DEFAULT_DELTA`] when omitted).
-    #[serde(default = "default_delta")]
-    pub delta: f64,
-}
-
-fn default_delta() -> f64 {
-    dpwalk_privacy::DEFAULT_DELTA
 }
 
 /// Timeouts, in milliseconds.
@@ -161,7 +147,7 @@ pub struct NodeConfig {
     pub eval_every: Option<u64>,
     /// The node's budget.
     #[serde(default)]
-    pub budget: Option<BudgetConfig>,
+    pub budget: Option<BudgetSpec>,
     /// Timeouts.
     #[serde(default)]
     pub timeouts: Timeouts,
@@ -194,16 +180,12 @@ impl NodeConfig {
             invalid(line, key, e.message().to_string())
         })?;
         cfg.base_dir = base_dir.to_path_buf();
-        if let Some(b) = cfg.budget
-            && !(b.epsilon > 0.0 && b.epsilon.is_finite() && b.delta > 0.0 && b.delta < 1.0)
-        {
+        // The node's own budget is checked as a run file's `[budget]` is.
+        if let Some(Err(e)) = cfg.budget.map(|b| b.check("budget")) {
             return Err(invalid(
-                1,
-                Some("budget".into()),
-                format!(
-                    "epsilon must be > 0 and finite and delta in (0, 1), got ({}, {})",
-                    b.epsilon, b.delta
-                ),
+                e.line_in(text).unwrap_or(1),
+                Some(e.key()),
+                e.message().to_string(),
             ));
         }
         if cfg.eval_every == Some(0) {

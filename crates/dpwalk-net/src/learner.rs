@@ -86,9 +86,6 @@ pub const LEDGER_FILE: &str = "ledger.bin";
 /// directory: one line `seq,z_0,…,z_{p−1}` per point (shortest round-trip decimals), `#` comments.
 pub const EVALS_FILE: &str = "evals.csv";
 
-/// δ of the figures a node reports when neither its budget nor the run names one.
-pub use dpwalk_privacy::DEFAULT_DELTA;
-
 /// How many contributions may wait for the ledger's flush (their seqs ride in every state commit:
 /// 8 bytes each). [`Learner::receive`] flushes the ledger first rather than let the list grow
 /// past it.
@@ -356,7 +353,7 @@ impl<'p> Learner<'p> {
                 policy = Some(p);
             }
         }
-        let delta = policy.map_or(DEFAULT_DELTA, |p| p.budget().delta());
+        let delta = policy.map_or(dpwalk_core::spec::DEFAULT_DELTA, |p| p.budget().delta());
         let quality = Quality::new(params.sigma(), params.clip(), run.dimension());
         Ok(Learner {
             run,

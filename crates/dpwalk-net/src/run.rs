@@ -23,7 +23,7 @@
 //! [budget]                # either this or sigma: σ is calibrated to (epsilon, delta) on the
 //!                         # local view, for a member's planned visits ([`Run::calibrate`])
 //! epsilon = 1.0           # > 0
-//! delta = 1e-6            # ∈ (0, 1); default dpwalk_privacy::DEFAULT_DELTA (1e-6)
+//! delta = 1e-6            # ∈ (0, 1); default dpwalk_core::spec::DEFAULT_DELTA (1e-6)
 //!
 //! [topology]              # dpwalk_core::topology::TopologySpec; not kind = "file"
 //! kind = "complete"
@@ -48,11 +48,12 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
-use dpwalk_core::params::{AdmmParams, ParamError};
+use dpwalk_core::params::{AdmmParams, AdmmStep, ParamError};
 use dpwalk_core::problem::{Loss, Regularizer};
-use dpwalk_core::rng::{Purpose, derive_seed};
-use dpwalk_core::topology::spec::{key_line, line_of_offset, toml_error_location};
-use dpwalk_core::topology::{Topology, TopologyError, TopologyKind, TopologySpec};
+use dpwalk_core::spec::topology::Source;
+use dpwalk_core::spec::{BudgetSpec, Noise, ProblemSpec, SpecError, build_topology, check_step};
+use dpwalk_core::topology::spec::toml_error_location;
+use dpwalk_core::topology::{Topology, TopologySpec};
 use dpwalk_privacy::PrivacyError;
 use dpwalk_privacy::budget::PLAN_QUANTILE;
 use dpwalk_privacy::calibrate::{Calibration, REL_TOL, View, calibrate};
@@ -62,7 +63,6 @@ use libp2p_identity::PeerId;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
-use toml::de::{DeTable, DeValue};
 
 use crate::codec::{MAX_DIM, MAX_RUN_ID, RunContext};
 
@@ -91,35 +91,6 @@ pub enum RunError {
     },
 }
 
-/// Loss names of run files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LossName {
-    /// Least squares.
-    Squared,
-    /// Binary logistic regression.
-    Logistic,
-    /// Multinomial logistic regression (needs `classes`).
-    Multinomial,
-}
-
-/// The `[problem]` table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ProblemSpec {
-    /// The loss.
-    pub loss: LossName,
-    /// Classes of a multinomial loss.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub classes: Option<usize>,
-    /// L1 weight of `r`.
-    #[serde(default)]
-    pub l1: f64,
-    /// L2 weight of `r` (`r = l1‖x‖₁ + (l2/2)‖x‖²`).
-    #[serde(default)]
-    pub l2: f64,
-}
-
 /// The `[algorithm]` table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -133,22 +104,6 @@ pub struct AlgorithmSpec {
     /// σ, unless a `[budget]` calibrates it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sigma: Option<f64>,
-}
-
-/// The `[budget]` table.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct BudgetSpec {
-    /// Target ε.
-    pub epsilon: f64,
-    /// Target δ ([`dpwalk_privacy::DEFAULT_DELTA`] when omitted; the canonical form always
-    /// names it, so omitting it and writing the default are the same run).
-    #[serde(default = "default_delta")]
-    pub delta: f64,
-}
-
-fn default_delta() -> f64 {
-    dpwalk_privacy::DEFAULT_DELTA
 }
 
 /// One `[[members]]` entry.
@@ -189,20 +144,6 @@ pub struct RunFile {
     pub members: Vec<MemberSpec>,
 }
 
-/// How σ is set.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Noise {
-    /// Given.
-    Sigma(f64),
-    /// To be calibrated (by `dpwalk_privacy::calibrate`) to this budget.
-    Budget {
-        /// ε > 0.
-        epsilon: f64,
-        /// δ ∈ (0, 1).
-        delta: f64,
-    },
-}
-
 /// A validated member.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Member {
@@ -233,6 +174,8 @@ pub struct Run {
     topology: Topology,
     loss: Loss,
     regularizer: Regularizer,
+    /// γ, λ and C; σ joins them once known ([`Run::admm_params_with`]).
+    step: AdmmStep,
     noise: Noise,
     /// [`Run::canonical_toml`] and [`Run::hash`], computed once: every hello and every final
     /// model is checked against them.
@@ -240,24 +183,8 @@ pub struct Run {
     hash: RunHash,
 }
 
-/// A problem found by [`Run::from_file`]: a key path (for the line) and a message.
-struct Problem {
-    path: Vec<String>,
-    message: String,
-}
-
-fn problem(path: &[&str], message: impl Into<String>) -> Problem {
-    Problem {
-        path: path.iter().map(|s| s.to_string()).collect(),
-        message: message.into(),
-    }
-}
-
-fn member_problem(i: usize, key: &str, message: impl Into<String>) -> Problem {
-    Problem {
-        path: vec!["members".into(), i.to_string(), key.into()],
-        message: message.into(),
-    }
+fn member_error(i: usize, key: &str, message: impl std::fmt::Display) -> SpecError {
+    SpecError::new(&["members", &i.to_string(), key], message)
 }
 
 impl Run {
@@ -281,16 +208,16 @@ impl Run {
                 message: e.message().to_string(),
             }
         })?;
-        Run::from_file(file).map_err(|p| RunError::Invalid {
+        Run::from_file(file).map_err(|e| RunError::Invalid {
             origin: origin.into(),
-            line: locate(text, &p.path).unwrap_or(1),
-            key: Some(dotted(&p.path)),
-            message: p.message,
+            line: e.line_in(text).unwrap_or(1),
+            key: Some(e.key()),
+            message: e.message().to_string(),
         })
     }
 
     /// Validates a deserialized run file (see the module docs for the rules).
-    fn from_file(mut file: RunFile) -> Result<Run, Problem> {
+    fn from_file(mut file: RunFile) -> Result<Run, SpecError> {
         let id = &file.run_id;
         if id.is_empty()
             || id.len() > MAX_RUN_ID
@@ -298,29 +225,44 @@ impl Run {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
         {
-            return Err(problem(
+            return Err(SpecError::new(
                 &["run-id"],
                 format!("{id:?} must be 1 to {MAX_RUN_ID} characters of A-Z a-z 0-9 . _ -"),
             ));
         }
         if file.steps == 0 {
-            return Err(problem(&["steps"], "must be at least 1"));
+            return Err(SpecError::new(&["steps"], "must be at least 1"));
         }
         if file.dimension == 0 || file.dimension > MAX_DIM {
-            return Err(problem(
+            return Err(SpecError::new(
                 &["dimension"],
                 format!("{} is not in 1..={MAX_DIM}", file.dimension),
             ));
         }
-        let loss = check_loss(&file.problem, file.dimension)?;
-        let regularizer = check_regularizer(&file.problem)?;
-        let noise = check_algorithm(&file.algorithm, file.budget)?;
+        let loss = file.problem.loss_for_dimension(file.dimension)?;
+        let regularizer = file.problem.regularizer()?;
+        let noise = Noise::check(
+            file.algorithm.sigma,
+            &["algorithm", "sigma"],
+            file.budget.as_ref(),
+            "budget",
+        )?;
+        let a = &file.algorithm;
+        let step = check_step("algorithm", a.gamma, a.lambda, Some(a.clip))?;
         let members = check_members(&mut file.members)?;
-        let topology = check_topology(&file.topology, members.len(), file.seed)?;
+        let topology = build_topology(
+            &file.topology,
+            members.len(),
+            file.seed,
+            Source::SelfContained,
+            true,
+            &["topology"],
+        )?;
         // A validated run file holds finite numbers, strings and tables of them, which TOML can
         // always write; if it ever could not, the run is refused rather than hashed as "".
-        let canonical = toml::to_string(&file)
-            .map_err(|e| problem(&[], format!("cannot be written in canonical form: {e}")))?;
+        let canonical = toml::to_string(&file).map_err(|e| {
+            SpecError::new(&[], format!("cannot be written in canonical form: {e}"))
+        })?;
         let hash = RunHash(Sha256::digest(canonical.as_bytes()).into());
         Ok(Run {
             file,
@@ -328,6 +270,7 @@ impl Run {
             topology,
             loss,
             regularizer,
+            step,
             noise,
             canonical,
             hash,
@@ -371,8 +314,7 @@ impl Run {
     }
     /// The step parameters with a calibrated σ.
     pub fn admm_params_with(&self, sigma: f64) -> Result<AdmmParams, ParamError> {
-        let a = &self.file.algorithm;
-        AdmmParams::new(a.gamma, a.lambda, sigma, Some(a.clip))
+        self.step.with_sigma(sigma)
     }
     /// The contributions per member a `[budget]` run is calibrated for: the [`PLAN_QUANTILE`]
     /// of a member's visit count in `K` steps among `n` members ([`planned_contributions`]).
@@ -557,101 +499,12 @@ fn short(v: &toml::Value) -> String {
     }
 }
 
-fn check_loss(p: &ProblemSpec, dimension: usize) -> Result<Loss, Problem> {
-    match (p.loss, p.classes) {
-        (LossName::Squared, None) => Ok(Loss::Squared),
-        (LossName::Logistic, None) => Ok(Loss::Logistic),
-        (LossName::Multinomial, Some(classes))
-            if classes >= 2 && dimension.is_multiple_of(classes) =>
-        {
-            Ok(Loss::Multinomial { classes })
-        }
-        (LossName::Multinomial, Some(classes)) => Err(problem(
-            &["problem", "classes"],
-            format!("{classes} must be at least 2 and divide the dimension {dimension}"),
-        )),
-        (LossName::Multinomial, None) => Err(problem(
-            &["problem", "loss"],
-            "loss = \"multinomial\" needs `classes`",
-        )),
-        (_, Some(_)) => Err(problem(
-            &["problem", "classes"],
-            "only applies to loss = \"multinomial\"",
-        )),
-    }
-}
-
-fn check_regularizer(p: &ProblemSpec) -> Result<Regularizer, Problem> {
-    for (name, v) in [("l1", p.l1), ("l2", p.l2)] {
-        if !(v >= 0.0 && v.is_finite()) {
-            return Err(problem(
-                &["problem", name],
-                format!("must be >= 0 and finite, got {v}"),
-            ));
-        }
-    }
-    Ok(match (p.l1 > 0.0, p.l2 > 0.0) {
-        (false, false) => Regularizer::None,
-        (true, false) => Regularizer::L1 { l1: p.l1 },
-        (false, true) => Regularizer::L2 { l2: p.l2 },
-        (true, true) => Regularizer::ElasticNet { l1: p.l1, l2: p.l2 },
-    })
-}
-
-fn check_algorithm(a: &AlgorithmSpec, budget: Option<BudgetSpec>) -> Result<Noise, Problem> {
-    let noise = match (a.sigma, budget) {
-        (Some(sigma), None) => Noise::Sigma(sigma),
-        (None, Some(BudgetSpec { epsilon, delta })) => {
-            if !(epsilon > 0.0 && epsilon.is_finite()) {
-                return Err(problem(
-                    &["budget", "epsilon"],
-                    format!("must be > 0 and finite, got {epsilon}"),
-                ));
-            }
-            if !(delta > 0.0 && delta < 1.0) {
-                return Err(problem(
-                    &["budget", "delta"],
-                    format!("must be in (0, 1), got {delta}"),
-                ));
-            }
-            Noise::Budget { epsilon, delta }
-        }
-        (Some(_), Some(_)) => {
-            return Err(problem(
-                &["algorithm", "sigma"],
-                "give either sigma or a [budget], not both",
-            ));
-        }
-        (None, None) => {
-            return Err(problem(
-                &["algorithm"],
-                "needs sigma, or a [budget] to calibrate it",
-            ));
-        }
-    };
-    // σ = 0 stands in for a calibrated σ: only γ, λ and C are checked here.
-    let sigma = match noise {
-        Noise::Sigma(s) => s,
-        Noise::Budget { .. } => 0.0,
-    };
-    AdmmParams::new(a.gamma, a.lambda, sigma, Some(a.clip)).map_err(|e| {
-        let key = match e {
-            ParamError::Gamma(_) => "gamma",
-            ParamError::Relaxation(_) => "lambda",
-            ParamError::Sigma(_) => "sigma",
-            ParamError::Clip(_) | ParamError::LearningRate(_) => "clip",
-        };
-        problem(&["algorithm", key], e.to_string())
-    })?;
-    Ok(noise)
-}
-
 /// Sorts `members` by index and checks indices `0..n` each once, PeerIds valid and distinct,
 /// addresses plausible; canonicalizes the PeerId strings.
-fn check_members(members: &mut [MemberSpec]) -> Result<Vec<Member>, Problem> {
+fn check_members(members: &mut [MemberSpec]) -> Result<Vec<Member>, SpecError> {
     let n = members.len();
     if n < 2 {
-        return Err(problem(
+        return Err(SpecError::new(
             &["members"],
             format!("{n} members: a walk needs at least 2"),
         ));
@@ -662,36 +515,32 @@ fn check_members(members: &mut [MemberSpec]) -> Result<Vec<Member>, Problem> {
     let mut checked = Vec::with_capacity(n);
     for (i, m) in members.iter_mut().enumerate() {
         if m.index >= n {
-            return Err(member_problem(
+            return Err(member_error(
                 i,
                 "index",
                 format!("{} is not in 0..{n} ({n} members)", m.index),
             ));
         }
         if let Some(first) = seen[m.index].replace(i) {
-            return Err(member_problem(
+            return Err(member_error(
                 i,
                 "index",
                 format!("{} is already used by members[{first}]", m.index),
             ));
         }
         let peer: PeerId = m.peer_id.parse().map_err(|e| {
-            member_problem(
+            member_error(
                 i,
                 "peer-id",
                 format!("{:?} is not a PeerId: {e}", m.peer_id),
             )
         })?;
         if !peers.insert(peer) {
-            return Err(member_problem(
-                i,
-                "peer-id",
-                format!("{peer} appears twice"),
-            ));
+            return Err(member_error(i, "peer-id", format!("{peer} appears twice")));
         }
         for addr in &m.addrs {
             if let Err(e) = addr.parse::<libp2p::Multiaddr>() {
-                return Err(member_problem(
+                return Err(member_error(
                     i,
                     "addrs",
                     format!("{addr:?} is not a multiaddr (e.g. /ip4/10.0.0.1/tcp/4001): {e}"),
@@ -708,96 +557,6 @@ fn check_members(members: &mut [MemberSpec]) -> Result<Vec<Member>, Problem> {
     members.sort_by_key(|m| m.index);
     checked.sort_by_key(|m| m.index);
     Ok(checked)
-}
-
-fn check_topology(spec: &TopologySpec, n: usize, seed: u64) -> Result<Topology, Problem> {
-    if spec.kind == TopologyKind::File {
-        return Err(problem(
-            &["topology", "kind"],
-            "a run file must be self-contained: write the edges inline with kind = \"edges\"",
-        ));
-    }
-    if let Some(nodes) = spec.nodes
-        && nodes != n
-    {
-        return Err(problem(
-            &["topology", "nodes"],
-            format!("{nodes} nodes, but the run has {n} members"),
-        ));
-    }
-    let topology_error = |e: TopologyError| match e {
-        TopologyError::Parameter { key, message } => problem(&["topology", &key], message),
-        other => problem(&["topology"], other.to_string()),
-    };
-    let topology = spec
-        .build(
-            Some(n),
-            Path::new(""),
-            derive_seed(seed, Purpose::Topology, 0),
-        )
-        .map_err(topology_error)?;
-    if topology.n() != n {
-        return Err(problem(
-            &["topology"],
-            format!(
-                "the graph has {} nodes, but the run has {n} members",
-                topology.n()
-            ),
-        ));
-    }
-    topology.require_walkable().map_err(topology_error)?;
-    Ok(topology)
-}
-
-/// `members.2.peer-id` → `members[2].peer-id`.
-fn dotted(path: &[String]) -> String {
-    let mut out = String::new();
-    for part in path {
-        if part.parse::<usize>().is_ok() {
-            out.push_str(&format!("[{part}]"));
-        } else {
-            if !out.is_empty() {
-                out.push('.');
-            }
-            out.push_str(part);
-        }
-    }
-    out
-}
-
-/// The 1-based line of the key at `path` (numeric parts index arrays), or of its deepest
-/// existing ancestor.
-fn locate(text: &str, path: &[String]) -> Option<usize> {
-    if !path.iter().any(|p| p.parse::<usize>().is_ok()) {
-        let parts: Vec<&str> = path.iter().map(String::as_str).collect();
-        return (1..=parts.len())
-            .rev()
-            .find_map(|len| key_line(text, &parts[..len]));
-    }
-    let table = DeTable::parse(text).ok()?;
-    let mut current = table.get_ref();
-    let mut line = None;
-    let mut parts = path.iter().peekable();
-    while let Some(part) = parts.next() {
-        let (key, value) = current.get_key_value(part.as_str())?;
-        line = Some(line_of_offset(text, key.span().start));
-        match value.get_ref() {
-            DeValue::Table(inner) => current = inner,
-            DeValue::Array(items) => {
-                let Some(i) = parts.next().and_then(|p| p.parse::<usize>().ok()) else {
-                    return line;
-                };
-                let item = items.get(i)?;
-                line = Some(line_of_offset(text, item.span().start));
-                match item.get_ref() {
-                    DeValue::Table(inner) => current = inner,
-                    _ => return line,
-                }
-            }
-            _ => return line,
-        }
-    }
-    line
 }
 
 /// Appends to `out` the paths under `prefix` where `a` and `b` differ.

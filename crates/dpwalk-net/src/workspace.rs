@@ -263,7 +263,8 @@ fn io<'a>(
 mod tests {
     use super::*;
     use crate::config::NodeConfig;
-    use crate::run::{AlgorithmSpec, LossName, ProblemSpec};
+    use crate::run::AlgorithmSpec;
+    use dpwalk_core::spec::{LossName, ProblemSpec};
     use dpwalk_core::topology::{TopologyKind, TopologySpec};
 
     fn run_file() -> RunFile {

@@ -5,7 +5,8 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use dpwalk_core::problem::{Loss, Regularizer};
-use dpwalk_net::run::{Noise, Run, RunError};
+use dpwalk_core::spec::Noise;
+use dpwalk_net::run::{Run, RunError};
 
 const EXAMPLE: &str = include_str!("../examples/run.toml");
 const P0: &str = "12D3KooWK99VoVxNE7XzyBwXEzW7xhK7Gpv85r9F3V3fyKSUKPH5";
@@ -426,4 +427,40 @@ fn differences_carry_both_values() {
         garbage[0].describe("theirs").contains("not TOML"),
         "{garbage:?}"
     );
+}
+
+/// Fixed run files and the hash of each, pinned: the canonical form (and so every member's
+/// agreement on a run) must not change when the code that reads run files does. Each case is the
+/// example with one edit: a budget with δ omitted (the default is written out), a multinomial
+/// problem with both weights, an inline edge list with a generator key absent.
+#[test]
+fn canonical_form_and_hash_are_pinned() {
+    let cases = [
+        (
+            EXAMPLE.to_string(),
+            "33a854ec6a82c642a72463561cae7e53d5a266968848b7cc5fd7dc66d2b7ece0",
+        ),
+        (
+            edit("sigma = 2.0\n", "\n[budget]\nepsilon = 1.5\n"),
+            "c297d55bf80c42cb7b15474f3e1528c77ad5324dfdd9a9e589498f64ec679b9c",
+        ),
+        (
+            edit(
+                "loss = \"squared\"\nl1 = 0.001",
+                "loss = \"multinomial\"\nclasses = 4\nl1 = 0.001\nl2 = 0.25",
+            ),
+            "cd240923edd53a784ab6ecdb86e6001b984d6665c0b3593954ed63ce9160c4d1",
+        ),
+        (
+            edit(
+                "kind = \"complete\"",
+                "kind = \"edges\"\nedges = [[0, 1], [1, 2], [2, 0]]",
+            ),
+            "f2cc4efbb583e412b3bdfab1f4487039eefaf12f93907517bbedc14e04d8d7e7",
+        ),
+    ];
+    for (text, want) in cases {
+        let run = parse(&text).unwrap();
+        assert_eq!(run.hash().to_string(), want, "{}", run.canonical_toml());
+    }
 }

@@ -52,11 +52,6 @@ pub mod walk;
 
 pub use error::PrivacyError;
 
-/// The δ every part of dpwalk uses when none is given: the CLI's `--delta`, a scenario's
-/// `[privacy]`, the `[budget]` of a run file and of a `node.toml`, and the figures a node reports
-/// without a budget. `1e-6` is below `1/n` for every swarm of up to a million users.
-pub const DEFAULT_DELTA: f64 = 1e-6;
-
 /// The noise level σ and clipping bound C of the step, both validated `> 0` and finite: the only
 /// form in which the accountant takes them (σ = 0 or no clipping has no guarantee to compute).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -47,13 +47,14 @@ clip = 0.1
 
 #[divan::bench(sample_count = 10)]
 fn trials_100_users(b: Bencher) {
-    let loaded = LoadedScenario {
-        scenario: parse(SCENARIO, Path::new("bench.toml"), &[]).unwrap(),
-        base_dir: PathBuf::from("."),
-        name: "bench".into(),
-    };
+    let loaded = LoadedScenario::new(
+        parse(SCENARIO, Path::new("bench.toml"), &[]).unwrap(),
+        PathBuf::from("."),
+        "bench",
+    )
+    .expect("the scenario checks");
     let prepared = prepare(&loaded).unwrap();
-    let point = loaded.scenario.points().unwrap()[0];
+    let point = loaded.points()[0];
     let algorithm = *point.method.walk().unwrap();
     let base = &prepared.problem;
     let worlds = canary::for_problem(base, &algorithm, 0, CanaryKind::WhiteBox).unwrap();

@@ -18,6 +18,7 @@ use crate::scenario::{Scenario, ScenarioError, UnitName};
 use dpwalk_core::baselines::dp_iadmm::{PrivacyUnit, l1_sensitivity};
 use dpwalk_core::baselines::pp_admm::LOGISTIC_CURVATURE;
 use dpwalk_core::problem::{Problem, Regularizer};
+use dpwalk_core::spec::SpecError;
 use dpwalk_core::topology::Topology;
 use dpwalk_privacy::baseline::{Baseline, PenaltyPerturbation, PenaltySchedule};
 use dpwalk_privacy::calibrate::{REL_TOL, calibrate_baseline};
@@ -131,12 +132,14 @@ impl Account {
                     },
                     (false, _) => Unit::User,
                 };
-                let refused = |e: dpwalk_privacy::PrivacyError| ScenarioError::Key {
-                    key: "[algorithm] kind = \"pp-admm\"".into(),
-                    message: format!(
-                        "{e} (users hold up to {} records; [privacy] unit = \"record\" accounts one record)",
-                        inputs.records.iter().max().unwrap_or(&0)
-                    ),
+                let refused = |e: dpwalk_privacy::PrivacyError| {
+                    ScenarioError::from(SpecError::new(
+                        &["algorithm", "kind"],
+                        format!(
+                            "kind = \"pp-admm\": {e} (users hold up to {} records; privacy.unit = \"record\" accounts one record)",
+                            inputs.records.iter().max().unwrap_or(&0)
+                        ),
+                    ))
                 };
                 let schedule =
                     PenaltySchedule::new(s.theta, s.growth, s.eta_max).map_err(refused)?;

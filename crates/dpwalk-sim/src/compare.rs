@@ -2,12 +2,16 @@
 //! against rounds (updates per user: a synchronous round, or `n` hops of the walk) and against
 //! bytes sent over all links, one pair of figures per budget so that each compares the
 //! algorithms at one privacy level (`convergence_rounds[_eps-<ε>].png`,
-//! `convergence_bytes[_eps-<ε>].png`).
+//! `convergence_bytes[_eps-<ε>].png`); and what every convergence plot shares (the series of a
+//! point against steps, rounds or bytes, and its legend), which [`crate::output`] draws too.
 
-use crate::output::{OutputError, Progress, convergence_series, point_label};
-use crate::plot::{LinePlot, PlotError, write_line_plot};
+use crate::method::Method;
+use crate::metrics::mean_std;
+use crate::plot::{LinePlot, PlotError, Series, significant, write_line_plot};
 use crate::scenario::LoadedScenario;
 use crate::simulate::{PointResult, Prepared};
+use dpwalk_core::step::Algorithm;
+use std::fmt::Write as _;
 
 /// Writes the convergence plots against rounds and bytes into `dir`.
 pub fn write_convergence(
@@ -15,7 +19,7 @@ pub fn write_convergence(
     loaded: &LoadedScenario,
     prepared: &Prepared,
     results: &[PointResult],
-) -> Result<(), OutputError> {
+) -> Result<(), PlotError> {
     let mut budgets: Vec<Option<f64>> = Vec::new();
     for pr in results {
         if !budgets.contains(&pr.point.budget) {
@@ -56,7 +60,7 @@ pub fn write_convergence(
                 .collect();
             let plotted = write_line_plot(
                 &LinePlot {
-                    title: format!("{}: convergence{title}", loaded.name),
+                    title: format!("{}: convergence{title}", loaded.name()),
                     x_label: x_label.into(),
                     y_label: "relative gap (F(z) − F*) / |F*|".into(),
                     log_x,
@@ -75,4 +79,97 @@ pub fn write_convergence(
         }
     }
     Ok(())
+}
+
+/// `C` for labels: its value, or `none`.
+fn clip_label(clip: Option<f64>) -> String {
+    clip.map_or_else(|| "none".into(), |c| c.to_string())
+}
+
+/// The legend of a point: its kind, budget and knob, and what else differs among `results`.
+pub(crate) fn point_label(
+    pr: &PointResult,
+    results: &[PointResult],
+    prepared: &Prepared,
+) -> String {
+    let alg = &pr.point.method;
+    let knob = knob_label(alg);
+    let mut label = match pr.point.budget {
+        Some(epsilon) => format!("{} ε={epsilon} ({knob})", pr.point.name.as_str()),
+        None => format!("{} {knob}", pr.point.name.as_str()),
+    };
+    let distinct = |f: &dyn Fn(&PointResult) -> String| {
+        let first = f(&results[0]);
+        results.iter().any(|q| f(q) != first)
+    };
+    if distinct(&|q| q.point.topology.to_string()) {
+        let _ = write!(label, " {}", prepared.topologies[pr.point.topology].label);
+    }
+    if distinct(&|q| clip_label(q.point.method.clip())) {
+        let _ = write!(label, " C={}", clip_label(alg.clip()));
+    }
+    let admm = matches!(pr.point.method, Method::Walk(Algorithm::Admm(_)));
+    if admm && distinct(&|q| q.point.gamma.to_string()) {
+        let _ = write!(label, " γ={}", pr.point.gamma);
+    }
+    if admm && distinct(&|q| q.point.lambda.to_string()) {
+        let _ = write!(label, " λ={}", pr.point.lambda);
+    }
+    label
+}
+
+/// The noise knob for legends: `σ=…`, `b=…` (Laplace scale) or `ν=…`.
+fn knob_label(method: &Method) -> String {
+    let symbol = match method.knob_name() {
+        "laplace-scale" => "b",
+        "nu" => "ν",
+        _ => "σ",
+    };
+    format!("{symbol}={}", significant(method.knob()))
+}
+
+/// What the x axis of a convergence plot counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Progress {
+    /// Updates of `w` (hops, or rounds of dpwalk's federated and centralized modes).
+    Steps,
+    /// Rounds: updates per user (a walk's hops over `n`).
+    Rounds,
+    /// Bytes sent over all links.
+    Bytes,
+}
+
+/// Relative gap per evaluation, mean and std across repetitions, against `x`.
+pub(crate) fn convergence_series(pr: &PointResult, label: String, x: Progress) -> Series {
+    let Some(first) = pr.runs.first() else {
+        return Series {
+            label,
+            points: Vec::new(),
+            spread: Some(Vec::new()),
+        };
+    };
+    let users = first.per_user.len().max(1) as f64;
+    let mut points = Vec::new();
+    let mut spread = Vec::new();
+    for (k, e) in first.evals.iter().enumerate() {
+        let vals: Vec<f64> = pr
+            .runs
+            .iter()
+            .filter_map(|r| r.evals.get(k))
+            .map(|e| e.relative_gap)
+            .collect();
+        let (m, s) = mean_std(&vals);
+        let at = match x {
+            Progress::Steps => e.step as f64,
+            Progress::Rounds => e.step as f64 / users,
+            Progress::Bytes => e.bytes as f64,
+        };
+        points.push((at, m));
+        spread.push(s);
+    }
+    Series {
+        label,
+        points,
+        spread: Some(spread),
+    }
 }

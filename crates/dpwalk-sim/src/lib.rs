@@ -1,6 +1,7 @@
 //! dpwalk-sim: whole swarms in one process, driven through the same step code as the daemon.
 //!
 //! # Layout
+//! - [`algorithm`]: the `[algorithm]` section (kinds, schedules, their keys and defaults).
 //! - [`scenario`]: `sim/*.toml` files, `--set` overrides, validation into sweep points.
 //! - [`simulate`]: prepares a scenario once (data, partition, problem, topology, reference
 //!   optimum) and runs its points × repetitions in parallel.
@@ -26,6 +27,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod algorithm;
 pub mod audit;
 pub mod baseline_privacy;
 pub mod compare;

@@ -14,16 +14,15 @@
 //! (`dpwalk_privacy::baseline`); writing them under one name would hide that a Laplace scale, a
 //! Gaussian multiplier and a noise rate run in opposite directions.
 
-use crate::scenario::{
-    AlgorithmName, AlgorithmSpec, EtaScheduleName, ScenarioError, TrustNormName,
-};
+use crate::algorithm::{AlgorithmName, AlgorithmSpec, EtaScheduleName, TrustNormName, VariantName};
 use dpwalk_core::baselines::dp_iadmm::{
     Decay, DpIadmmParams, RhoSchedule, TrustNorm, Variant as IadmmVariant,
 };
 use dpwalk_core::baselines::ipadmm::PrivacyUnit as IpadmmUnit;
 use dpwalk_core::baselines::ipadmm::{EtaSchedule, IpadmmParams, IpadmmSettings};
 use dpwalk_core::baselines::pp_admm::{PpParams, PpSettings};
-use dpwalk_core::params::{AdmmParams, SgdParams};
+use dpwalk_core::params::{AdmmParams, ParamError, SgdParams};
+use dpwalk_core::spec::{SpecError, param_key};
 use dpwalk_core::step::Algorithm;
 
 /// A point's algorithm with validated parameters.
@@ -70,16 +69,13 @@ pub struct Knobs {
     pub calibrated: bool,
 }
 
-/// `[algorithm] key: message`, the error of one key.
-pub fn key_error(key: &str, message: impl std::fmt::Display) -> ScenarioError {
-    ScenarioError::Key {
-        key: format!("[algorithm] {key}"),
-        message: message.to_string(),
-    }
+/// The error of one `[algorithm]` key (`algorithm.<key>`, as `--set` names it).
+pub fn key_error(key: &str, message: impl std::fmt::Display) -> SpecError {
+    SpecError::new(&["algorithm", key], message)
 }
 
 /// `Some(v)` or the error naming the key `kind` needs.
-fn required(kind: AlgorithmName, key: &str, v: Option<f64>) -> Result<f64, ScenarioError> {
+fn required(kind: AlgorithmName, key: &str, v: Option<f64>) -> Result<f64, SpecError> {
     v.ok_or_else(|| key_error(key, format!("kind = \"{}\" needs it", kind.as_str())))
 }
 
@@ -87,24 +83,26 @@ impl Method {
     /// Builds and validates the method `kind` from the section `a` and the point's `knobs`.
     ///
     /// # Errors
-    /// A [`ScenarioError`] naming the key that is missing or out of range, and why.
+    /// A [`SpecError`] naming the key that is missing or out of range, and why.
     pub fn build(
         kind: AlgorithmName,
         a: &AlgorithmSpec,
         k: &Knobs,
         record_level: bool,
-    ) -> Result<Method, ScenarioError> {
-        let walk_param = |source| ScenarioError::Param {
-            context: format!(
-                "{} point (sigma={}, clip={:?}, gamma={}, lambda={}, lr={})",
-                kind.as_str(),
-                k.sigma,
-                k.clip,
-                k.gamma,
-                k.lambda,
-                k.lr
-            ),
-            source,
+    ) -> Result<Method, SpecError> {
+        let walk_param = |e: ParamError| {
+            key_error(
+                param_key(&e),
+                format!(
+                    "{e} (the {} point sigma={}, clip={:?}, gamma={}, lambda={}, lr={})",
+                    kind.as_str(),
+                    k.sigma,
+                    k.clip,
+                    k.gamma,
+                    k.lambda,
+                    k.lr
+                ),
+            )
         };
         Ok(match kind {
             AlgorithmName::Admm => Method::Walk(Algorithm::Admm(
@@ -179,7 +177,7 @@ impl Method {
     }
 
     /// The same method with its knob set to `knob` (after calibration).
-    pub fn with_knob(&self, knob: f64) -> Result<Method, ScenarioError> {
+    pub fn with_knob(&self, knob: f64) -> Result<Method, SpecError> {
         let bad = |e: &dyn std::fmt::Display| {
             key_error(self.knob_name(), format!("calibrated value {knob}: {e}"))
         };
@@ -248,7 +246,7 @@ fn noise_key(
     value: Option<f64>,
     calibrated: bool,
     kind: AlgorithmName,
-) -> Result<Option<f64>, ScenarioError> {
+) -> Result<Option<f64>, SpecError> {
     match (value, calibrated) {
         (Some(_), true) => Err(key_error(
             key,
@@ -263,16 +261,16 @@ fn noise_key(
 
 /// \[RK\]: `variant`, `rho` (+ `rho-c1`, `rho-period`: the paper's (21)), `eta` / `eta-power`
 /// (ObjP), `radius` / `radius-power` / `trust-norm` (ObjT), `clip-l1`, `laplace-scale`.
-fn dp_iadmm(a: &AlgorithmSpec, k: &Knobs) -> Result<DpIadmmParams, ScenarioError> {
+fn dp_iadmm(a: &AlgorithmSpec, k: &Knobs) -> Result<DpIadmmParams, SpecError> {
     let kind = AlgorithmName::DpIadmm;
     let rho = RhoSchedule::new(a.rho_c1, required(kind, "rho", a.rho)?, a.rho_period)
         .map_err(|e| key_error("rho", e))?;
     let variant = match a.variant {
-        crate::scenario::VariantName::Objp => IadmmVariant::Prox {
+        VariantName::Objp => IadmmVariant::Prox {
             eta: Decay::new(a.eta.unwrap_or(1.0), a.eta_power.unwrap_or(0.5))
                 .map_err(|e| key_error("eta", e))?,
         },
-        crate::scenario::VariantName::Objt => IadmmVariant::Trust {
+        VariantName::Objt => IadmmVariant::Trust {
             radius: Decay::new(a.radius, a.radius_power).map_err(|e| key_error("radius", e))?,
             norm: match a.trust_norm {
                 TrustNormName::Linf => TrustNorm::Linf,
@@ -291,7 +289,7 @@ fn dp_iadmm(a: &AlgorithmSpec, k: &Knobs) -> Result<DpIadmmParams, ScenarioError
 }
 
 /// \[HG\]: `inner-steps` (l), `rho`, `sigma`, `clip` (required), `eta` and `eta-schedule`.
-fn ipadmm(a: &AlgorithmSpec, k: &Knobs, record_level: bool) -> Result<IpadmmParams, ScenarioError> {
+fn ipadmm(a: &AlgorithmSpec, k: &Knobs, record_level: bool) -> Result<IpadmmParams, SpecError> {
     let kind = AlgorithmName::Ipadmm;
     let eta = required(kind, "eta", a.eta)?;
     let settings = IpadmmSettings {
@@ -322,7 +320,7 @@ fn ipadmm(a: &AlgorithmSpec, k: &Knobs, record_level: bool) -> Result<IpadmmPara
 }
 
 /// \[ZKL\]: `theta`, `growth`, `eta-max`, `nu` (absent: no noise), `kappa`.
-fn pp_admm(a: &AlgorithmSpec, k: &Knobs) -> Result<PpParams, ScenarioError> {
+fn pp_admm(a: &AlgorithmSpec, k: &Knobs) -> Result<PpParams, SpecError> {
     let kind = AlgorithmName::PpAdmm;
     let theta = required(kind, "theta", a.theta)?;
     let nu = noise_key("nu", a.nu, k.calibrated, kind)?.unwrap_or(f64::INFINITY);

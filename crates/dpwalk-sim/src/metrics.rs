@@ -128,3 +128,15 @@ impl Evaluator<'_> {
         total / n as f64
     }
 }
+
+/// Mean and sample standard deviation.
+pub(crate) fn mean_std(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let var = if values.len() > 1 {
+        values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (mean, var.sqrt())
+}

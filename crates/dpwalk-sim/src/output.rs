@@ -8,15 +8,15 @@
 //! A single run (one point, one repetition) writes `final_model.json` at the top of the
 //! directory; otherwise `point-<p>/rep-<r>/final_model.json`.
 
-use crate::method::{Family, Method};
-use crate::metrics::EvalPoint;
+use crate::compare::{Progress, convergence_series, point_label, write_convergence};
+use crate::method::Family;
+use crate::metrics::{EvalPoint, mean_std};
 use crate::plot::{
     Heatmap, LinePlot, PlotError, Series, significant, write_heatmap, write_line_plot,
 };
 use crate::privacy::PointPrivacy;
 use crate::scenario::{BudgetView, LoadedScenario, Point};
 use crate::simulate::{PointResult, Prepared};
-use dpwalk_core::step::Algorithm;
 use dpwalk_privacy::local::local_rdp;
 use dpwalk_privacy::rdp::Orders;
 use dpwalk_privacy::walk::UserFigures;
@@ -188,18 +188,6 @@ pub struct Summary {
     pub points: Vec<PointSummary>,
 }
 
-/// Mean and sample standard deviation.
-fn mean_std(values: &[f64]) -> (f64, f64) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let var = if values.len() > 1 {
-        values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    (mean, var.sqrt())
-}
-
 /// Mean and std of an optional figure, `None` unless every repetition has it.
 fn mean_std_opt(values: &[Option<f64>]) -> (Option<f64>, Option<f64>) {
     let all: Option<Vec<f64>> = values.iter().copied().collect();
@@ -291,7 +279,7 @@ fn privacy(
 
 /// Builds `summary.json`'s content.
 pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointResult]) -> Summary {
-    let s = &loaded.scenario;
+    let s = loaded.scenario();
     let points = results
         .iter()
         .map(|pr| {
@@ -366,7 +354,7 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
         })
         .collect();
     Summary {
-        scenario: loaded.name.clone(),
+        scenario: loaded.name().to_string(),
         seed: s.seed,
         points,
     }
@@ -424,98 +412,6 @@ struct FinalModel<'a> {
     algorithm: &'static str,
 }
 
-/// `C` for labels: its value, or `none`.
-fn clip_label(clip: Option<f64>) -> String {
-    clip.map_or_else(|| "none".into(), |c| c.to_string())
-}
-
-pub(crate) fn point_label(
-    pr: &PointResult,
-    results: &[PointResult],
-    prepared: &Prepared,
-) -> String {
-    let alg = &pr.point.method;
-    let knob = knob_label(alg);
-    let mut label = match pr.point.budget {
-        Some(epsilon) => format!("{} ε={epsilon} ({knob})", pr.point.name.as_str()),
-        None => format!("{} {knob}", pr.point.name.as_str()),
-    };
-    let distinct = |f: &dyn Fn(&PointResult) -> String| {
-        let first = f(&results[0]);
-        results.iter().any(|q| f(q) != first)
-    };
-    if distinct(&|q| q.point.topology.to_string()) {
-        let _ = write!(label, " {}", prepared.topologies[pr.point.topology].label);
-    }
-    if distinct(&|q| clip_label(q.point.method.clip())) {
-        let _ = write!(label, " C={}", clip_label(alg.clip()));
-    }
-    let admm = matches!(pr.point.method, Method::Walk(Algorithm::Admm(_)));
-    if admm && distinct(&|q| q.point.gamma.to_string()) {
-        let _ = write!(label, " γ={}", pr.point.gamma);
-    }
-    if admm && distinct(&|q| q.point.lambda.to_string()) {
-        let _ = write!(label, " λ={}", pr.point.lambda);
-    }
-    label
-}
-
-/// The noise knob for legends: `σ=…`, `b=…` (Laplace scale) or `ν=…`.
-fn knob_label(method: &Method) -> String {
-    let symbol = match method.knob_name() {
-        "laplace-scale" => "b",
-        "nu" => "ν",
-        _ => "σ",
-    };
-    format!("{symbol}={}", significant(method.knob()))
-}
-
-/// What the x axis of a convergence plot counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Progress {
-    /// Updates of `w` (hops, or rounds of dpwalk's federated and centralized modes).
-    Steps,
-    /// Rounds: updates per user (a walk's hops over `n`).
-    Rounds,
-    /// Bytes sent over all links.
-    Bytes,
-}
-
-/// Relative gap per evaluation, mean and std across repetitions, against `x`.
-pub(crate) fn convergence_series(pr: &PointResult, label: String, x: Progress) -> Series {
-    let Some(first) = pr.runs.first() else {
-        return Series {
-            label,
-            points: Vec::new(),
-            spread: Some(Vec::new()),
-        };
-    };
-    let users = first.per_user.len().max(1) as f64;
-    let mut points = Vec::new();
-    let mut spread = Vec::new();
-    for (k, e) in first.evals.iter().enumerate() {
-        let vals: Vec<f64> = pr
-            .runs
-            .iter()
-            .filter_map(|r| r.evals.get(k))
-            .map(|e| e.relative_gap)
-            .collect();
-        let (m, s) = mean_std(&vals);
-        let at = match x {
-            Progress::Steps => e.step as f64,
-            Progress::Rounds => e.step as f64 / users,
-            Progress::Bytes => e.bytes as f64,
-        };
-        points.push((at, m));
-        spread.push(s);
-    }
-    Series {
-        label,
-        points,
-        spread: Some(spread),
-    }
-}
-
 /// Writes every output file of a simulation into `dir`.
 pub fn write_all(
     dir: &Path,
@@ -523,7 +419,7 @@ pub fn write_all(
     prepared: &Prepared,
     results: &[PointResult],
 ) -> Result<Summary, OutputError> {
-    let s = &loaded.scenario;
+    let s = loaded.scenario();
     let summary = summarize(loaded, prepared, results);
     write_json(&dir.join("summary.json"), &summary)?;
     write_atomic(&dir.join("metrics.csv"), metrics_csv(results).as_bytes())?;
@@ -556,7 +452,7 @@ pub fn write_all(
         .collect();
     write_line_plot(
         &LinePlot {
-            title: format!("{}: convergence", loaded.name),
+            title: format!("{}: convergence", loaded.name()),
             x_label: "steps".into(),
             y_label: "relative gap (F(z) − F*) / |F*|".into(),
             log_x: false,
@@ -575,8 +471,8 @@ pub fn write_all(
             write_privacy_utility(dir, loaded, &summary, Utility::TestError)?;
         }
     }
-    crate::compare::write_convergence(dir, loaded, prepared, results)?;
-    write_privacy_details(dir, &loaded.scenario, prepared, results, &summary)?;
+    write_convergence(dir, loaded, prepared, results)?;
+    write_privacy_details(dir, loaded.scenario(), prepared, results, &summary)?;
     Ok(summary)
 }
 
@@ -761,7 +657,7 @@ fn write_privacy_utility(
     };
     write_line_plot(
         &LinePlot {
-            title: format!("{}: {title}", loaded.name),
+            title: format!("{}: {title}", loaded.name()),
             x_label,
             y_label: utility.axis().into(),
             log_x: true,

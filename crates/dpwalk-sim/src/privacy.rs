@@ -12,14 +12,15 @@
 //! [`PrivacyContext::accounted_clip`]: `C` at user level, the record-level clip of
 //! [`crate::record_level`] under `[privacy] unit = "record"`.
 
+use crate::algorithm::Mode;
 use crate::baseline_privacy::{Account, Inputs};
 use crate::method::Method;
 use crate::record_level::{RecordLevel, UnitReport};
 use crate::run::LATE_WINDOW;
 use crate::run::RunResult;
-use crate::scenario::{BudgetView, ConversionName, Mode, Point, Scenario, ScenarioError, UnitName};
-use crate::simulate::SimError;
+use crate::scenario::{BudgetView, ConversionName, Point, Scenario, ScenarioError, UnitName};
 use dpwalk_core::problem::Problem;
+use dpwalk_core::spec::SpecError;
 use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::Topology;
 use dpwalk_privacy::Noise;
@@ -81,13 +82,13 @@ impl PrivacyContext {
     /// need of `problem`.
     ///
     /// # Errors
-    /// The accountant's refusal of the orders, and the record-level unit's refusals
-    /// ([`RecordLevel::new`]).
+    /// The accountant's refusal of the orders (at `output.orders`), and the record-level unit's
+    /// refusals ([`RecordLevel::new`]).
     pub fn new(
         scenario: &Scenario,
         problem: &Problem,
         topologies: &[&Topology],
-    ) -> Result<Self, SimError> {
+    ) -> Result<Self, ScenarioError> {
         let mut orders = Orders::default_grid().as_slice().to_vec();
         orders.extend(scenario.output.orders.iter().copied());
         orders.sort_by(f64::total_cmp);
@@ -103,7 +104,8 @@ impl PrivacyContext {
             })
             .collect();
         Ok(Self {
-            orders: Orders::new(&orders)?,
+            orders: Orders::new(&orders)
+                .map_err(|e| SpecError::new(&["output", "orders"], e.to_string()))?,
             delta: scenario.privacy.delta,
             conversion: conversion(scenario.privacy.conversion),
             passage,

@@ -13,9 +13,11 @@
 //! records (the worst user's `m` would be 0). The seed baselines have their own record-level
 //! sensitivities (`crate::baseline_privacy`) and do not use this.
 
+use crate::algorithm::AlgorithmName;
 use crate::method::Method;
-use crate::scenario::{AlgorithmName, Scenario, ScenarioError, UnitName};
+use crate::scenario::{Scenario, ScenarioError, UnitName};
 use dpwalk_core::problem::Problem;
+use dpwalk_core::spec::SpecError;
 use dpwalk_core::step::Algorithm;
 use dpwalk_privacy::unit::record_level_clip;
 use serde::Serialize;
@@ -52,7 +54,7 @@ impl RecordLevel {
     /// of the scenario is one of dpwalk's own.
     ///
     /// # Errors
-    /// [`ScenarioError::Key`] on `[privacy] unit` for a loss without a per-record gradient bound
+    /// [`ScenarioError::Spec`] on `privacy.unit` for a loss without a per-record gradient bound
     /// (squared) or a user without records.
     pub fn new(scenario: &Scenario, problem: &Problem) -> Result<Option<Self>, ScenarioError> {
         let kinds = scenario.kinds();
@@ -62,10 +64,8 @@ impl RecordLevel {
         if scenario.privacy.unit != UnitName::Record {
             return Ok(None);
         }
-        let refuse = |message: String| ScenarioError::Key {
-            key: "[privacy] unit".into(),
-            message,
-        };
+        let refuse =
+            |message: String| ScenarioError::from(SpecError::new(&["privacy", "unit"], message));
         let kind = kind.as_str();
         let grad_bound = problem.record_grad_bound().ok_or_else(|| {
             refuse(format!(

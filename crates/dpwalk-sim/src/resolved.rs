@@ -38,12 +38,12 @@ fn absolute_topology(spec: &mut TopologySpec, base: &Path) {
 
 /// The resolved scenario of `loaded` as TOML text, checked to parse back to the same scenario.
 pub fn resolved_toml(loaded: &LoadedScenario) -> Result<String, ScenarioError> {
-    let mut s: Scenario = loaded.scenario.clone();
-    s.name = Some(loaded.name.clone());
-    absolute_data(&mut s.data, &loaded.base_dir);
-    absolute_topology(&mut s.topology, &loaded.base_dir);
+    let mut s: Scenario = loaded.scenario().clone();
+    s.name = Some(loaded.name().to_string());
+    absolute_data(&mut s.data, loaded.base_dir());
+    absolute_topology(&mut s.topology, loaded.base_dir());
     for t in &mut s.sweep.topology {
-        absolute_topology(t, &loaded.base_dir);
+        absolute_topology(t, loaded.base_dir());
     }
     let text = toml::to_string(&s).map_err(|e| {
         ScenarioError::Invalid(format!("cannot write the resolved scenario as TOML: {e}"))
@@ -68,11 +68,12 @@ mod tests {
         let text = "users = 10\nsteps = 100\n[data]\nsource = \"csv\"\npath = \"d/x.csv\"\n\
                     [problem]\nloss = \"squared\"\n";
         let sets = vec!["algorithm.sigma=3".to_string(), "seed=9".to_string()];
-        let loaded = LoadedScenario {
-            scenario: scenario::parse(text, Path::new("s.toml"), &sets).unwrap(),
-            base_dir: PathBuf::from("base"),
-            name: "mine".into(),
-        };
+        let loaded = LoadedScenario::new(
+            scenario::parse(text, Path::new("s.toml"), &sets).unwrap(),
+            PathBuf::from("base"),
+            "mine",
+        )
+        .expect("the scenario checks");
         let out = resolved_toml(&loaded).unwrap();
         let back = scenario::parse(&out, Path::new("r.toml"), &[]).unwrap();
         assert_eq!(back.seed, 9);

@@ -5,8 +5,8 @@
 //! [`visit`] for the decentralized mode, the same
 //! [`admm_contribution`] for the federated and centralized rounds. Nothing here decides a number.
 
+use crate::algorithm::Mode;
 use crate::metrics::{EvalPoint, Evaluator};
-use crate::scenario::Mode;
 use dpwalk_core::baselines::federated;
 use dpwalk_core::problem::{LocalProx, Problem, ProblemError};
 use dpwalk_core::rng::{NodeRng, Purpose, derive_seed, node_rng};

@@ -45,10 +45,11 @@
 //! sigma = [0.5, 1.0, 2.0]
 //! ```
 
+use crate::algorithm::{AlgorithmName, AlgorithmSpec, Mode};
 use crate::method::{Family, Knobs, Method};
 use dpwalk_core::data::{DataSpec, PartitionSpec};
-use dpwalk_core::params::ParamError;
-use dpwalk_core::problem::{Loss, Regularizer};
+use dpwalk_core::spec::ProblemSpec;
+use dpwalk_core::spec::{SpecError, check_delta, check_epsilon};
 use dpwalk_core::topology::{TopologyKind, TopologySpec};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -81,322 +82,13 @@ pub enum ScenarioError {
         /// What is wrong.
         message: String,
     },
-    /// A parameter is outside its range.
-    #[error("{context}: {source}")]
-    Param {
-        /// Which sweep point or section.
-        context: String,
-        /// The violated range.
-        source: ParamError,
-    },
-    /// A key is missing, out of range, or does not fit the rest of the scenario.
-    #[error("{key}: {message}")]
-    Key {
-        /// The key, with its section (`[algorithm] rho`).
-        key: String,
-        /// What is wrong.
-        message: String,
-    },
+    /// A key is missing, out of range, or does not fit the rest of the scenario (the shared
+    /// checks of `dpwalk_core::spec`, and the scenario's own).
+    #[error(transparent)]
+    Spec(#[from] SpecError),
     /// Any other impossible combination.
     #[error("{0}")]
     Invalid(String),
-}
-
-/// The `[problem]` section.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ProblemSpec {
-    /// `squared`, `logistic` or `multinomial` (classes are read from the data).
-    pub loss: LossName,
-    /// L1 weight of `r`.
-    #[serde(default)]
-    pub l1: f64,
-    /// L2 weight of `r` (`r = l1‖x‖₁ + (l2/2)‖x‖²`).
-    #[serde(default)]
-    pub l2: f64,
-}
-
-/// Loss names of scenario files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LossName {
-    /// Least squares.
-    Squared,
-    /// Binary logistic regression.
-    Logistic,
-    /// Multinomial logistic regression.
-    Multinomial,
-}
-
-impl ProblemSpec {
-    /// The regularizer these weights describe.
-    pub fn regularizer(&self) -> Result<Regularizer, ScenarioError> {
-        for (name, v) in [("l1", self.l1), ("l2", self.l2)] {
-            if !(v >= 0.0 && v.is_finite()) {
-                return Err(ScenarioError::Invalid(format!(
-                    "[problem] {name} must be >= 0 and finite, got {v}"
-                )));
-            }
-        }
-        Ok(match (self.l1 > 0.0, self.l2 > 0.0) {
-            (false, false) => Regularizer::None,
-            (true, false) => Regularizer::L1 { l1: self.l1 },
-            (false, true) => Regularizer::L2 { l2: self.l2 },
-            (true, true) => Regularizer::ElasticNet {
-                l1: self.l1,
-                l2: self.l2,
-            },
-        })
-    }
-
-    /// The loss; `classes` comes from the data for multinomial problems.
-    pub fn loss(&self, classes: Option<usize>) -> Result<Loss, ScenarioError> {
-        Ok(match self.loss {
-            LossName::Squared => Loss::Squared,
-            LossName::Logistic => Loss::Logistic,
-            LossName::Multinomial => Loss::Multinomial {
-                classes: classes.ok_or_else(|| {
-                    ScenarioError::Invalid(
-                        "loss = \"multinomial\" needs class labels in the data".into(),
-                    )
-                })?,
-            },
-        })
-    }
-}
-
-/// Algorithm names of scenario files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum AlgorithmName {
-    /// Private ADMM (the paper's algorithm).
-    Admm,
-    /// DP-SGD on the same walk (the baseline).
-    DpSgd,
-    /// Federated DP-SGD: the walk's DP-SGD message, averaged by a server every round.
-    FedSgd,
-    /// \[RK\] DP-IADMM (federated, Laplace noise on the local gradient).
-    DpIadmm,
-    /// \[HG\] IPADMM (synchronous rounds on the graph, `l` noisy linearized steps).
-    Ipadmm,
-    /// \[ZKL\] penalty-perturbation M-ADMM (synchronous rounds on the graph).
-    PpAdmm,
-}
-
-impl AlgorithmName {
-    /// The name as written in scenario files and outputs.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            AlgorithmName::Admm => "admm",
-            AlgorithmName::DpSgd => "dp-sgd",
-            AlgorithmName::FedSgd => "fed-sgd",
-            AlgorithmName::DpIadmm => "dp-iadmm",
-            AlgorithmName::Ipadmm => "ipadmm",
-            AlgorithmName::PpAdmm => "pp-admm",
-        }
-    }
-
-    /// Whether the kind is dpwalk's own update, run on the scenario's `mode`.
-    pub fn is_walk(&self) -> bool {
-        matches!(self, AlgorithmName::Admm | AlgorithmName::DpSgd)
-    }
-}
-
-/// \[RK\]'s two subproblems.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum VariantName {
-    /// ObjT (Algorithm 2): a trust region around the last iterate.
-    #[default]
-    Objt,
-    /// ObjP (Algorithm 1): a proximal term.
-    Objp,
-}
-
-/// The norm of ObjT's trust region.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TrustNormName {
-    /// A box (the paper's experiments).
-    #[default]
-    Linf,
-    /// A ball (the paper's (6b)).
-    L2,
-}
-
-/// IPADMM's proximal weights.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EtaScheduleName {
-    /// `η₀ √(inner steps done)` (the spec's default).
-    #[default]
-    SqrtTotal,
-    /// A constant `η`.
-    Constant,
-}
-
-/// Block schedules.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    /// One block per update of `w`, chosen by the random walk (Algorithm 4).
-    Decentralized,
-    /// `m` uniformly random blocks per round (Algorithm 3).
-    Federated,
-    /// Every block every round (Algorithm 2).
-    Centralized,
-}
-
-impl Mode {
-    /// The name as written in scenario files and outputs.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Mode::Decentralized => "decentralized",
-            Mode::Federated => "federated",
-            Mode::Centralized => "centralized",
-        }
-    }
-}
-
-/// The `[algorithm]` section.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct AlgorithmSpec {
-    /// `admm` or `dp-sgd`.
-    #[serde(default = "default_kind")]
-    pub kind: AlgorithmName,
-    /// `decentralized`, `federated` or `centralized`.
-    #[serde(default = "default_mode")]
-    pub mode: Mode,
-    /// γ (ADMM).
-    #[serde(default = "default_one")]
-    pub gamma: f64,
-    /// λ, the relaxation (ADMM).
-    #[serde(default = "default_lambda")]
-    pub lambda: f64,
-    /// σ.
-    #[serde(default)]
-    pub sigma: f64,
-    /// C; absent means no clipping.
-    #[serde(default)]
-    pub clip: Option<f64>,
-    /// Step size (DP-SGD).
-    #[serde(default = "default_lr")]
-    pub lr: f64,
-    /// `m`, blocks per round (federated).
-    #[serde(default)]
-    pub blocks_per_round: Option<usize>,
-    /// DP-IADMM: `objt` (default) or `objp`.
-    #[serde(default)]
-    pub variant: VariantName,
-    /// ρ: DP-IADMM's constant part `c2` of (21), IPADMM's penalty.
-    #[serde(default)]
-    pub rho: Option<f64>,
-    /// DP-IADMM: the growing part `c1` of (21), `c1·1.2^⌊t/Tc⌋` (default 0: constant ρ).
-    #[serde(default)]
-    pub rho_c1: f64,
-    /// DP-IADMM: the growth period `Tc` of (21), in rounds.
-    #[serde(default = "default_period")]
-    pub rho_period: u64,
-    /// DP-IADMM ObjP: the proximal weight's scale `a` (default 1); IPADMM: `η₀` or `η`.
-    #[serde(default)]
-    pub eta: Option<f64>,
-    /// DP-IADMM ObjP: the proximal weight's power `q` in `a·t^(−q)` (default ½).
-    #[serde(default)]
-    pub eta_power: Option<f64>,
-    /// IPADMM: `sqrt-total` (default) or `constant`.
-    #[serde(default)]
-    pub eta_schedule: EtaScheduleName,
-    /// DP-IADMM ObjT: the trust radius' scale `a` (default 1).
-    #[serde(default = "default_one")]
-    pub radius: f64,
-    /// DP-IADMM ObjT: the trust radius' power `q` in `a·t^(−q)` (default 0, the authors' code).
-    #[serde(default)]
-    pub radius_power: f64,
-    /// DP-IADMM ObjT: `linf` (default) or `l2`.
-    #[serde(default)]
-    pub trust_norm: TrustNormName,
-    /// DP-IADMM: the per-record ℓ₁ clip `G₁`.
-    #[serde(default)]
-    pub clip_l1: Option<f64>,
-    /// DP-IADMM: the Laplace scale `b` per coordinate (absent: 0, or calibrated to a budget).
-    #[serde(default)]
-    pub laplace_scale: Option<f64>,
-    /// IPADMM: `l`, noisy linearized steps per round.
-    #[serde(default = "default_inner_steps", alias = "l")]
-    pub inner_steps: usize,
-    /// Penalty perturbation: `θ`, the first penalty and the dual step.
-    #[serde(default)]
-    pub theta: Option<f64>,
-    /// Penalty perturbation: the penalty's ratio `q ≥ 1` per round (default 1).
-    #[serde(default = "default_one")]
-    pub growth: f64,
-    /// Penalty perturbation: the penalty's cap (default θ).
-    #[serde(default)]
-    pub eta_max: Option<f64>,
-    /// Penalty perturbation: the noise rate ν (absent: no noise, or calibrated to a budget).
-    #[serde(default)]
-    pub nu: Option<f64>,
-    /// Penalty perturbation: ν grows like the penalty to this power (default 0).
-    #[serde(default)]
-    pub kappa: f64,
-}
-
-impl Default for AlgorithmSpec {
-    /// The defaults of the `[algorithm]` keys, as if the section were empty.
-    fn default() -> Self {
-        Self {
-            kind: default_kind(),
-            mode: default_mode(),
-            gamma: default_one(),
-            lambda: default_lambda(),
-            sigma: 0.0,
-            clip: None,
-            lr: default_lr(),
-            blocks_per_round: None,
-            variant: VariantName::default(),
-            rho: None,
-            rho_c1: 0.0,
-            rho_period: default_period(),
-            eta: None,
-            eta_power: None,
-            eta_schedule: EtaScheduleName::default(),
-            radius: default_one(),
-            radius_power: 0.0,
-            trust_norm: TrustNormName::default(),
-            clip_l1: None,
-            laplace_scale: None,
-            inner_steps: default_inner_steps(),
-            theta: None,
-            growth: default_one(),
-            eta_max: None,
-            nu: None,
-            kappa: 0.0,
-        }
-    }
-}
-
-fn default_period() -> u64 {
-    1
-}
-fn default_inner_steps() -> usize {
-    1
-}
-
-fn default_kind() -> AlgorithmName {
-    AlgorithmName::Admm
-}
-fn default_mode() -> Mode {
-    Mode::Decentralized
-}
-fn default_one() -> f64 {
-    1.0
-}
-fn default_lambda() -> f64 {
-    0.5
-}
-fn default_lr() -> f64 {
-    0.1
 }
 
 /// The optional `[sweep]` section: lists whose cartesian product gives the sweep points.
@@ -508,7 +200,7 @@ impl Default for PrivacySpec {
 }
 
 fn default_delta() -> f64 {
-    dpwalk_privacy::DEFAULT_DELTA
+    dpwalk_core::spec::DEFAULT_DELTA
 }
 fn default_true() -> bool {
     true
@@ -560,7 +252,8 @@ pub struct Scenario {
     /// How records are spread among users.
     #[serde(default)]
     pub partition: PartitionSpec,
-    /// Loss and regularizer.
+    /// Loss and regularizer (`dpwalk_core::spec::ProblemSpec`; the classes of a multinomial
+    /// loss are the data's).
     pub problem: ProblemSpec,
     /// The communication graph.
     #[serde(default = "default_topology")]
@@ -593,18 +286,51 @@ fn default_topology() -> TopologySpec {
     TopologySpec::new(TopologyKind::Complete)
 }
 
-/// A scenario file read from disk, with the directory its relative paths start from.
+/// A scenario read and checked, with the directory its relative paths start from: the only form
+/// in which the drivers (`sim`, `audit`, `swarm`) take a scenario, so none runs an unchecked one.
 #[derive(Debug, Clone)]
 pub struct LoadedScenario {
-    /// The parsed scenario, overrides applied.
-    pub scenario: Scenario,
-    /// The scenario file's directory.
-    pub base_dir: PathBuf,
-    /// The scenario's name (its `name`, else the file stem).
-    pub name: String,
+    scenario: Scenario,
+    base_dir: PathBuf,
+    name: String,
+    points: Vec<Point>,
 }
 
-/// Reads `path`, applies `sets` (`key.path=value`, value in TOML syntax or a bare string).
+impl LoadedScenario {
+    /// Checks `scenario` ([`Scenario::check`]: every key and every sweep point).
+    pub fn new(
+        scenario: Scenario,
+        base_dir: PathBuf,
+        name: impl Into<String>,
+    ) -> Result<Self, ScenarioError> {
+        let points = scenario.check()?;
+        Ok(Self {
+            scenario,
+            base_dir,
+            name: name.into(),
+            points,
+        })
+    }
+    /// The parsed scenario, overrides applied.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+    /// The scenario file's directory.
+    pub fn base_dir(&self) -> &Path {
+        &self.base_dir
+    }
+    /// The scenario's name (its `name`, else the file stem).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The validated sweep points (one when there is no sweep).
+    pub fn points(&self) -> &[Point] {
+        &self.points
+    }
+}
+
+/// Reads `path`, applies `sets` (`key.path=value`, value in TOML syntax or a bare string), and
+/// checks the result.
 pub fn load(path: &Path, sets: &[String]) -> Result<LoadedScenario, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
         path: path.to_path_buf(),
@@ -618,11 +344,7 @@ pub fn load(path: &Path, sets: &[String]) -> Result<LoadedScenario, ScenarioErro
         .clone()
         .or(stem)
         .unwrap_or_else(|| "scenario".into());
-    Ok(LoadedScenario {
-        scenario,
-        base_dir,
-        name,
-    })
+    LoadedScenario::new(scenario, base_dir, name)
 }
 
 /// Parses scenario text (see [`load`]); `path` only names the origin in errors.
@@ -734,8 +456,9 @@ impl Point {
 }
 
 impl Scenario {
-    /// Checks the scenario-level ranges that the sections' own types do not.
-    pub fn check(&self) -> Result<(), ScenarioError> {
+    /// Checks the scenario-level ranges that the sections' own types do not, and returns the
+    /// validated sweep points.
+    pub fn check(&self) -> Result<Vec<Point>, ScenarioError> {
         let invalid = |m: String| Err(ScenarioError::Invalid(m));
         if self.users < 1 {
             return invalid("users must be >= 1".into());
@@ -749,10 +472,7 @@ impl Scenario {
         if self.eval_every == Some(0) {
             return invalid("eval-every must be >= 1".into());
         }
-        let d = self.privacy.delta;
-        if !(d > 0.0 && d < 1.0) {
-            return invalid(format!("[privacy] delta must be in (0, 1), got {d}"));
-        }
+        check_delta(&["privacy", "delta"], self.privacy.delta)?;
         self.check_kinds()?;
         match (self.privacy.view, self.algorithm.mode) {
             (Some(BudgetView::Network), _) => {
@@ -791,7 +511,7 @@ impl Scenario {
             }
             _ => {}
         }
-        self.points().map(|_| ())
+        self.points()
     }
 
     /// The algorithms of the scenario: the sweep's list, else `[algorithm] kind`.
@@ -811,10 +531,8 @@ impl Scenario {
         let Some(extra) = self.by_kind.get(&kind) else {
             return Ok(self.algorithm.clone());
         };
-        let key = format!("[by-kind.{}]", kind.as_str());
-        let bad = |message: String| ScenarioError::Key {
-            key: key.clone(),
-            message,
+        let bad = |message: String| {
+            ScenarioError::from(SpecError::new(&["by-kind", kind.as_str()], message))
         };
         let mut table = toml::Table::try_from(&self.algorithm).map_err(|e| bad(e.to_string()))?;
         for (k, v) in extra {
@@ -840,21 +558,23 @@ impl Scenario {
                 continue;
             }
             if self.privacy.view == Some(BudgetView::Central) {
-                return Err(ScenarioError::Key {
-                    key: "[privacy] view".into(),
-                    message: format!(
+                return Err(SpecError::new(
+                    &["privacy", "view"],
+                    format!(
                         "kind = \"{name}\" is proved only in the local view (an eavesdropper on every message); use view = \"local\""
                     ),
-                });
+                )
+                .into());
             }
             if self.steps < self.users as u64 {
-                return Err(ScenarioError::Key {
-                    key: "steps".into(),
-                    message: format!(
+                return Err(SpecError::new(
+                    &["steps"],
+                    format!(
                         "kind = \"{name}\" runs synchronous rounds of one update per user: steps = {} is less than one round of {} users",
                         self.steps, self.users
                     ),
-                });
+                )
+                .into());
             }
         }
         Ok(())
@@ -895,10 +615,13 @@ impl Scenario {
                 "give either sigma or a privacy budget epsilon (then sigma is calibrated), not both".into(),
             ));
         }
-        if let Some(bad) = budgets.iter().find(|&&e| !(e > 0.0 && e.is_finite())) {
-            return Err(ScenarioError::Invalid(format!(
-                "privacy budgets epsilon must be > 0, got {bad}"
-            )));
+        let key: &[&str] = if s.epsilon.is_empty() {
+            &["privacy", "epsilon"]
+        } else {
+            &["sweep", "epsilon"]
+        };
+        for &epsilon in &budgets {
+            check_epsilon(key, epsilon)?;
         }
         Ok(budgets.into_iter().map(|e| (0.0, Some(e))).collect())
     }

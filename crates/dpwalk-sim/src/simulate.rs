@@ -1,5 +1,5 @@
 //! A whole scenario: prepare the problem once, run every sweep point and repetition in parallel
-//! (`rayon`), aggregate, and hand the results to [`crate::output`].
+//! (`rayon`), and aggregate; `crate::output` writes the results.
 
 use crate::method::Method;
 use crate::metrics::Evaluator;
@@ -10,7 +10,8 @@ use crate::scenario::{LoadedScenario, Point, ScenarioError};
 use dpwalk_core::data::{DataError, Dataset, LabelKind};
 use dpwalk_core::problem::reference::{self, Reference, ReferenceOptions};
 use dpwalk_core::problem::{Problem, ProblemError};
-use dpwalk_core::rng::{Purpose, derive_seed};
+use dpwalk_core::spec::build_topology;
+use dpwalk_core::spec::topology::Source;
 use dpwalk_core::topology::{Topology, TopologyError};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -37,9 +38,6 @@ pub enum SimError {
     /// The accountant refused its inputs.
     #[error("privacy: {0}")]
     Privacy(#[from] dpwalk_privacy::PrivacyError),
-    /// Writing outputs failed.
-    #[error("output: {0}")]
-    Output(#[from] crate::output::OutputError),
 }
 
 /// The parts of a scenario shared by all its runs.
@@ -69,36 +67,42 @@ pub struct NamedTopology {
 /// Loads the data, partitions it, builds the problem and the topology, and solves the
 /// non-private reference problem. Data are the same for every run of the scenario.
 pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
-    let s = &loaded.scenario;
-    s.check()?;
+    let s = loaded.scenario();
     // The data and partition derive their own seeds from the run seed (see `data::spec`).
-    let data = s.data.load(&loaded.base_dir, s.seed)?;
+    let data = s.data.load(loaded.base_dir(), s.seed)?;
     let classes = match data.train.label_kind {
         LabelKind::Classes(k) => Some(k),
         _ => None,
     };
     let users = s.partition.apply(data.train, s.users, s.seed)?;
-    let problem = Problem::new(s.problem.loss(classes)?, s.problem.regularizer()?, users)?;
+    let loss = s
+        .problem
+        .loss_for_data(classes)
+        .map_err(ScenarioError::from)?;
+    let regularizer = s.problem.regularizer().map_err(ScenarioError::from)?;
+    let problem = Problem::new(loss, regularizer, users)?;
+    // The walk's requirement; the synchronous baselines check their own (`rounds::check`).
+    let walks = s.kinds().iter().any(|k| k.is_walk())
+        && s.algorithm.mode == crate::algorithm::Mode::Decentralized;
     let mut topologies = Vec::new();
-    for spec in s.topologies() {
-        let topology = spec.build(
-            Some(s.users),
-            &loaded.base_dir,
-            derive_seed(s.seed, Purpose::Topology, 0),
-        )?;
-        if topology.n() != s.users {
-            return Err(ScenarioError::Invalid(format!(
-                "the topology has {} nodes but the scenario has {} users",
-                topology.n(),
-                s.users
-            ))
-            .into());
-        }
-        // The walk's requirement; the synchronous baselines check their own (`rounds::check`).
-        let walks = s.kinds().iter().any(|k| k.is_walk());
-        if walks && s.algorithm.mode == crate::scenario::Mode::Decentralized {
-            topology.require_walkable()?;
-        }
+    let specs = s.topologies();
+    for (i, spec) in specs.iter().enumerate() {
+        // Keys are named where the spec is written: `[topology]` or `[[sweep.topology]]` i.
+        let index = i.to_string();
+        let at: &[&str] = if s.sweep.topology.is_empty() {
+            &["topology"]
+        } else {
+            &["sweep", "topology", &index]
+        };
+        let topology = build_topology(
+            spec,
+            s.users,
+            s.seed,
+            Source::Files(loaded.base_dir()),
+            walks,
+            at,
+        )
+        .map_err(ScenarioError::from)?;
         topologies.push(NamedTopology {
             label: format!("{} ({} nodes)", spec.kind.name(), topology.n()),
             topology,
@@ -109,10 +113,10 @@ pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
     let privacy = PrivacyContext::new(s, &problem, &graphs)?;
     // The baselines refuse what they cannot run (a loss outside a proof, a graph) now, with the
     // reason, rather than after the other points have run.
-    for point in s.points()? {
+    for point in loaded.points() {
         if point.method.walk().is_none() {
             crate::rounds::check(&problem, graphs[point.topology], &point.method)?;
-            privacy.account(&point)?;
+            privacy.account(point)?;
         }
     }
     Ok(Prepared {
@@ -143,9 +147,9 @@ pub fn simulate(
     prepared: &Prepared,
     quiet: bool,
 ) -> Result<Vec<PointResult>, SimError> {
-    let s = &loaded.scenario;
-    let resolved: Vec<Resolved> = s
-        .points()?
+    let s = loaded.scenario();
+    let resolved: Vec<Resolved> = loaded
+        .points()
         .iter()
         .map(|p| prepared.privacy.resolve(s, p))
         .collect::<Result<_, _>>()?;

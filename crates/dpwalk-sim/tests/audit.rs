@@ -53,11 +53,8 @@ delta = 1e-5
 fn load(sets: &[&str]) -> (LoadedScenario, Prepared) {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let scenario = parse(SMALL, Path::new("inline.toml"), &sets).expect("parses");
-    let loaded = LoadedScenario {
-        scenario,
-        base_dir: PathBuf::from("."),
-        name: "inline".into(),
-    };
+    let loaded =
+        LoadedScenario::new(scenario, PathBuf::from("."), "inline").expect("the scenario checks");
     let prepared = prepare(&loaded).expect("prepare");
     (loaded, prepared)
 }
@@ -142,7 +139,7 @@ fn measured_leakage_never_exceeds_the_bound_on_small_walks() {
 #[test]
 fn a_white_box_canary_is_exactly_plus_or_minus_c_d() {
     let (loaded, prepared) = load(&["algorithm.sigma=0"]);
-    let point = loaded.scenario.points().unwrap()[0];
+    let point = loaded.points()[0];
     let Algorithm::Admm(params) = *point.method.walk().unwrap() else {
         panic!("admm")
     };
@@ -180,7 +177,7 @@ fn an_accountant_that_counts_twice_the_noise_is_caught() {
     let sets = ["privacy.delta=0.01"];
     let (points, loaded, prepared) = run(&sets, &config(10_000, vec![View::Local]));
     let p = &points[0];
-    let point = loaded.scenario.points().unwrap()[0];
+    let point = loaded.points()[0];
     // The walk adds σ; the broken accountant believes 2σ (as if the walk's noise had been
     // halved and the accounting not).
     let broken = Noise::new(2.0 * point.method.walk().unwrap().sigma(), 0.5).unwrap();

@@ -171,11 +171,12 @@ epsilon = 1.0
 /// repetition's released model.
 fn calibrated_run(text: &str, dir: &Path, sets: &[&str]) -> (f64, f64, f64) {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let loaded = LoadedScenario {
-        scenario: parse(text, Path::new("zero.toml"), &sets).expect("parses"),
-        base_dir: dir.to_path_buf(),
-        name: "zero".into(),
-    };
+    let loaded = LoadedScenario::new(
+        parse(text, Path::new("zero.toml"), &sets).expect("parses"),
+        dir.to_path_buf(),
+        "zero",
+    )
+    .expect("the scenario checks");
     let prepared = prepare(&loaded).expect("prepare");
     let results = simulate(&loaded, &prepared, true).expect("simulate");
     let summary = dpwalk_sim::output::summarize(&loaded, &prepared, &results);
@@ -248,9 +249,14 @@ fn each_noise_has_the_scale_of_its_calibration() {
     );
 }
 
-/// The error of preparing `text` with `sets`, as text.
+/// The error of checking or preparing `text` with `sets`, as text.
 fn refusal(text: &str, sets: &[&str]) -> String {
-    let loaded = scenario(text, sets);
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let parsed = parse(text, Path::new("inline.toml"), &sets).expect("parses");
+    let loaded = match LoadedScenario::new(parsed, PathBuf::from("."), "inline") {
+        Ok(loaded) => loaded,
+        Err(e) => return e.to_string(),
+    };
     match prepare(&loaded) {
         Ok(_) => panic!("{sets:?} must be refused"),
         Err(e) => e.to_string(),
@@ -281,29 +287,29 @@ fn what_a_method_cannot_run_is_refused_with_the_reason() {
     assert_refused(
         LOGISTIC,
         &["algorithm.kind=pp-admm", "users=10", "privacy.epsilon=1"],
-        &["[algorithm] kind = \"pp-admm\"", "record"],
+        &["`algorithm.kind`: kind = \"pp-admm\"", "record"],
     );
     // l = 0, and keys a kind needs.
     assert_refused(
         LASSO,
         &["algorithm.kind=ipadmm", "algorithm.inner-steps=0"],
-        &["[algorithm] inner-steps", "at least 1"],
+        &["`algorithm.inner-steps`", "at least 1"],
     );
     assert_refused(
         LASSO,
         &["algorithm.kind=ipadmm", "algorithm.l=0"],
-        &["[algorithm] inner-steps"],
+        &["`algorithm.inner-steps`"],
     );
     let no_rho = LASSO.replace("rho = 1.0\n", "");
     assert_refused(
         &no_rho,
         &["algorithm.kind=dp-iadmm"],
-        &["[algorithm] rho", "needs it"],
+        &["`algorithm.rho`", "needs it"],
     );
     assert_refused(
         LASSO,
         &["algorithm.kind=dp-iadmm", "privacy.epsilon=1"],
-        &["[algorithm] clip-l1"],
+        &["`algorithm.clip-l1`"],
     );
     assert_refused(
         LOGISTIC,
@@ -312,7 +318,7 @@ fn what_a_method_cannot_run_is_refused_with_the_reason() {
             "algorithm.nu=3",
             "privacy.epsilon=1",
         ],
-        &["[algorithm] nu", "not both"],
+        &["`algorithm.nu`", "not both"],
     );
     // Graphs a synchronous method cannot run on: disconnected, weighted.
     let edges = LASSO.replace(
@@ -335,7 +341,7 @@ fn what_a_method_cannot_run_is_refused_with_the_reason() {
     assert_refused(
         LASSO,
         &["algorithm.kind=fed-sgd", "privacy.view=central"],
-        &["[privacy] view", "local"],
+        &["`privacy.view`", "local"],
     );
     assert_refused(
         LASSO,
@@ -346,7 +352,7 @@ fn what_a_method_cannot_run_is_refused_with_the_reason() {
     assert_refused(
         LASSO,
         &["algorithm.kind=admm", "privacy.unit=record"],
-        &["[privacy] unit", "Squared loss has none"],
+        &["`privacy.unit`", "Squared loss has none"],
     );
 }
 
@@ -358,7 +364,7 @@ fn federated_kinds_run_once_whatever_the_graphs() {
     )
     .replace("[topology]\nkind = \"random-regular\"\ndegree = 3\n", "");
     let loaded = scenario(&text, &[]);
-    let points = loaded.scenario.points().unwrap();
+    let points = loaded.points().to_vec();
     let names: Vec<&str> = points.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["fed-sgd", "dp-iadmm", "ipadmm", "ipadmm"]);
 }
@@ -426,12 +432,12 @@ fn by_kind_tables_set_one_kind_s_keys() {
     let text = format!(
         "{LASSO}\n[sweep]\nkind = [\"dp-sgd\", \"fed-sgd\"]\n[by-kind.fed-sgd]\nlr = 0.01\nclip = 0.03\n"
     );
-    let points = scenario(&text, &[]).scenario.points().unwrap();
+    let points = scenario(&text, &[]).points().to_vec();
     assert_eq!(points[0].method.describe(), "C=1000000 lr=0.5");
     assert_eq!(points[1].method.describe(), "C=0.03 lr=0.01");
     let typo = text.replace("lr = 0.01", "lrr = 0.01");
-    assert_refused(&typo, &[], &["[by-kind.fed-sgd]", "lrr"]);
+    assert_refused(&typo, &[], &["`by-kind.fed-sgd`", "lrr"]);
     // A table for a kind the run leaves out (`--set sweep.kind=…`) is harmless.
     let unused = text.replace("[by-kind.fed-sgd]", "[by-kind.ipadmm]");
-    assert_eq!(scenario(&unused, &[]).scenario.points().unwrap().len(), 2);
+    assert_eq!(scenario(&unused, &[]).points().len(), 2);
 }

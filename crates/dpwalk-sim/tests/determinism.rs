@@ -34,11 +34,8 @@ clip = 0.5
 fn final_z(sets: &[&str]) -> Vec<f64> {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let scenario = parse(NOISY, Path::new("inline.toml"), &sets).expect("parses");
-    let loaded = LoadedScenario {
-        scenario,
-        base_dir: PathBuf::from("."),
-        name: "inline".into(),
-    };
+    let loaded =
+        LoadedScenario::new(scenario, PathBuf::from("."), "inline").expect("the scenario checks");
     let prepared = prepare(&loaded).expect("prepare");
     let results = simulate(&loaded, &prepared, true).expect("simulate");
     results[0].runs[0].z.clone()

@@ -36,11 +36,8 @@ epsilon = 4.0
 fn summary(text: &str, sets: &[&str]) -> serde_json::Value {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let scenario = parse(text, Path::new("inline.toml"), &sets).expect("parses");
-    let loaded = LoadedScenario {
-        scenario,
-        base_dir: PathBuf::from("."),
-        name: "inline".into(),
-    };
+    let loaded =
+        LoadedScenario::new(scenario, PathBuf::from("."), "inline").expect("the scenario checks");
     let prepared = prepare(&loaded).expect("prepare");
     let results = simulate(&loaded, &prepared, true).expect("simulate");
     serde_json::to_value(summarize(&loaded, &prepared, &results)).expect("json")

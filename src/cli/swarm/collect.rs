@@ -39,7 +39,7 @@ pub(super) fn collect(
             "node {i} holds a different final model from node 0"
         );
     }
-    let s = &loaded.scenario;
+    let s = loaded.scenario();
     let per_user: Vec<u64> = finals.iter().map(|f| f.privacy.contributions).collect();
     let contributions = per_user.iter().sum();
     let evaluator = Evaluator {

@@ -102,20 +102,20 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
         Some(path) => scenario::load(path, &sets)?,
         None => {
             let path = Path::new("sim/swarm.toml (built in)");
-            LoadedScenario {
-                scenario: scenario::parse(BUILTIN, path, &sets)?,
-                base_dir: PathBuf::from("."),
-                name: "swarm".into(),
-            }
+            LoadedScenario::new(
+                scenario::parse(BUILTIN, path, &sets)?,
+                PathBuf::from("."),
+                "swarm",
+            )?
         }
     };
     let schedule = args
         .kill_holder_every
         .or(args.stop_holder_every)
-        .map(|pace| Schedule::new(pace, args.disruptions, loaded.scenario.steps))
+        .map(|pace| Schedule::new(pace, args.disruptions, loaded.scenario().steps))
         .transpose()?;
     let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("runs").join(format!("{}-swarm-{}", loaded.name, utc_stamp()))
+        PathBuf::from("runs").join(format!("{}-swarm-{}", loaded.name(), utc_stamp()))
     });
     rundir::prepare(&out, args.force)?;
     rundir::write_scenario(&out, &loaded)?;
@@ -131,7 +131,7 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
         nodes = nodes.len(),
         "started the nodes; logs in node-*/node.log"
     );
-    let watch = supervise::watch(&mut nodes, &args, loaded.scenario.steps, schedule);
+    let watch = supervise::watch(&mut nodes, &args, loaded.scenario().steps, schedule);
     if watch.is_err() {
         for node in &mut nodes {
             if let Some(child) = node.child.as_mut() {
@@ -166,7 +166,7 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
     println!(
         "{} nodes, {} steps in {wall:.2} s (first hop after {}), {made} holders {how} and restarted",
         nodes.len(),
-        loaded.scenario.steps,
+        loaded.scenario().steps,
         first_hop.map_or_else(|| "-".into(), |t| format!("{t:.2} s")),
     );
     Ok(())

@@ -2,11 +2,12 @@
 //! resolves them), and the nodes' files written from it on 127.0.0.1.
 
 use anyhow::{Context, bail, ensure};
-use dpwalk_core::problem::{Loss, Regularizer};
+use dpwalk_core::spec::{BudgetSpec, ProblemSpec};
 use dpwalk_core::topology::TopologyKind;
-use dpwalk_net::run::{AlgorithmSpec, BudgetSpec, LossName, ProblemSpec, RunFile};
+use dpwalk_net::run::{AlgorithmSpec, RunFile};
 use dpwalk_net::workspace::{self, MemberPlan, NodeOptions};
-use dpwalk_sim::scenario::{AlgorithmName, LoadedScenario, Mode, UnitName};
+use dpwalk_sim::algorithm::{AlgorithmName, Mode};
+use dpwalk_sim::scenario::{LoadedScenario, UnitName};
 use dpwalk_sim::simulate::{self, Prepared};
 use std::path::Path;
 
@@ -17,7 +18,7 @@ pub(super) fn plan(
     loaded: &LoadedScenario,
     prepared: &Prepared,
 ) -> anyhow::Result<(dpwalk_sim::privacy::Resolved, RunFile)> {
-    let s = &loaded.scenario;
+    let s = loaded.scenario();
     ensure!(
         s.algorithm.mode == Mode::Decentralized && s.algorithm.kind == AlgorithmName::Admm,
         "a swarm runs the decentralized ADMM walk: set algorithm.kind = \"admm\" and mode = \"decentralized\""
@@ -28,8 +29,8 @@ pub(super) fn plan(
          nodes would calibrate and enforce the user-level one); run it with `dpwalk sim`, or use \
          unit = \"user\""
     );
-    let points = s.points()?;
-    let [point] = points.as_slice() else {
+    let points = loaded.points();
+    let [point] = points else {
         bail!(
             "a swarm runs one point: the scenario sweeps over {} (remove its [sweep])",
             points.len()
@@ -66,19 +67,8 @@ pub(super) fn plan(
         "the run file must be self-contained: give the topology inline (a generator, or kind = \"edges\")"
     );
     let problem = &prepared.problem;
-    let (loss, classes) = match problem.loss() {
-        Loss::Squared => (LossName::Squared, None),
-        Loss::Logistic => (LossName::Logistic, None),
-        Loss::Multinomial { classes } => (LossName::Multinomial, Some(classes)),
-    };
-    let (l1, l2) = match *problem.regularizer() {
-        Regularizer::None => (0.0, 0.0),
-        Regularizer::L1 { l1 } => (l1, 0.0),
-        Regularizer::L2 { l2 } => (0.0, l2),
-        Regularizer::ElasticNet { l1, l2 } => (l1, l2),
-    };
     let file = RunFile {
-        run_id: format!("{}-{}", loaded.name, s.seed)
+        run_id: format!("{}-{}", loaded.name(), s.seed)
             .chars()
             .map(|c| {
                 if c.is_ascii_alphanumeric() || "._-".contains(c) {
@@ -92,12 +82,9 @@ pub(super) fn plan(
         seed: simulate::repetition_seed(s.seed, 0),
         steps: s.steps,
         dimension: problem.dim(),
-        problem: ProblemSpec {
-            loss,
-            classes,
-            l1,
-            l2,
-        },
+        // The loss and regularizer the simulator built (classes counted in the data), written
+        // back as the shared `[problem]` table.
+        problem: ProblemSpec::of(problem.loss(), *problem.regularizer()),
         algorithm: AlgorithmSpec {
             gamma: resolved.point.gamma,
             lambda: resolved.point.lambda,
@@ -119,7 +106,7 @@ pub(super) fn write_nodes(
     prepared: &Prepared,
     run_file: RunFile,
 ) -> anyhow::Result<Vec<NodeProc>> {
-    let n = loaded.scenario.users;
+    let n = loaded.scenario().users;
     let ports = workspace::free_ports(2 * n)?;
     let data = prepared.problem.data();
     let plans: Vec<MemberPlan> = (0..n)
@@ -132,7 +119,7 @@ pub(super) fn write_nodes(
         })
         .collect();
     let options = NodeOptions {
-        eval_every: Some(loaded.scenario.eval_interval()),
+        eval_every: Some(loaded.scenario().eval_interval()),
         timeouts: None,
     };
     let written = workspace::write(out, run_file, &plans, options)

@@ -23,8 +23,9 @@ use crate::keys;
 use crate::learner::{Learner, LearnerError, node_problem};
 use crate::limits::{Limits, Refusals};
 use crate::reach::{self, Links};
-use crate::run::{Noise, Run};
+use crate::run::Run;
 use crate::status::SharedStatus;
+use dpwalk_core::spec::Noise;
 
 /// Everything a node needs, loaded and checked before any socket opens.
 pub(super) struct Loaded {

@@ -8,7 +8,8 @@ use super::canary::{self, Canary, CanaryKind};
 use super::estimate::{Estimate, Options, estimate};
 use super::statistic::{Statistic, View, scores};
 use super::trial::{Scratch, Transcript, World, run_trial};
-use crate::scenario::{LoadedScenario, Mode, Point, UnitName};
+use crate::algorithm::Mode;
+use crate::scenario::{LoadedScenario, Point, UnitName};
 use crate::simulate::Prepared;
 use dpwalk_core::rng::{Purpose, derive_seed};
 use dpwalk_core::step::Algorithm;
@@ -175,7 +176,7 @@ pub fn audit(
     prepared: &Prepared,
     config: &Config,
 ) -> Result<Vec<PointAudit>, AuditError> {
-    let s = &loaded.scenario;
+    let s = loaded.scenario();
     if s.algorithm.mode != Mode::Decentralized {
         return Err(AuditError::Invalid(format!(
             "the audit runs walks: the scenario's mode is {} (set algorithm.mode = \"decentralized\")",
@@ -195,7 +196,7 @@ pub fn audit(
     if config.views.is_empty() {
         return Err(AuditError::Invalid("no view to audit".into()));
     }
-    let points = s.points()?;
+    let points = loaded.points();
     let chosen: Vec<usize> = match config.point {
         Some(p) if p >= points.len() => {
             return Err(AuditError::Invalid(format!(
@@ -250,7 +251,7 @@ fn audit_point(
     steps: u64,
     bar: &ProgressBar,
 ) -> Result<PointAudit, AuditError> {
-    let s = &loaded.scenario;
+    let s = loaded.scenario();
     let named = &prepared.topologies[point.topology];
     let topology = &named.topology;
     let n = topology.n();

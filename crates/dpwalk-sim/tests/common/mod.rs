@@ -9,11 +9,7 @@ use std::path::{Path, PathBuf};
 pub fn scenario(text: &str, sets: &[&str]) -> LoadedScenario {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let scenario = parse(text, Path::new("inline.toml"), &sets).expect("scenario parses");
-    LoadedScenario {
-        scenario,
-        base_dir: PathBuf::from("."),
-        name: "inline".into(),
-    }
+    LoadedScenario::new(scenario, PathBuf::from("."), "inline").expect("the scenario checks")
 }
 
 /// The relative gap of the last evaluation of the first point's first repetition.

@@ -1,0 +1,176 @@
+//! The shared checks: each refusal names its key; the run file's and the scenario's readings of
+//! `[problem]` differ only where the classes come from.
+
+use super::*;
+use crate::problem::{Loss, Regularizer};
+use crate::topology::{TopologyKind, TopologySpec};
+
+fn problem(loss: LossName, classes: Option<usize>) -> ProblemSpec {
+    ProblemSpec {
+        loss,
+        classes,
+        l1: 0.0,
+        l2: 0.0,
+    }
+}
+
+#[test]
+fn keys_are_dotted_with_indices_and_located() {
+    let e = SpecError::new(&["members", "2", "peer-id"], "bad");
+    assert_eq!(e.key(), "members[2].peer-id");
+    assert_eq!(e.to_string(), "`members[2].peer-id`: bad");
+    let text = "a = 1\n[[members]]\nx = 1\n[[members]]\nx = 2\n[[members]]\npeer-id = \"p\"\n";
+    assert_eq!(e.line_in(text), Some(7));
+    let e = SpecError::new(&["gamma"], "bad").under(&["algorithm"]);
+    assert_eq!(e.key(), "algorithm.gamma");
+    // An absent key is located at its table.
+    assert_eq!(e.line_in("x = 1\n[algorithm]\nlambda = 1\n"), Some(2));
+    assert_eq!(e.line_in("x = 1\n"), None);
+}
+
+#[test]
+fn the_step_names_the_key_out_of_range() {
+    for (g, l, c, key) in [
+        (0.0, 0.5, Some(1.0), "algorithm.gamma"),
+        (1.0, 1.5, Some(1.0), "algorithm.lambda"),
+        (1.0, 0.5, Some(0.0), "algorithm.clip"),
+    ] {
+        assert_eq!(check_step("algorithm", g, l, c).unwrap_err().key(), key);
+    }
+    let step = check_step("algorithm", 1.0, 0.5, Some(1.0)).unwrap();
+    assert_eq!(step.with_sigma(2.0).unwrap().sigma(), 2.0);
+}
+
+#[test]
+fn noise_is_sigma_or_a_checked_budget() {
+    let sigma = ["algorithm", "sigma"];
+    let budget = BudgetSpec {
+        epsilon: 1.0,
+        delta: DEFAULT_DELTA,
+    };
+    assert_eq!(
+        Noise::check(Some(2.0), &sigma, None, "budget"),
+        Ok(Noise::Sigma(2.0))
+    );
+    assert_eq!(
+        Noise::check(None, &sigma, Some(&budget), "budget"),
+        Ok(Noise::Budget {
+            epsilon: 1.0,
+            delta: DEFAULT_DELTA
+        })
+    );
+    let key = |r: Result<Noise, SpecError>| r.unwrap_err().key();
+    assert_eq!(
+        key(Noise::check(Some(-1.0), &sigma, None, "budget")),
+        "algorithm.sigma"
+    );
+    assert_eq!(
+        key(Noise::check(Some(1.0), &sigma, Some(&budget), "budget")),
+        "algorithm.sigma"
+    );
+    assert_eq!(key(Noise::check(None, &sigma, None, "budget")), "algorithm");
+    let bad = BudgetSpec {
+        epsilon: 0.0,
+        ..budget
+    };
+    assert_eq!(key(bad.check("budget")), "budget.epsilon");
+    let bad = BudgetSpec {
+        delta: 1.0,
+        ..budget
+    };
+    assert_eq!(key(bad.check("budget")), "budget.delta");
+    // δ omitted is the default.
+    let read: BudgetSpec = toml::from_str("epsilon = 1.0").unwrap();
+    assert_eq!(read, budget);
+}
+
+#[test]
+fn classes_come_from_the_file_or_the_data() {
+    let multi = problem(LossName::Multinomial, Some(4));
+    assert_eq!(
+        multi.loss_for_dimension(64),
+        Ok(Loss::Multinomial { classes: 4 })
+    );
+    assert_eq!(
+        multi.loss_for_dimension(65).unwrap_err().key(),
+        "problem.classes"
+    );
+    assert_eq!(
+        multi.loss_for_data(Some(4)),
+        Ok(Loss::Multinomial { classes: 4 })
+    );
+    assert_eq!(
+        multi.loss_for_data(Some(3)).unwrap_err().key(),
+        "problem.classes"
+    );
+    let unwritten = problem(LossName::Multinomial, None);
+    assert_eq!(
+        unwritten.loss_for_dimension(64).unwrap_err().key(),
+        "problem.loss"
+    );
+    assert_eq!(
+        unwritten.loss_for_data(Some(10)),
+        Ok(Loss::Multinomial { classes: 10 })
+    );
+    assert_eq!(
+        unwritten.loss_for_data(None).unwrap_err().key(),
+        "problem.loss"
+    );
+    let stray = problem(LossName::Squared, Some(2));
+    assert_eq!(
+        stray.loss_for_dimension(64).unwrap_err().key(),
+        "problem.classes"
+    );
+    assert_eq!(
+        stray.loss_for_data(Some(2)).unwrap_err().key(),
+        "problem.classes"
+    );
+}
+
+#[test]
+fn a_problem_table_round_trips_through_its_loss_and_regularizer() {
+    let mut p = problem(LossName::Multinomial, Some(3));
+    p.l1 = 0.5;
+    p.l2 = 0.25;
+    let again = ProblemSpec::of(p.loss_for_dimension(6).unwrap(), p.regularizer().unwrap());
+    assert_eq!(again, p);
+    p.l2 = -1.0;
+    assert_eq!(p.regularizer().unwrap_err().key(), "problem.l2");
+    p.l2 = 0.0;
+    assert_eq!(p.regularizer(), Ok(Regularizer::L1 { l1: 0.5 }));
+}
+
+#[test]
+fn a_run_topology_is_self_contained_and_sized() {
+    use topology::Source;
+    let at = ["topology"];
+    let file = TopologySpec::new(TopologyKind::File);
+    let key = |r: Result<crate::topology::Topology, SpecError>| r.unwrap_err().key();
+    assert_eq!(
+        key(build_topology(
+            &file,
+            3,
+            1,
+            Source::SelfContained,
+            true,
+            &at
+        )),
+        "topology.kind"
+    );
+    let mut sized = TopologySpec::new(TopologyKind::Complete);
+    sized.nodes = Some(4);
+    assert_eq!(
+        key(build_topology(
+            &sized,
+            3,
+            1,
+            Source::SelfContained,
+            true,
+            &at
+        )),
+        "topology.nodes"
+    );
+    let complete = TopologySpec::new(TopologyKind::Complete);
+    let g = build_topology(&complete, 3, 1, Source::SelfContained, true, &at).unwrap();
+    assert_eq!(g.n(), 3);
+}

@@ -1,0 +1,101 @@
+//! The repository's scenario files (`sim/*.toml`, `sim/compare/*.toml`) read the same way as
+//! the day they were pinned: each parses, checks, serializes (the resolved `scenario.toml` of a
+//! run directory) to the same text and gives the same validated points. A fingerprint of both is
+//! pinned per file, so a change in how scenarios are read that changes any of it fails here.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use dpwalk_sim::scenario::load;
+use std::path::Path;
+
+/// FNV-1a, 64 bits: a stable fingerprint without a hashing dependency.
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The serialized scenario and its points, as text.
+fn fingerprint(path: &Path) -> (u64, u64) {
+    let loaded = load(path, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let s = loaded.scenario();
+    s.check()
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = toml::to_string(s).unwrap();
+    let points: Vec<String> = s
+        .points()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {:?} {:?} {:?} {:?} {:?} {:?}",
+                p.topology, p.name, p.method, p.gamma, p.lambda, p.lr, p.budget
+            )
+        })
+        .collect();
+    (fnv(&text), fnv(&points.join("\n")))
+}
+
+#[test]
+fn every_scenario_file_reads_as_pinned() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let pinned: &[(&str, u64, u64)] = &[
+        (
+            "sim/lasso-paper.toml",
+            0xbfe2a60cc0b8237f,
+            0xb71d2a813261e138,
+        ),
+        (
+            "sim/logreg-adult.toml",
+            0x67ea99554629a454,
+            0xa9d1a834245bc676,
+        ),
+        (
+            "sim/mnist-multinomial.toml",
+            0x746c2840e9cb9dc6,
+            0xb86d60a47426d5d,
+        ),
+        (
+            "sim/quickstart.toml",
+            0x65a41731a61df01b,
+            0x766d5017a5e8a238,
+        ),
+        ("sim/swarm.toml", 0x9f285acd5b1fb02d, 0x8e752958ad1ce6),
+        (
+            "sim/compare/adult-record.toml",
+            0xbfdc495c880eaa11,
+            0x994f7dfaea36468d,
+        ),
+        (
+            "sim/compare/adult.toml",
+            0xbbc84e52ab8524d8,
+            0xa1d4b88afe064eb,
+        ),
+        (
+            "sim/compare/lasso.toml",
+            0xb02d14fb0b2a6af,
+            0x7c691be258d88930,
+        ),
+        (
+            "sim/compare/mnist.toml",
+            0xa71bc8bb23b60213,
+            0x3699190df8c744ce,
+        ),
+    ];
+    let mut seen = Vec::new();
+    for dir in ["sim", "sim/compare"] {
+        let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        for path in files {
+            let name = format!("{dir}/{}", path.file_name().unwrap().to_string_lossy());
+            let (text, points) = fingerprint(&path);
+            seen.push((name, text, points));
+        }
+    }
+    let got: Vec<(&str, u64, u64)> = seen.iter().map(|(n, t, p)| (n.as_str(), *t, *p)).collect();
+    assert_eq!(got, pinned);
+}

@@ -3,6 +3,10 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod common;
+
+use common::{json, z_bits};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -40,15 +44,6 @@ fn fails(args: &[&str]) -> String {
     String::from_utf8(out.stderr).unwrap()
 }
 
-fn json(path: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap()
-}
-
-fn z_bits(model: &serde_json::Value) -> Vec<u64> {
-    let z = model["z"].as_array().unwrap();
-    z.iter().map(|v| v.as_f64().unwrap().to_bits()).collect()
-}
 
 fn refs(a: &[String]) -> Vec<&str> {
     a.iter().map(String::as_str).collect()

@@ -3,6 +3,10 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod common;
+
+use common::{json, z_bits};
+
 use dpwalk_net::final_model::FinalModelFile;
 use dpwalk_privacy::ledger::Ledger;
 use std::path::{Path, PathBuf};
@@ -21,19 +25,6 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-fn json(path: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap()
-}
-
-fn z_bits(model: &serde_json::Value) -> Vec<u64> {
-    model["z"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap().to_bits())
-        .collect()
-}
 
 /// One swarm at a time: several at once on a small machine slow restarts past the hand-off
 /// timeout, which is then a test of overload rather than of recovery.

@@ -236,14 +236,19 @@ pub fn simulated_model(dir: &Path, scenario: &str) -> Vec<u64> {
         .status()
         .unwrap();
     assert!(status.success(), "dpwalk sim failed");
-    let text = std::fs::read_to_string(out.join("final_model.json")).unwrap();
-    let model: serde_json::Value = serde_json::from_str(&text).unwrap();
-    model["z"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap().to_bits())
-        .collect()
+    z_bits(&json(&out.join("final_model.json")))
+}
+
+/// A JSON file the binary wrote (a final model, a summary), parsed.
+pub fn json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A final model's `z`, as bits: models are compared bit for bit.
+pub fn z_bits(model: &serde_json::Value) -> Vec<u64> {
+    let z = model["z"].as_array().unwrap();
+    z.iter().map(|v| v.as_f64().unwrap().to_bits()).collect()
 }
 
 impl Cluster {

@@ -71,9 +71,9 @@ pub struct ViewAudit {
     pub statistics: Vec<StatisticAudit>,
 }
 
-/// The audit of one sweep point.
+/// What was audited at one sweep point: the walk's parameters (shared by both modes' results).
 #[derive(Debug, Clone, Serialize)]
-pub struct PointAudit {
+pub struct Setting {
     /// Index among the scenario's points.
     pub point: usize,
     /// `admm` or `dp-sgd`.
@@ -90,16 +90,46 @@ pub struct PointAudit {
     pub topology: String,
     /// Users.
     pub users: usize,
-    /// Hops of each trial.
+    /// Hops of each trial (of the one run).
     pub steps: u64,
-    /// Trials per world.
-    pub runs: usize,
     /// The scenario seed the trials' seeds derive from.
     pub seed: u64,
-    /// The canary.
-    pub canary: Canary,
     /// The network observer.
     pub observer: usize,
+}
+
+/// The CSV columns of [`Setting::csv`].
+pub const SETTING_CSV_HEADER: &str =
+    "point,algorithm,sigma,clip,lambda,budget,topology,users,steps";
+
+impl Setting {
+    /// Its CSV fields (without the seed and observer), [`SETTING_CSV_HEADER`].
+    pub fn csv(&self) -> String {
+        format!(
+            "{},{},{:e},{:e},{:e},{},\"{}\",{},{}",
+            self.point,
+            self.algorithm,
+            self.sigma,
+            self.clip,
+            self.lambda,
+            crate::output::csv_opt(self.budget),
+            self.topology,
+            self.users,
+            self.steps
+        )
+    }
+}
+
+/// The audit of one sweep point.
+#[derive(Debug, Clone, Serialize)]
+pub struct PointAudit {
+    /// The walk audited.
+    #[serde(flatten)]
+    pub setting: Setting,
+    /// Trials per world.
+    pub runs: usize,
+    /// The canary.
+    pub canary: Canary,
     /// Share of trials in which the token reached the observer before the end.
     pub arrival_rate: f64,
     /// Trials per second (both worlds).
@@ -158,11 +188,46 @@ fn sample(
     Ok(out?)
 }
 
-fn algorithm_name(a: &Algorithm) -> &'static str {
+pub(crate) fn algorithm_name(a: &Algorithm) -> &'static str {
     match a {
         Algorithm::Admm(_) => "admm",
         Algorithm::Sgd(_) => "dp-sgd",
     }
+}
+
+/// The scenario's sweep points and the indices of those to audit (`point`, or all), after
+/// checking that the scenario runs walks and that there is a view to audit.
+///
+/// # Errors
+/// [`AuditError`]: not a walk, no view, a point out of range, an invalid sweep.
+pub(crate) fn walk_points(
+    loaded: &LoadedScenario,
+    point: Option<usize>,
+    views: &[View],
+) -> Result<(Vec<Point>, Vec<usize>), AuditError> {
+    let s = &loaded.scenario;
+    if s.algorithm.mode != Mode::Decentralized {
+        return Err(AuditError::Invalid(format!(
+            "the audit runs walks: the scenario's mode is {} (set algorithm.mode = \"decentralized\")",
+            s.algorithm.mode.as_str()
+        )));
+    }
+    if views.is_empty() {
+        return Err(AuditError::Invalid("no view to audit".into()));
+    }
+    let points = s.points()?;
+    let chosen: Vec<usize> = match point {
+        Some(p) if p >= points.len() => {
+            return Err(AuditError::Invalid(format!(
+                "--point {p}: the scenario has {} point(s), 0 to {}",
+                points.len(),
+                points.len() - 1
+            )));
+        }
+        Some(p) => vec![p],
+        None => (0..points.len()).collect(),
+    };
+    Ok((points, chosen))
 }
 
 /// Audits the points of `loaded` (prepared by [`crate::simulate::prepare`]).
@@ -176,27 +241,7 @@ pub fn audit(
     config: &Config,
 ) -> Result<Vec<PointAudit>, AuditError> {
     let s = &loaded.scenario;
-    if s.algorithm.mode != Mode::Decentralized {
-        return Err(AuditError::Invalid(format!(
-            "the audit runs walks: the scenario's mode is {} (set algorithm.mode = \"decentralized\")",
-            s.algorithm.mode.as_str()
-        )));
-    }
-    if config.views.is_empty() {
-        return Err(AuditError::Invalid("no view to audit".into()));
-    }
-    let points = s.points()?;
-    let chosen: Vec<usize> = match config.point {
-        Some(p) if p >= points.len() => {
-            return Err(AuditError::Invalid(format!(
-                "--point {p}: the scenario has {} point(s), 0 to {}",
-                points.len(),
-                points.len() - 1
-            )));
-        }
-        Some(p) => vec![p],
-        None => (0..points.len()).collect(),
-    };
+    let (points, chosen) = walk_points(loaded, config.point, &config.views)?;
     let steps = config.steps.unwrap_or(s.steps.min(2 * s.users as u64));
     if steps == 0 {
         return Err(AuditError::Invalid("--steps must be >= 1".into()));
@@ -230,6 +275,35 @@ pub fn audit(
     Ok(out)
 }
 
+/// The walk's algorithm at `point` (a baseline is refused).
+///
+/// # Errors
+/// [`AuditError::Invalid`] for a baseline.
+pub(crate) fn walk_algorithm(point: &Point) -> Result<Algorithm, AuditError> {
+    point.method.walk().copied().ok_or_else(|| {
+        AuditError::Invalid(format!(
+            "the audit runs dpwalk's walk (algorithm.kind = \"admm\" or \"dp-sgd\"); {} is a \
+             baseline, whose audit is not built yet",
+            point.method.describe()
+        ))
+    })
+}
+
+/// `C` and the accountant's setup for `algorithm`'s noise.
+///
+/// # Errors
+/// [`AuditError`]: no clip, or a noise the accountant refuses.
+pub(crate) fn accountant(
+    prepared: &Prepared,
+    algorithm: &Algorithm,
+) -> Result<(f64, dpwalk_privacy::walk::Setup), AuditError> {
+    let clip = algorithm
+        .clip()
+        .ok_or_else(|| AuditError::Invalid("no clip: nothing to audit".into()))?;
+    let noise = Noise::new(algorithm.sigma(), clip)?;
+    Ok((clip, prepared.privacy.setup(noise)))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn audit_point(
     loaded: &LoadedScenario,
@@ -260,20 +334,10 @@ fn audit_point(
             ))
         })?,
     };
-    let algorithm = *point.method.walk().ok_or_else(|| {
-        AuditError::Invalid(format!(
-            "the audit runs dpwalk's walk (algorithm.kind = \"admm\" or \"dp-sgd\"); {} is a \
-             baseline, whose audit is not built yet",
-            point.method.describe()
-        ))
-    })?;
+    let algorithm = walk_algorithm(point)?;
     let base = &prepared.problem;
     let worlds = canary::for_problem(base, &algorithm, config.user, config.canary)?;
-    let clip = algorithm
-        .clip()
-        .ok_or_else(|| AuditError::Invalid("no clip: nothing to audit".into()))?;
-    let noise = Noise::new(algorithm.sigma(), clip)?;
-    let setup = prepared.privacy.setup(noise);
+    let (clip, setup) = accountant(prepared, &algorithm)?;
     let passage = prepared.privacy.passage(s, point);
     let start = Instant::now();
     let mut transcripts = Vec::with_capacity(2);
@@ -323,19 +387,21 @@ fn audit_point(
         .filter(|t| t.arrival_count > 0)
         .count();
     Ok(PointAudit {
-        point: index,
-        algorithm: algorithm_name(&algorithm),
-        sigma: algorithm.sigma(),
-        clip,
-        lambda: point.lambda,
-        budget: point.budget,
-        topology: named.label.clone(),
-        users: n,
-        steps,
+        setting: Setting {
+            point: index,
+            algorithm: algorithm_name(&algorithm),
+            sigma: algorithm.sigma(),
+            clip,
+            lambda: point.lambda,
+            budget: point.budget,
+            topology: named.label.clone(),
+            users: n,
+            steps,
+            seed: s.seed,
+            observer,
+        },
         runs: config.runs,
-        seed: s.seed,
         canary: worlds.canary,
-        observer,
         arrival_rate: arrivals as f64 / (2 * config.runs).max(1) as f64,
         trials_per_second,
         views,

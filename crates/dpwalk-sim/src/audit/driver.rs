@@ -9,7 +9,7 @@ use super::estimate::{Estimate, Options, estimate};
 use super::statistic::{Statistic, View, scores};
 use super::trial::{Scratch, Transcript, World, run_trial};
 use crate::scenario::{LoadedScenario, Mode, Point};
-use crate::simulate::Prepared;
+use crate::simulate::{NamedTopology, Prepared};
 use dpwalk_core::rng::{Purpose, derive_seed};
 use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::Topology;
@@ -103,6 +103,34 @@ pub const SETTING_CSV_HEADER: &str =
     "point,algorithm,sigma,clip,lambda,budget,topology,users,steps";
 
 impl Setting {
+    /// The setting of sweep point `index` (`point`, run with `algorithm` on `named`; σ and C
+    /// as the accountant's `setup` has them).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        index: usize,
+        point: &Point,
+        algorithm: &Algorithm,
+        setup: &dpwalk_privacy::walk::Setup,
+        named: &NamedTopology,
+        steps: u64,
+        seed: u64,
+        observer: usize,
+    ) -> Self {
+        Self {
+            point: index,
+            algorithm: algorithm_name(algorithm),
+            sigma: setup.noise.sigma(),
+            clip: setup.noise.clip(),
+            lambda: point.lambda,
+            budget: point.budget,
+            topology: named.label.clone(),
+            users: named.topology.n(),
+            steps,
+            seed,
+            observer,
+        }
+    }
+
     /// Its CSV fields (without the seed and observer), [`SETTING_CSV_HEADER`].
     pub fn csv(&self) -> String {
         format!(
@@ -289,19 +317,19 @@ pub(crate) fn walk_algorithm(point: &Point) -> Result<Algorithm, AuditError> {
     })
 }
 
-/// `C` and the accountant's setup for `algorithm`'s noise.
+/// The accountant's setup for `algorithm`'s noise.
 ///
 /// # Errors
 /// [`AuditError`]: no clip, or a noise the accountant refuses.
 pub(crate) fn accountant(
     prepared: &Prepared,
     algorithm: &Algorithm,
-) -> Result<(f64, dpwalk_privacy::walk::Setup), AuditError> {
+) -> Result<dpwalk_privacy::walk::Setup, AuditError> {
     let clip = algorithm
         .clip()
         .ok_or_else(|| AuditError::Invalid("no clip: nothing to audit".into()))?;
     let noise = Noise::new(algorithm.sigma(), clip)?;
-    Ok((clip, prepared.privacy.setup(noise)))
+    Ok(prepared.privacy.setup(noise))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -337,7 +365,7 @@ fn audit_point(
     let algorithm = walk_algorithm(point)?;
     let base = &prepared.problem;
     let worlds = canary::for_problem(base, &algorithm, config.user, config.canary)?;
-    let (clip, setup) = accountant(prepared, &algorithm)?;
+    let setup = accountant(prepared, &algorithm)?;
     let passage = prepared.privacy.passage(s, point);
     let start = Instant::now();
     let mut transcripts = Vec::with_capacity(2);
@@ -387,19 +415,9 @@ fn audit_point(
         .filter(|t| t.arrival_count > 0)
         .count();
     Ok(PointAudit {
-        setting: Setting {
-            point: index,
-            algorithm: algorithm_name(&algorithm),
-            sigma: algorithm.sigma(),
-            clip,
-            lambda: point.lambda,
-            budget: point.budget,
-            topology: named.label.clone(),
-            users: n,
-            steps,
-            seed: s.seed,
-            observer,
-        },
+        setting: Setting::new(
+            index, point, &algorithm, &setup, named, steps, s.seed, observer,
+        ),
         runs: config.runs,
         canary: worlds.canary,
         arrival_rate: arrivals as f64 / (2 * config.runs).max(1) as f64,

@@ -27,7 +27,7 @@ pub mod walk;
 use super::AuditError;
 use super::bound::{Bound, bound};
 use super::canary::{self, Canary, CanaryKind, Pick};
-use super::driver::{Setting, accountant, algorithm_name, walk_algorithm, walk_points};
+use super::driver::{Setting, accountant, walk_algorithm, walk_points};
 use super::statistic::View;
 use super::trial::Step;
 use crate::scenario::{LoadedScenario, Point};
@@ -158,7 +158,7 @@ fn audit_point(
     let topology = &named.topology;
     let (observer, users) = cast(topology.n(), config)?;
     let algorithm = walk_algorithm(point)?;
-    let (clip, setup) = accountant(prepared, &algorithm)?;
+    let setup = accountant(prepared, &algorithm)?;
     let base = &prepared.problem;
     let design = canary::design(
         base.data(),
@@ -227,19 +227,9 @@ fn audit_point(
         })
         .collect();
     Ok(OneRunPoint {
-        setting: Setting {
-            point: index,
-            algorithm: algorithm_name(&algorithm),
-            sigma: algorithm.sigma(),
-            clip,
-            lambda: point.lambda,
-            budget: point.budget,
-            topology: named.label.clone(),
-            users: topology.n(),
-            steps,
-            seed: s.seed,
-            observer,
-        },
+        setting: Setting::new(
+            index, point, &algorithm, &setup, named, steps, s.seed, observer,
+        ),
         contributed: scores.local.iter().filter(|x| x.is_some()).count(),
         clipped: scores.clipped,
         canary: design,

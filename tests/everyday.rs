@@ -44,7 +44,6 @@ fn fails(args: &[&str]) -> String {
     String::from_utf8(out.stderr).unwrap()
 }
 
-
 fn refs(a: &[String]) -> Vec<&str> {
     a.iter().map(String::as_str).collect()
 }

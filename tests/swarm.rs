@@ -25,7 +25,6 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-
 /// One swarm at a time: several at once on a small machine slow restarts past the hand-off
 /// timeout, which is then a test of overload rather than of recovery.
 static ONE_SWARM: Mutex<()> = Mutex::new(());

@@ -7,8 +7,8 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use dpwalk_sim::audit::canary::CanaryKind;
 use dpwalk_sim::audit::driver::{self, Config, PointAudit};
-use dpwalk_sim::audit::output;
 use dpwalk_sim::audit::statistic::View;
+use dpwalk_sim::audit::{one_run, output};
 use dpwalk_sim::{scenario, simulate};
 use std::path::PathBuf;
 
@@ -66,6 +66,16 @@ pub struct AuditArgs {
     /// Confidence of ε̂.
     #[arg(long, default_value_t = 0.95)]
     confidence: f64,
+    /// One-run audit (Steinke, Nasr & Jagielski 2023): many canary users in ONE walk, each
+    /// canary's sign drawn at random, ε̂ from the number of signs guessed right (far cheaper than
+    /// the two worlds, and weaker). Ignores --runs and --user; --observer must not be a canary
+    /// [default: the last user]; --steps defaults to min(scenario steps, 4 × users).
+    #[arg(long)]
+    one_run: bool,
+    /// One-run audit: the number of canary users (users 0, 1, … other than the observer)
+    /// [default: every user but the observer].
+    #[arg(long, requires = "one_run")]
+    canaries: Option<usize>,
     #[command(flatten)]
     overrides: Overrides,
     /// No progress bar.
@@ -82,6 +92,83 @@ fn views(v: ViewArg) -> Vec<View> {
     }
 }
 
+fn canary_kind(c: CanaryArg) -> CanaryKind {
+    match c {
+        CanaryArg::WhiteBox => CanaryKind::WhiteBox,
+        CanaryArg::BlackBox => CanaryKind::BlackBox,
+    }
+}
+
+/// The one-run mode: one walk, many canaries.
+fn run_one(
+    args: &AuditArgs,
+    loaded: &scenario::LoadedScenario,
+    prepared: &simulate::Prepared,
+    out: &std::path::Path,
+) -> anyhow::Result<()> {
+    let config = one_run::Config {
+        canaries: args.canaries,
+        observer: args.observer,
+        views: views(args.view),
+        canary: canary_kind(args.canary),
+        steps: args.steps,
+        point: args.point,
+        confidence: args.confidence,
+    };
+    let points = one_run::audit(loaded, prepared, &config)
+        .with_context(|| format!("auditing scenario {} in one run", args.scenario.display()))?;
+    one_run::output::write_all(out, loaded.name(), &points)
+        .with_context(|| format!("writing the audit to {}", out.display()))?;
+    println!(
+        "one-run eps_hat: empirical lower bound for one attack at {:.0}% confidence (Steinke, Nasr & \
+         Jagielski 2023, delta term included; never a guarantee); bound: the accountant's local figure",
+        100.0 * args.confidence
+    );
+    println!(
+        "{:>5} {:<7} {:>9} {:<8} {:>9} {:>8} {:>9}  bound is",
+        "point", "alg", "sigma", "view", "eps_hat", "correct", "bound"
+    );
+    let mut exceeded = false;
+    for p in &points {
+        for v in &p.views {
+            exceeded |= v.exceeds_bound;
+            println!(
+                "{:>5} {:<7} {:>9.4} {:<8} {:>9.4} {:>8} {:>9}  {}{}",
+                p.setting.point,
+                p.setting.algorithm,
+                p.setting.sigma,
+                v.view.as_str(),
+                v.estimate.epsilon,
+                format!("{}/{}", v.estimate.best.correct, v.estimate.best.guesses),
+                v.bound.epsilon.map_or("none".into(), |e| format!("{e:.4}")),
+                v.bound.figure,
+                if v.exceeds_bound {
+                    "  EXCEEDED: a finding"
+                } else {
+                    ""
+                }
+            );
+        }
+        println!(
+            "      {} canaries ({}), {} reached by the walk ({} clipped), observer {}, {} hops, one walk in {:.2} s",
+            p.canary_users.len(),
+            p.canary.kind.as_str(),
+            p.contributed,
+            p.clipped,
+            p.setting.observer,
+            p.setting.steps,
+            p.seconds
+        );
+    }
+    if exceeded {
+        println!(
+            "A measured eps_hat exceeds its bound: the bound (or one of its assumptions) is wrong for this attack."
+        );
+    }
+    println!("Results in {}", out.display());
+    Ok(())
+}
+
 pub fn run(args: AuditArgs) -> anyhow::Result<()> {
     if args.runs < 4 {
         anyhow::bail!(
@@ -94,7 +181,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<()> {
     }
     let sets = args.overrides.with([]);
     let loaded = scenario::load(&args.scenario, &sets)?;
-    let out = args.out.unwrap_or_else(|| {
+    let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("runs").join(format!("{}-audit-{}", loaded.name(), utc_stamp()))
     });
     rundir::prepare(&out, args.force)?;
@@ -102,15 +189,15 @@ pub fn run(args: AuditArgs) -> anyhow::Result<()> {
     tracing::info!(scenario = %args.scenario.display(), out = %out.display(), "preparing data and problem");
     let prepared = simulate::prepare(&loaded)
         .with_context(|| format!("preparing scenario {}", args.scenario.display()))?;
+    if args.one_run {
+        return run_one(&args, &loaded, &prepared, &out);
+    }
     let config = Config {
         runs: args.runs,
         user: args.user,
         observer: args.observer,
         views: views(args.view),
-        canary: match args.canary {
-            CanaryArg::WhiteBox => CanaryKind::WhiteBox,
-            CanaryArg::BlackBox => CanaryKind::BlackBox,
-        },
+        canary: canary_kind(args.canary),
         steps: args.steps,
         point: args.point,
         confidence: args.confidence,
@@ -146,9 +233,9 @@ fn print_table(points: &[PointAudit], out: &std::path::Path) {
                 exceeded |= s.exceeds_bound;
                 println!(
                     "{:>5} {:<7} {:>9.4} {:<8} {:<14} {:>9.4} {:>9.4} {:>9}  {}{}",
-                    p.point,
-                    p.algorithm,
-                    p.sigma,
+                    p.setting.point,
+                    p.setting.algorithm,
+                    p.setting.sigma,
                     v.view.as_str(),
                     s.statistic.as_str(),
                     s.estimate.epsilon,
@@ -167,8 +254,8 @@ fn print_table(points: &[PointAudit], out: &std::path::Path) {
             "      user {} ({} canary), observer {}, {} hops, {} trials/world, token reached the observer in {:.1}% of trials, {:.0} trials/s",
             p.canary.user,
             p.canary.kind.as_str(),
-            p.observer,
-            p.steps,
+            p.setting.observer,
+            p.setting.steps,
             p.runs,
             100.0 * p.arrival_rate,
             p.trials_per_second

@@ -185,7 +185,7 @@ fn an_accountant_that_counts_twice_the_noise_is_caught() {
         &prepared.privacy.setup(broken),
         None,
         2,
-        p.steps,
+        p.setting.steps,
         View::Local,
     )
     .unwrap();

@@ -69,6 +69,17 @@ impl Canary {
     pub fn project(&self, v: &[f64]) -> f64 {
         self.direction.iter().map(|&(k, c)| c * v[k]).sum()
     }
+
+    /// The direction of the same record planted on appended column `column` of `columns`
+    /// ([`plant`]) instead of the one column of [`build`]: the model's coordinates are laid out
+    /// class by class, `p + 1` features each here, `p + columns` there.
+    pub fn on_column(&self, columns: usize, column: usize) -> Vec<(usize, f64)> {
+        let (one, many) = (self.feature + 1, self.feature + columns);
+        self.direction
+            .iter()
+            .map(|&(k, w)| ((k / one) * many + k % one + column, w))
+            .collect()
+    }
 }
 
 /// The problems of worlds 0 and 1, and the canary.
@@ -80,31 +91,33 @@ pub struct Worlds {
     pub canary: Canary,
 }
 
-/// `data` with a zero column appended to every row, user `user`'s rows replaced (white box) or
-/// extended (black box) by the record `(sign·s·e_f, y)`.
-fn world_data(base: &UserData, kind: CanaryKind, user: usize, record: (f64, f64)) -> UserData {
+/// `data` with one zero column appended to every row per canary, and each canary user's rows
+/// replaced (white box) or extended (black box) by its record: canary `c = (user, value)` of
+/// `canaries` gets the record `(value·e_{p+c}, label)` on the `c`-th appended column.
+pub fn plant(base: &UserData, kind: CanaryKind, canaries: &[(usize, f64)], label: f64) -> UserData {
     let p = base.data.n_features;
-    let q = p + 1;
-    let mut features = Vec::with_capacity((base.data.rows() + 1) * q);
-    let mut labels = Vec::with_capacity(base.data.rows() + 1);
+    let q = p + canaries.len();
+    let mut column: Vec<Option<(usize, f64)>> = vec![None; base.n_users()];
+    for (c, &(user, value)) in canaries.iter().enumerate() {
+        column[user] = Some((c, value));
+    }
+    let mut features = Vec::with_capacity((base.data.rows() + canaries.len()) * q);
+    let mut labels = Vec::with_capacity(base.data.rows() + canaries.len());
     let mut offsets = Vec::with_capacity(base.offsets.len());
     offsets.push(0);
-    let push_record = |features: &mut Vec<f64>, labels: &mut Vec<f64>| {
-        features.extend(std::iter::repeat_n(0.0, p));
-        features.push(record.0);
-        labels.push(record.1);
-    };
-    for i in 0..base.n_users() {
-        let keep = !(i == user && kind == CanaryKind::WhiteBox);
-        if keep {
+    for (i, canary) in column.iter().enumerate() {
+        if canary.is_none() || kind == CanaryKind::BlackBox {
             for r in base.range(i) {
                 features.extend_from_slice(base.data.row(r));
-                features.push(0.0);
+                features.extend(std::iter::repeat_n(0.0, canaries.len()));
                 labels.push(base.data.labels[r]);
             }
         }
-        if i == user {
-            push_record(&mut features, &mut labels);
+        if let Some((c, value)) = *canary {
+            let start = features.len();
+            features.extend(std::iter::repeat_n(0.0, q));
+            features[start + p + c] = value;
+            labels.push(label);
         }
         offsets.push(labels.len());
     }
@@ -113,6 +126,12 @@ fn world_data(base: &UserData, kind: CanaryKind, user: usize, record: (f64, f64)
     data.labels = labels;
     data.n_features = q;
     UserData { data, offsets }
+}
+
+/// `data` with a zero column appended to every row, user `user`'s rows replaced (white box) or
+/// extended (black box) by the record `(s·e_f, y)` (`record = (s, y)`).
+fn world_data(base: &UserData, kind: CanaryKind, user: usize, record: (f64, f64)) -> UserData {
+    plant(base, kind, &[(user, record.0)], record.1)
 }
 
 /// The canary record's unclipped update from the zero state, by the real prox (ADMM) or
@@ -172,19 +191,38 @@ fn norm(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
-/// Builds the two worlds for `user` of `base` (the scenario's users' data).
+/// How a white-box canary record is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// The largest update from the zero state: the two-world trials start there, so the
+    /// contribution is exactly `±C·d` whatever the record.
+    Strongest,
+    /// A record whose push keeps its sign away from the zero state (one-run canaries contribute
+    /// at the walk's state): of those pushing beyond `STEADY·C` from zero, the largest `y/s`.
+    /// For the squared loss the push along `d` is about `γ·s·y − z_f` (ADMM) or
+    /// `s·(y − s·w_f)` (DP-SGD), which the state flips when `s` is large and `y/s` small; the
+    /// logistic and multinomial pushes never change sign.
+    Steadiest,
+}
+
+/// The factor above `C` a [`Pick::Steadiest`] record must push by from the zero state.
+const STEADY: f64 = 16.0;
+
+/// The canary of `user` of `base` (the scenario's users' data): its record, chosen by the real
+/// prox or gradient (white box: by `pick`), and the direction the statistic reads.
 ///
 /// # Errors
 /// [`AuditError::Invalid`] for a user out of range, an algorithm without a clip, or a white-box
 /// canary that cannot reach the clip with this loss and γ (or learning rate).
-pub fn build(
+pub fn design(
     base: &UserData,
     loss: Loss,
     reg: Regularizer,
     algorithm: &Algorithm,
     user: usize,
     kind: CanaryKind,
-) -> Result<Worlds, AuditError> {
+    pick: Pick,
+) -> Result<Canary, AuditError> {
     let n = base.n_users();
     if user >= n {
         return Err(AuditError::Invalid(format!(
@@ -204,13 +242,26 @@ pub fn build(
         }
         CanaryKind::WhiteBox => {
             // The strongest record of a grid of scales and labels (the logistic loss saturates:
-            // too large an `s` pushes less, so the grid spans both sides).
+            // too large an `s` pushes less, so the grid spans both sides); with
+            // `Pick::Steadiest`, among the records pushing beyond `STEADY·C`, the one with the
+            // largest `y/s`.
             let mut best: Option<(f64, f64, Vec<f64>)> = None;
             for &label in labels(loss) {
                 for k in -8..=24 {
                     let s = 2f64.powi(k);
                     let update = probe(loss, reg, algorithm, base, (s, label))?;
-                    let better = best.as_ref().is_none_or(|b| norm(&update) > norm(&b.2));
+                    let better = best.as_ref().is_none_or(|b| match pick {
+                        Pick::Strongest => norm(&update) > norm(&b.2),
+                        Pick::Steadiest => {
+                            let steady = |u: &[f64]| norm(u) >= STEADY * clip;
+                            match (steady(&update), steady(&b.2)) {
+                                (true, true) => label / s > b.1 / b.0,
+                                (true, false) => true,
+                                (false, true) => false,
+                                (false, false) => norm(&update) > norm(&b.2),
+                            }
+                        }
+                    });
                     if norm(&update).is_finite() && better {
                         best = Some((s, label, update));
                     }
@@ -243,25 +294,41 @@ pub fn build(
         .filter(|(_, v)| **v != 0.0)
         .map(|(k, &v)| (k, v / unclipped_norm))
         .collect();
+    Ok(Canary {
+        kind,
+        user,
+        scale,
+        label,
+        feature: base.data.n_features,
+        direction,
+        unclipped_norm,
+    })
+}
+
+/// Builds the two worlds for `user` of `base` (the scenario's users' data).
+///
+/// # Errors
+/// As [`design`].
+pub fn build(
+    base: &UserData,
+    loss: Loss,
+    reg: Regularizer,
+    algorithm: &Algorithm,
+    user: usize,
+    kind: CanaryKind,
+) -> Result<Worlds, AuditError> {
+    let canary = design(base, loss, reg, algorithm, user, kind, Pick::Strongest)?;
     let make = |sign: f64| {
         Problem::new(
             loss,
             reg,
-            world_data(base, kind, user, (sign * scale, label)),
+            world_data(base, kind, user, (sign * canary.scale, canary.label)),
         )
         .map_err(|e| AuditError::Invalid(format!("the canary's world: {e}")))
     };
     Ok(Worlds {
         problems: [make(-1.0)?, make(1.0)?],
-        canary: Canary {
-            kind,
-            user,
-            scale,
-            label,
-            feature: base.data.n_features,
-            direction,
-            unclipped_norm,
-        },
+        canary,
     })
 }
 

@@ -10,7 +10,7 @@ use super::statistic::{Statistic, View, scores};
 use super::trial::{Scratch, Transcript, World, run_trial};
 use crate::algorithm::Mode;
 use crate::scenario::{LoadedScenario, Point, UnitName};
-use crate::simulate::Prepared;
+use crate::simulate::{NamedTopology, Prepared};
 use dpwalk_core::rng::{Purpose, derive_seed};
 use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::Topology;
@@ -72,9 +72,9 @@ pub struct ViewAudit {
     pub statistics: Vec<StatisticAudit>,
 }
 
-/// The audit of one sweep point.
+/// What was audited at one sweep point: the walk's parameters (shared by both modes' results).
 #[derive(Debug, Clone, Serialize)]
-pub struct PointAudit {
+pub struct Setting {
     /// Index among the scenario's points.
     pub point: usize,
     /// `admm` or `dp-sgd`.
@@ -91,16 +91,74 @@ pub struct PointAudit {
     pub topology: String,
     /// Users.
     pub users: usize,
-    /// Hops of each trial.
+    /// Hops of each trial (of the one run).
     pub steps: u64,
-    /// Trials per world.
-    pub runs: usize,
     /// The scenario seed the trials' seeds derive from.
     pub seed: u64,
-    /// The canary.
-    pub canary: Canary,
     /// The network observer.
     pub observer: usize,
+}
+
+/// The CSV columns of [`Setting::csv`].
+pub const SETTING_CSV_HEADER: &str =
+    "point,algorithm,sigma,clip,lambda,budget,topology,users,steps";
+
+impl Setting {
+    /// The setting of sweep point `index` (`point`, run with `algorithm` on `named`; σ and C
+    /// as the accountant's `setup` has them).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        index: usize,
+        point: &Point,
+        algorithm: &Algorithm,
+        setup: &dpwalk_privacy::walk::Setup,
+        named: &NamedTopology,
+        steps: u64,
+        seed: u64,
+        observer: usize,
+    ) -> Self {
+        Self {
+            point: index,
+            algorithm: algorithm_name(algorithm),
+            sigma: setup.noise.sigma(),
+            clip: setup.noise.clip(),
+            lambda: point.lambda,
+            budget: point.budget,
+            topology: named.label.clone(),
+            users: named.topology.n(),
+            steps,
+            seed,
+            observer,
+        }
+    }
+
+    /// Its CSV fields (without the seed and observer), [`SETTING_CSV_HEADER`].
+    pub fn csv(&self) -> String {
+        format!(
+            "{},{},{:e},{:e},{:e},{},\"{}\",{},{}",
+            self.point,
+            self.algorithm,
+            self.sigma,
+            self.clip,
+            self.lambda,
+            crate::output::csv_opt(self.budget),
+            self.topology,
+            self.users,
+            self.steps
+        )
+    }
+}
+
+/// The audit of one sweep point.
+#[derive(Debug, Clone, Serialize)]
+pub struct PointAudit {
+    /// The walk audited.
+    #[serde(flatten)]
+    pub setting: Setting,
+    /// Trials per world.
+    pub runs: usize,
+    /// The canary.
+    pub canary: Canary,
     /// Share of trials in which the token reached the observer before the end.
     pub arrival_rate: f64,
     /// Trials per second (both worlds).
@@ -159,23 +217,23 @@ fn sample(
     Ok(out?)
 }
 
-fn algorithm_name(a: &Algorithm) -> &'static str {
+pub(crate) fn algorithm_name(a: &Algorithm) -> &'static str {
     match a {
         Algorithm::Admm(_) => "admm",
         Algorithm::Sgd(_) => "dp-sgd",
     }
 }
 
-/// Audits the points of `loaded` (prepared by [`crate::simulate::prepare`]).
+/// The scenario's sweep points and the indices of those to audit (`point`, or all), after
+/// checking that the scenario runs walks and that there is a view to audit.
 ///
 /// # Errors
-/// [`AuditError`]: a scenario that is not a walk, a user, observer or point out of range, a
-/// point without a privacy guarantee (no clip, σ = 0), a failed trial.
-pub fn audit(
+/// [`AuditError`]: not a walk, no view, a point out of range, an invalid sweep.
+pub(crate) fn walk_points(
     loaded: &LoadedScenario,
-    prepared: &Prepared,
-    config: &Config,
-) -> Result<Vec<PointAudit>, AuditError> {
+    point: Option<usize>,
+    views: &[View],
+) -> Result<(Vec<Point>, Vec<usize>), AuditError> {
     let s = loaded.scenario();
     if s.algorithm.mode != Mode::Decentralized {
         return Err(AuditError::Invalid(format!(
@@ -193,11 +251,11 @@ pub fn audit(
                 .into(),
         ));
     }
-    if config.views.is_empty() {
+    if views.is_empty() {
         return Err(AuditError::Invalid("no view to audit".into()));
     }
-    let points = loaded.points();
-    let chosen: Vec<usize> = match config.point {
+    let points = loaded.points().to_vec();
+    let chosen: Vec<usize> = match point {
         Some(p) if p >= points.len() => {
             return Err(AuditError::Invalid(format!(
                 "--point {p}: the scenario has {} point(s), 0 to {}",
@@ -208,6 +266,21 @@ pub fn audit(
         Some(p) => vec![p],
         None => (0..points.len()).collect(),
     };
+    Ok((points, chosen))
+}
+
+/// Audits the points of `loaded` (prepared by [`crate::simulate::prepare`]).
+///
+/// # Errors
+/// [`AuditError`]: a scenario that is not a walk, a user, observer or point out of range, a
+/// point without a privacy guarantee (no clip, σ = 0), a failed trial.
+pub fn audit(
+    loaded: &LoadedScenario,
+    prepared: &Prepared,
+    config: &Config,
+) -> Result<Vec<PointAudit>, AuditError> {
+    let s = loaded.scenario();
+    let (points, chosen) = walk_points(loaded, config.point, &config.views)?;
     let steps = config.steps.unwrap_or(s.steps.min(2 * s.users as u64));
     if steps == 0 {
         return Err(AuditError::Invalid("--steps must be >= 1".into()));
@@ -241,6 +314,35 @@ pub fn audit(
     Ok(out)
 }
 
+/// The walk's algorithm at `point` (a baseline is refused).
+///
+/// # Errors
+/// [`AuditError::Invalid`] for a baseline.
+pub(crate) fn walk_algorithm(point: &Point) -> Result<Algorithm, AuditError> {
+    point.method.walk().copied().ok_or_else(|| {
+        AuditError::Invalid(format!(
+            "the audit runs dpwalk's walk (algorithm.kind = \"admm\" or \"dp-sgd\"); {} is a \
+             baseline, whose audit is not built yet",
+            point.method.describe()
+        ))
+    })
+}
+
+/// The accountant's setup for `algorithm`'s noise.
+///
+/// # Errors
+/// [`AuditError`]: no clip, or a noise the accountant refuses.
+pub(crate) fn accountant(
+    prepared: &Prepared,
+    algorithm: &Algorithm,
+) -> Result<dpwalk_privacy::walk::Setup, AuditError> {
+    let clip = algorithm
+        .clip()
+        .ok_or_else(|| AuditError::Invalid("no clip: nothing to audit".into()))?;
+    let noise = Noise::new(algorithm.sigma(), clip)?;
+    Ok(prepared.privacy.setup(noise))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn audit_point(
     loaded: &LoadedScenario,
@@ -271,20 +373,10 @@ fn audit_point(
             ))
         })?,
     };
-    let algorithm = *point.method.walk().ok_or_else(|| {
-        AuditError::Invalid(format!(
-            "the audit runs dpwalk's walk (algorithm.kind = \"admm\" or \"dp-sgd\"); {} is a \
-             baseline, whose audit is not built yet",
-            point.method.describe()
-        ))
-    })?;
+    let algorithm = walk_algorithm(point)?;
     let base = &prepared.problem;
     let worlds = canary::for_problem(base, &algorithm, config.user, config.canary)?;
-    let clip = algorithm
-        .clip()
-        .ok_or_else(|| AuditError::Invalid("no clip: nothing to audit".into()))?;
-    let noise = Noise::new(algorithm.sigma(), clip)?;
-    let setup = prepared.privacy.setup(noise);
+    let setup = accountant(prepared, &algorithm)?;
     let passage = prepared.privacy.passage(s, point);
     let start = Instant::now();
     let mut transcripts = Vec::with_capacity(2);
@@ -334,19 +426,11 @@ fn audit_point(
         .filter(|t| t.arrival_count > 0)
         .count();
     Ok(PointAudit {
-        point: index,
-        algorithm: algorithm_name(&algorithm),
-        sigma: algorithm.sigma(),
-        clip,
-        lambda: point.lambda,
-        budget: point.budget,
-        topology: named.label.clone(),
-        users: n,
-        steps,
+        setting: Setting::new(
+            index, point, &algorithm, &setup, named, steps, s.seed, observer,
+        ),
         runs: config.runs,
-        seed: s.seed,
         canary: worlds.canary,
-        observer,
         arrival_rate: arrivals as f64 / (2 * config.runs).max(1) as f64,
         trials_per_second,
         views,

@@ -13,6 +13,8 @@
 //! - [`bound`]: the accountant's figure each view is compared with.
 //! - [`driver`]: a scenario's points, both worlds' trials in parallel, the results.
 //! - [`output`]: `audit.json`, `audit.csv` and the plots.
+//! - [`one_run`]: the cheaper one-run mode (Steinke, Nasr & Jagielski 2023): many canaries in
+//!   one walk.
 //!
 //! An audit measures one attack: ε̂ is a lower bound on the true ε (at the stated confidence),
 //! never a guarantee; a bound it exceeds is wrong (or its assumptions do not hold).
@@ -23,6 +25,7 @@ pub mod canary;
 pub mod driver;
 pub mod estimate;
 pub mod normal;
+pub mod one_run;
 pub mod output;
 pub mod statistic;
 pub mod trial;

@@ -34,20 +34,12 @@ pub fn csv_rows(p: &PointAudit) -> Vec<String> {
         for s in &v.statistics {
             let e = &s.estimate;
             rows.push(format!(
-                "{},{},{:e},{:e},{:e},{},\"{}\",{},{},{},{},{},{},{},{},{:.6},{},{:e},{:.6},{:.6},{},{},\"{}\",{},{},{:e},{},{},{:e},{:e}",
-                p.point,
-                p.algorithm,
-                p.sigma,
-                p.clip,
-                p.lambda,
-                csv_opt(p.budget),
-                p.topology,
-                p.users,
-                p.steps,
+                "{},{},{},{},{},{},{},{:.6},{},{:e},{:.6},{:.6},{},{},\"{}\",{},{},{:e},{},{},{:e},{:e}",
+                p.setting.csv(),
                 p.runs,
                 p.canary.kind.as_str(),
                 p.canary.user,
-                p.observer,
+                p.setting.observer,
                 v.view.as_str(),
                 s.statistic.as_str(),
                 e.epsilon,
@@ -142,7 +134,7 @@ fn plot(p: &PointAudit, v: &ViewAudit, s: &StatisticAudit, stem: &Path) -> Resul
         ),
         x_label: format!(
             "statistic ({} {} point {})",
-            p.algorithm, p.topology, p.point
+            p.setting.algorithm, p.setting.topology, p.setting.point
         ),
         y_label: "density".into(),
         log_x: false,
@@ -180,7 +172,7 @@ pub fn write_all(dir: &Path, scenario: &str, points: &[PointAudit]) -> Result<()
             for s in &v.statistics {
                 let stem = dir.join(format!(
                     "audit-p{}-{}-{}",
-                    p.point,
+                    p.setting.point,
                     v.view.as_str(),
                     s.statistic.as_str()
                 ));

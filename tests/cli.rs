@@ -174,6 +174,43 @@ fn a_mistyped_key_is_reported_with_file_and_line() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// A missing file's error reaches the user once, whether it is the scenario itself or the data a
+/// scenario names (a chain of four: preparing the scenario, data, the file, the OS's reason).
+#[test]
+fn each_cause_of_an_error_is_printed_once() {
+    let dir = temp_dir("missing");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let quickstart = std::fs::read_to_string("sim/quickstart.toml").expect("quickstart");
+    let (head, rest) = quickstart.split_once("[data]").expect("a [data] table");
+    let (_, tail) = rest.split_once("[problem]").expect("a [problem] table");
+    let missing_data = dir.join("missing.csv");
+    let scenario = dir.join("csv.toml");
+    let text = format!(
+        "{head}[data]\nsource = \"csv\"\npath = {:?}\n\n[problem]{tail}",
+        missing_data.display().to_string()
+    );
+    std::fs::write(&scenario, text).expect("write");
+    let missing_scenario = dir.join("absent.toml");
+    for (file, args) in [
+        (&missing_scenario, vec![missing_scenario.clone()]),
+        (&missing_data, vec![scenario, dir.join("out")]),
+    ] {
+        let reason = std::fs::read(file).expect_err("absent").to_string();
+        let mut cmd = dpwalk();
+        cmd.arg("sim").arg(&args[0]).arg("--quiet");
+        if let Some(out) = args.get(1) {
+            cmd.arg("--out").arg(out);
+        }
+        let out = cmd.output().expect("runs");
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        let err = err.lines().last().expect("an error line");
+        let file = file.display().to_string();
+        assert_eq!(err.matches(&reason).count(), 1, "{err}");
+        assert_eq!(err.matches(&file).count(), 1, "{err}");
+    }
+}
+
 #[test]
 fn impossible_parameters_are_refused_without_panic() {
     let out = dpwalk()

@@ -151,61 +151,10 @@ pub fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
+            // `{:#}`: the error and its causes, outermost first; each library error either prints
+            // its source or chains it, never both, so each reason appears once.
+            eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
-    }
-}
-
-/// The error and its causes, outermost first, joined by ": " like anyhow's `{:#}`, but without a
-/// cause that the message before it already ends with. The libraries' errors either print their
-/// source or chain it, not both (issue 13, item 4), except a few of the simulator's (`data: {0}`
-/// with `#[from]`), and the wire codec's, which print their decoder's reason without chaining it.
-fn error_chain(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if out.is_empty() {
-            out = text;
-        } else if !out.ends_with(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::error_chain;
-
-    #[derive(Debug, thiserror::Error)]
-    #[error("point (sigma=-1): {source}")]
-    struct Outer {
-        source: Inner,
-    }
-
-    #[derive(Debug, thiserror::Error)]
-    #[error("sigma must be >= 0, got -1")]
-    struct Inner;
-
-    #[test]
-    fn a_cause_already_in_its_parents_message_is_printed_once() {
-        let e = anyhow::Error::new(Outer { source: Inner }).context("preparing scenario x.toml");
-        assert_eq!(
-            error_chain(&e),
-            "preparing scenario x.toml: point (sigma=-1): sigma must be >= 0, got -1"
-        );
-    }
-
-    #[test]
-    fn causes_not_in_the_message_are_all_printed() {
-        let e = anyhow::Error::new(Inner)
-            .context("loading")
-            .context("running");
-        assert_eq!(
-            error_chain(&e),
-            "running: loading: sigma must be >= 0, got -1"
-        );
     }
 }

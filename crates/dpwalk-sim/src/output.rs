@@ -29,7 +29,7 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum OutputError {
     /// A file could not be written.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}")]
     Io {
         /// The file.
         path: PathBuf,
@@ -37,7 +37,7 @@ pub enum OutputError {
         source: std::io::Error,
     },
     /// JSON encoding failed.
-    #[error("cannot encode {path}: {source}")]
+    #[error("cannot encode {path}")]
     Json {
         /// The file.
         path: PathBuf,

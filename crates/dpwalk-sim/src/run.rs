@@ -29,16 +29,16 @@ pub enum RunError {
     #[error("admm and dp-sgd run on the walk's schedule, not in synchronous rounds")]
     NotRoundBased,
     /// A federated baseline refused its run.
-    #[error("kind = \"fed-sgd\": {0}")]
+    #[error("kind = \"fed-sgd\"")]
     Federated(#[from] dpwalk_core::baselines::federated::FederatedError),
     /// DP-IADMM refused its run.
-    #[error("kind = \"dp-iadmm\": {0}")]
+    #[error("kind = \"dp-iadmm\"")]
     DpIadmm(#[from] dpwalk_core::baselines::dp_iadmm::DpIadmmError),
     /// IPADMM refused its graph or parameters.
-    #[error("kind = \"ipadmm\": {0}")]
+    #[error("kind = \"ipadmm\"")]
     Ipadmm(#[from] dpwalk_core::baselines::ipadmm::IpadmmError),
     /// Penalty perturbation refused its problem or graph, or a local solve was not exact.
-    #[error("kind = \"pp-admm\": {0}")]
+    #[error("kind = \"pp-admm\"")]
     PpAdmm(#[from] dpwalk_core::baselines::pp_admm::PpError),
 }
 

@@ -59,7 +59,7 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum ScenarioError {
     /// The file could not be read.
-    #[error("cannot read scenario {path}: {source}")]
+    #[error("cannot read scenario {path}")]
     Read {
         /// The scenario file.
         path: PathBuf,

@@ -24,19 +24,19 @@ pub enum SimError {
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
     /// The data could not be loaded or partitioned.
-    #[error("data: {0}")]
+    #[error("data")]
     Data(#[from] DataError),
     /// The topology is invalid or unusable for the walk.
-    #[error("topology: {0}")]
+    #[error("topology")]
     Topology(#[from] TopologyError),
     /// The problem could not be built or solved.
-    #[error("problem: {0}")]
+    #[error("problem")]
     Problem(#[from] ProblemError),
     /// A run failed.
-    #[error("run: {0}")]
+    #[error("run")]
     Run(#[from] RunError),
     /// The accountant refused its inputs.
-    #[error("privacy: {0}")]
+    #[error("privacy")]
     Privacy(#[from] dpwalk_privacy::PrivacyError),
 }
 

@@ -43,8 +43,7 @@ delta = 1e-5
 fn audit(sets: &[&str], config: &Config) -> Vec<OneRunPoint> {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let scenario = parse(SMALL, Path::new("inline.toml"), &sets).expect("parses");
-    let loaded =
-        LoadedScenario::new(scenario, PathBuf::from("."), "inline").expect("the scenario checks");
+    let loaded = LoadedScenario::new(scenario, PathBuf::from("."), "inline").unwrap();
     let prepared = prepare(&loaded).expect("prepare");
     one_run::audit(&loaded, &prepared, config).expect("audit")
 }

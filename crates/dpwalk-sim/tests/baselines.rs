@@ -249,17 +249,17 @@ fn each_noise_has_the_scale_of_its_calibration() {
     );
 }
 
-/// The error of checking or preparing `text` with `sets`, as text.
+/// The error of checking or preparing `text` with `sets`, as text: the error and its causes.
 fn refusal(text: &str, sets: &[&str]) -> String {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let parsed = parse(text, Path::new("inline.toml"), &sets).expect("parses");
     let loaded = match LoadedScenario::new(parsed, PathBuf::from("."), "inline") {
         Ok(loaded) => loaded,
-        Err(e) => return e.to_string(),
+        Err(e) => return format!("{:#}", anyhow::Error::from(e)),
     };
     match prepare(&loaded) {
         Ok(_) => panic!("{sets:?} must be refused"),
-        Err(e) => e.to_string(),
+        Err(e) => format!("{:#}", anyhow::Error::from(e)),
     }
 }
 

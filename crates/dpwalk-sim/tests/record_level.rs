@@ -202,12 +202,12 @@ fn a_record_level_budget_calibrates_sigma_to_it() {
     }
 }
 
-/// The error of preparing `text` with `sets`, as text.
+/// The error of preparing `text` with `sets`, as text: the error and its causes.
 fn refusal(sets: &[&str]) -> String {
     let loaded = scenario(LOGISTIC, sets);
     match prepare(&loaded) {
         Ok(_) => panic!("{sets:?} must be refused"),
-        Err(e) => e.to_string(),
+        Err(e) => format!("{:#}", anyhow::Error::from(e)),
     }
 }
 
@@ -225,7 +225,7 @@ fn what_has_no_record_level_bound_is_refused_with_the_key() {
             "problem.l1=0.01",
         ]);
         assert!(
-            err.contains("[privacy] unit") && err.contains("Squared loss has none"),
+            err.contains("`privacy.unit`") && err.contains("Squared loss has none"),
             "{err}"
         );
     }

@@ -46,12 +46,12 @@ pub enum AuditError {
     #[error(transparent)]
     Scenario(#[from] crate::scenario::ScenarioError),
     /// The accountant refused its inputs.
-    #[error("privacy: {0}")]
+    #[error("privacy")]
     Privacy(#[from] dpwalk_privacy::PrivacyError),
     /// The problem refused the step's parameters.
-    #[error("problem: {0}")]
+    #[error("problem")]
     Problem(#[from] dpwalk_core::problem::ProblemError),
     /// A trial failed.
-    #[error("trial: {0}")]
+    #[error("trial")]
     Trial(#[from] trial::TrialError),
 }

@@ -60,11 +60,16 @@ fn every_scenario_file_reads_as_pinned() {
             0x65a41731a61df01b,
             0x766d5017a5e8a238,
         ),
+        (
+            "sim/swarm-record.toml",
+            0xf9a26538df1be579,
+            0xc3748527531e6af3,
+        ),
         ("sim/swarm.toml", 0x9f285acd5b1fb02d, 0x8e752958ad1ce6),
         (
             "sim/compare/adult-record.toml",
-            0xbfdc495c880eaa11,
-            0x994f7dfaea36468d,
+            0xfaf15a1f116c4f47,
+            0xde477120c08def69,
         ),
         (
             "sim/compare/adult.toml",

@@ -43,11 +43,7 @@ delta = 1e-5
 fn audit(sets: &[&str], config: &Config) -> Vec<OneRunPoint> {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let scenario = parse(SMALL, Path::new("inline.toml"), &sets).expect("parses");
-    let loaded = LoadedScenario {
-        scenario,
-        base_dir: PathBuf::from("."),
-        name: "inline".into(),
-    };
+    let loaded = LoadedScenario::new(scenario, PathBuf::from("."), "inline").expect("checks");
     let prepared = prepare(&loaded).expect("prepare");
     one_run::audit(&loaded, &prepared, config).expect("audit")
 }
@@ -143,11 +139,7 @@ fn one_run_files_are_written_and_bad_requests_refused() {
 
     let sets: Vec<String> = Vec::new();
     let scenario = parse(SMALL, Path::new("inline.toml"), &sets).unwrap();
-    let loaded = LoadedScenario {
-        scenario,
-        base_dir: PathBuf::from("."),
-        name: "inline".into(),
-    };
+    let loaded = LoadedScenario::new(scenario, PathBuf::from("."), "inline").unwrap();
     let prepared = prepare(&loaded).unwrap();
     for (canaries, observer, needle) in [
         (Some(200), None, "--canaries 200"),

@@ -171,8 +171,7 @@ impl RecordUnit {
         let bound = self.feature_norm;
         for (row, a) in features.chunks_exact(n_features.max(1)).enumerate() {
             let norm = norm(a);
-            // `!(<=)` also refuses a NaN norm.
-            if !(norm <= bound * (1.0 + NORM_SLACK)) {
+            if norm.is_nan() || norm > bound * (1.0 + NORM_SLACK) {
                 return Err(OutsideUnit::TooLong { row, norm, bound });
             }
         }

@@ -226,7 +226,7 @@ mod tests {
         let err = RecordLevel::new(&s, &problem(Loss::Logistic, vec![0, 2, 2])).unwrap_err();
         let text = err.to_string();
         assert!(
-            text.starts_with("[privacy] unit: user 1 holds no records"),
+            text.starts_with("`privacy.unit`: user 1 holds no records"),
             "{text}"
         );
     }

@@ -225,7 +225,7 @@ fn what_has_no_record_level_bound_is_refused_with_the_key() {
             "problem.l1=0.01",
         ]);
         assert!(
-            err.contains("[privacy] unit") && err.contains("Squared loss has none"),
+            err.contains("`privacy.unit`") && err.contains("Squared loss has none"),
             "{err}"
         );
     }

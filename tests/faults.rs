@@ -280,3 +280,82 @@ fn a_member_down_for_the_whole_run_costs_the_run_one_timeout() {
     eprintln!("hand-off timeouts over the run with one member down: {timeouts}");
     assert!(timeouts <= 1, "{timeouts} hand-off timeouts");
 }
+
+/// A member of a record-level run checks its own data against the run file's `min-records` and
+/// `feature-norm` at start: fewer records or a longer row, and it refuses to start, saying which
+/// and what to change, before it listens.
+#[test]
+fn a_node_outside_the_record_level_inputs_refuses_to_start() {
+    use dpwalk_core::spec::{LossName, ProblemSpec, UnitName, UnitSpec};
+    use dpwalk_core::topology::{TopologyKind, TopologySpec};
+    use dpwalk_net::run::{AlgorithmSpec, RunFile};
+
+    // Three records of norm 1, 1 and 2 per member.
+    let features = vec![1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0];
+    let data = vec![(features, vec![1.0, -1.0, 1.0]); 2];
+    for (min_records, feature_norm, needles) in [
+        (
+            4,
+            2.0,
+            &["holds 3 records, fewer than the run's min-records = 4"][..],
+        ),
+        (
+            3,
+            1.5,
+            &["record 2 of this node has feature norm 2, above the run's feature-norm = 1.5"][..],
+        ),
+    ] {
+        let dir = common::temp_dir("faults-record-unit");
+        let run = RunFile {
+            run_id: "record-unit".into(),
+            seed: 5,
+            steps: 50,
+            dimension: common::DIM,
+            problem: ProblemSpec {
+                loss: LossName::Logistic,
+                classes: None,
+                l1: 0.0,
+                l2: 0.01,
+            },
+            algorithm: AlgorithmSpec {
+                gamma: 1.0,
+                lambda: 0.5,
+                clip: 1.0,
+                sigma: Some(0.5),
+            },
+            budget: None,
+            privacy: Some(UnitSpec {
+                unit: UnitName::Record,
+                min_records: Some(min_records),
+                feature_norm: Some(feature_norm),
+            }),
+            topology: TopologySpec::new(TopologyKind::Complete),
+            members: Vec::new(),
+        };
+        let cluster = common::write_run(
+            &dir,
+            &["127.0.0.1"; 2],
+            run,
+            &data,
+            common::DIM,
+            common::TIMEOUTS,
+        );
+        let mut node = cluster.spawn(0, &[]);
+        let status = wait_exit(&mut node, Duration::from_secs(60));
+        let log = cluster.log(0);
+        let status = status.unwrap_or_else(|| {
+            let _ = node.kill();
+            panic!("the node did not stop:\n{log}")
+        });
+        assert!(!status.success(), "the node started:\n{log}");
+        assert!(
+            log.contains("do not fit the run file's [privacy] unit = \"record\""),
+            "{log}"
+        );
+        for needle in needles {
+            assert!(log.contains(needle), "{needle}:\n{log}");
+        }
+        assert!(!log.contains("listening"), "the node listened:\n{log}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -104,6 +104,7 @@ fn learners_reproduce_the_simulator_bit_for_bit() {
             sigma: Some(0.3),
         },
         budget: None,
+        privacy: None,
         topology: s.topology.clone(),
         members: keys
             .iter()

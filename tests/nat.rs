@@ -274,6 +274,7 @@ fn members_behind_two_kinds_of_nat_train_through_a_relay_and_hole_punching() {
             sigma: Some(0.3),
         },
         budget: None,
+        privacy: None,
         topology: TopologySpec::new(TopologyKind::Complete),
         members: Vec::new(),
     };

@@ -233,6 +233,50 @@ fn with_a_budget_the_daemons_skip_the_simulators_steps_and_stay_within_it() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// A record-level scenario (`[privacy] unit = "record"`, a record-level budget): the run file
+/// carries the fewest records and the largest row norm, every node calibrates σ with the
+/// simulator's record-level clip and enforces the budget on it, so the daemons end with the
+/// simulator's `z`; each node's figure is labelled record-level and within the budget.
+#[test]
+fn a_record_level_swarm_ends_with_the_simulators_z_bit_for_bit() {
+    let out = temp_dir("record");
+    let sets = ["--set", "steps=1000", "--set", "eval-every=250"];
+    swarm(
+        &out.join("swarm"),
+        &[
+            &["--scenario", "sim/swarm-record.toml", "--nodes", "8"][..],
+            &sets[..],
+        ]
+        .concat(),
+    );
+    let status = dpwalk()
+        .args(["sim", "sim/swarm-record.toml", "--quiet", "--out"])
+        .arg(out.join("sim"))
+        .args(sets)
+        .status()
+        .expect("runs");
+    assert!(status.success());
+    let run = std::fs::read_to_string(out.join("swarm/run.toml")).unwrap();
+    assert!(
+        run.contains("[privacy]\nunit = \"record\"\nmin-records = 1000\n"),
+        "{run}"
+    );
+    let z = check_final_models_agree(&out.join("swarm"), 8, 1000);
+    assert_eq!(z, z_bits(&json(&out.join("sim/final_model.json"))));
+    // 250, 500, 750 and the end.
+    check_metrics_match_the_simulators(&out, 4);
+    for i in 0..8 {
+        let privacy = FinalModelFile::read(&out.join(format!("swarm/node-{i}/state")))
+            .unwrap()
+            .privacy;
+        assert_eq!(privacy.unit, "record-level", "node {i}");
+        assert_eq!(privacy.budget_epsilon, Some(1.0));
+        let spent = privacy.epsilon_local.unwrap();
+        assert!(spent <= 1.0, "node {i} spent {spent}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 /// Parses "N holders killed|stopped" from the swarm's last line.
 fn disruptions(stdout: &str) -> u32 {
     let line = stdout.lines().last().unwrap_or("");

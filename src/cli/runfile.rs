@@ -167,6 +167,7 @@ fn new(args: NewArgs) -> anyhow::Result<()> {
             sigma: args.sigma,
         },
         budget,
+        privacy: None,
         topology: topology(&args.topology, &args.topology_params)?,
         members: members(&args.peers)?,
     };

@@ -60,7 +60,12 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
         if s.holding { ", holding the token" } else { "" }
     );
     println!(
-        "privacy    local eps {} at delta {:e}{}",
+        "privacy    {}local eps {} at delta {:e}{}",
+        if s.unit == dpwalk_net::run::RECORD_LEVEL {
+            "record-level "
+        } else {
+            ""
+        },
         eps(s.epsilon_local),
         s.delta,
         s.budget_epsilon

@@ -144,6 +144,7 @@ pub fn write_cluster(dir: &Path, ips: &[&str], steps: u64, noise: Noise) -> Clus
             sigma,
         },
         budget,
+        privacy: None,
         topology: TopologySpec::new(TopologyKind::Complete),
         members: Vec::new(),
     };

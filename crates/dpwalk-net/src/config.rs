@@ -145,7 +145,8 @@ pub struct NodeConfig {
     /// `evals.csv` of the state directory ([`crate::learner::Learner::with_evals`]).
     #[serde(default)]
     pub eval_every: Option<u64>,
-    /// The node's budget.
+    /// The node's budget, on the local view and in the run's unit (record-level when the run
+    /// file says `[privacy] unit = "record"`: the node has one charge per contribution).
     #[serde(default)]
     pub budget: Option<BudgetSpec>,
     /// Timeouts.

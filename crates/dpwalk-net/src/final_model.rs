@@ -52,10 +52,19 @@ pub struct FinalPrivacy {
     /// Local ε (`null`: unbounded): against an eavesdropper on every token, which bounds what
     /// any member learns (no tighter network bound holds for the ADMM walk).
     pub epsilon_local: Option<f64>,
+    /// The unit of the ε figures: `user-level` (all of a member's records) or `record-level`
+    /// (one record; the run file's `[privacy] unit = "record"`).
+    #[serde(default = "user_level")]
+    pub unit: String,
     /// The ε of the budget the node enforced (the run's or its own, the stricter), if any.
     pub budget_epsilon: Option<f64>,
     /// The conversion from RDP.
     pub conversion: String,
+}
+
+/// The unit of figures written before the unit was: user level, the only one then.
+pub(crate) fn user_level() -> String {
+    "user-level".into()
 }
 
 /// Why `final_model.json` could not be written or read.
@@ -146,6 +155,7 @@ mod tests {
                 skipped: 1,
                 delta: 1e-6,
                 epsilon_local: None,
+                unit: user_level(),
                 budget_epsilon: Some(8.0),
                 conversion: "tight".into(),
             },

@@ -20,8 +20,9 @@
 //! which the node calls while it does not hold the token, before it exits, and which
 //! [`Learner::receive`] calls itself before the list of unflushed charges would pass
 //! [`MAX_UNFLUSHED`]). Until its file is flushed, the state carries the seqs of its unflushed
-//! records; the charge of a contribution is a pure function of σ and C, so a seq is all a record
-//! needs to be written again. The state is the truth and the ledger follows it:
+//! records; the charge of a contribution is a pure function of σ and the run's accounted clip
+//! ([`Run::accounted_clip`]), so a seq is all a record needs to be written again. The state is
+//! the truth and the ledger follows it:
 //! - a process crash loses nothing the operating system was given: the ledger lacks at most the
 //!   record of the step whose commit the crash followed;
 //! - a machine crash may lose the records appended since the last flush;
@@ -282,8 +283,9 @@ impl<'p> Learner<'p> {
             .unwrap_or_else(|| NodeState::fresh(run.hash(), run.dimension()));
         let mut rng = node_rng(run.seed(), index as u64);
         rng.set_word_pos(state.rng_word_pos);
-        let clip = params.clip().unwrap_or(f64::INFINITY);
-        let noise = Noise::new(params.sigma(), clip)?;
+        // Charged with the run's accounted clip (`C`, or the record-level clip), as the run was
+        // calibrated; the step itself clips at `params`' `C`.
+        let noise = Noise::new(params.sigma(), run.accounted_clip())?;
         let ledger_path = state_dir.join(LEDGER_FILE);
         let mut ledger = if ledger_path.exists() {
             let (ledger, recovery) = Ledger::recover(&ledger_path)?;
@@ -512,8 +514,9 @@ impl<'p> Learner<'p> {
                     .budget_epsilon()
                     .map_or_else(|| "?".into(), |e| e.to_string());
                 tracing::info!(
-                    "privacy budget spent: {} contributions made, local epsilon {spent} of the budget's {budget} at delta {:e}; from now on this node forwards the token with a noise-only step (no data), logged at debug level",
+                    "privacy budget spent: {} contributions made, {}local epsilon {spent} of the budget's {budget} at delta {:e}; from now on this node forwards the token with a noise-only step (no data), logged at debug level",
                     self.state.contributions,
+                    self.run.unit_prefix(),
                     self.delta
                 );
             }

@@ -25,6 +25,11 @@
 //! epsilon = 1.0           # > 0
 //! delta = 1e-6            # ∈ (0, 1); default dpwalk_core::spec::DEFAULT_DELTA (1e-6)
 //!
+//! [privacy]               # optional: the privacy unit (dpwalk_core::spec::UnitSpec)
+//! unit = "record"         # user (default, the table may be left out) | record
+//! min-records = 1000      # record only: every member holds at least m records
+//! feature-norm = 1.0      # record only: every record's features have l2 norm <= R
+//!
 //! [topology]              # dpwalk_core::topology::TopologySpec; not kind = "file"
 //! kind = "complete"
 //!
@@ -33,6 +38,14 @@
 //! peer-id = "12D3KooW…"   # distinct libp2p PeerIds
 //! addrs = ["/ip4/10.0.0.1/tcp/4001"]   # dial hints (multiaddrs, checked to parse)
 //! ```
+//! With `unit = "record"` every figure of the run (calibration, the members' charges and budget
+//! policies, their reported ε) is record-level: one record of a member replaced. The members
+//! account with the clip `min(C, γG₂/m)` ([`Run::accounted_clip`]), `G₂` the loss's factor times
+//! `R` (logistic `R`, multinomial `√2·R`; the squared loss is refused), and each node refuses to
+//! start when its own data are outside `m` or `R` (`dpwalk_core::spec::unit`). The table is part
+//! of the canonical form only at record level, so a run without it (or with `unit = "user"`)
+//! keeps its hash.
+//!
 //! A run file must be self-contained, since members on different hosts compare it: an edge list
 //! in another file (`kind = "file"`) is refused; write it inline with `kind = "edges"`.
 //!
@@ -51,13 +64,16 @@ use std::path::Path;
 use dpwalk_core::params::{AdmmParams, AdmmStep, ParamError};
 use dpwalk_core::problem::{Loss, Regularizer};
 use dpwalk_core::spec::topology::Source;
-use dpwalk_core::spec::{BudgetSpec, Noise, ProblemSpec, SpecError, build_topology, check_step};
+use dpwalk_core::spec::{
+    BudgetSpec, Noise, ProblemSpec, RecordUnit, SpecError, UnitSpec, build_topology, check_step,
+};
 use dpwalk_core::topology::spec::toml_error_location;
 use dpwalk_core::topology::{Topology, TopologySpec};
 use dpwalk_privacy::PrivacyError;
 use dpwalk_privacy::budget::PLAN_QUANTILE;
 use dpwalk_privacy::calibrate::{Calibration, REL_TOL, View, calibrate};
 use dpwalk_privacy::rdp::{Conversion, Orders};
+use dpwalk_privacy::unit::admm_record_level_clip;
 use dpwalk_privacy::walk::planned_contributions;
 use libp2p_identity::PeerId;
 use serde::{Deserialize, Serialize};
@@ -65,6 +81,9 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::codec::{MAX_DIM, MAX_RUN_ID, RunContext};
+
+/// The unit label of record-level figures ([`Run::unit_label`]).
+pub const RECORD_LEVEL: &str = "record-level";
 
 /// Errors of reading and validating a run file. Every one names the file and a line.
 #[derive(Debug, Error)]
@@ -138,6 +157,9 @@ pub struct RunFile {
     /// Privacy budget calibrating σ.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<BudgetSpec>,
+    /// The privacy unit (user level when absent; normalized to absent at user level).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub privacy: Option<UnitSpec>,
     /// The communication graph.
     pub topology: TopologySpec,
     /// The members.
@@ -177,6 +199,10 @@ pub struct Run {
     /// γ, λ and C; σ joins them once known ([`Run::admm_params_with`]).
     step: AdmmStep,
     noise: Noise,
+    /// The record-level inputs, when `[privacy] unit = "record"`.
+    record_unit: Option<RecordUnit>,
+    /// The clip every figure is accounted with ([`Run::accounted_clip`]).
+    accounted_clip: f64,
     /// [`Run::canonical_toml`] and [`Run::hash`], computed once: every hello and every final
     /// model is checked against them.
     canonical: String,
@@ -249,6 +275,19 @@ impl Run {
         )?;
         let a = &file.algorithm;
         let step = check_step("algorithm", a.gamma, a.lambda, Some(a.clip))?;
+        let record_unit = match &file.privacy {
+            Some(spec) => spec.check("privacy", loss)?,
+            None => None,
+        };
+        if record_unit.is_none() {
+            // `unit = "user"` written out is the same run as no table.
+            file.privacy = None;
+        }
+        let accounted_clip = match record_unit {
+            Some(r) => admm_record_level_clip(&step, r.min_records, r.grad_bound)
+                .map_err(|e| SpecError::new(&["privacy", "feature-norm"], e))?,
+            None => a.clip,
+        };
         let members = check_members(&mut file.members)?;
         let topology = build_topology(
             &file.topology,
@@ -272,6 +311,8 @@ impl Run {
             regularizer,
             step,
             noise,
+            record_unit,
+            accounted_clip,
             canonical,
             hash,
         })
@@ -305,6 +346,34 @@ impl Run {
     pub fn noise(&self) -> Noise {
         self.noise
     }
+    /// The record-level inputs (`m`, `R`, `G₂`), `None` at user level.
+    pub fn record_unit(&self) -> Option<RecordUnit> {
+        self.record_unit
+    }
+    /// The clip every privacy figure of the run is accounted with, the one place the daemon
+    /// takes it from (calibration, each contribution's charge, the budget policy): `C` at user
+    /// level, `min(C, γG₂/m)` at record level (`dpwalk_privacy::unit`). The step itself still
+    /// clips at `C`.
+    pub fn accounted_clip(&self) -> f64 {
+        self.accounted_clip
+    }
+    /// `"record-level"` or `"user-level"`: the unit of every figure the members report.
+    pub fn unit_label(&self) -> &'static str {
+        if self.record_unit.is_some() {
+            RECORD_LEVEL
+        } else {
+            "user-level"
+        }
+    }
+    /// `"record-level "` at record level, `""` at user level (the default, unlabelled): the
+    /// prefix of a figure's name in a log line.
+    pub fn unit_prefix(&self) -> &'static str {
+        if self.record_unit.is_some() {
+            "record-level "
+        } else {
+            ""
+        }
+    }
     /// The step parameters with σ from the file, or `None` when σ is to be calibrated.
     pub fn admm_params(&self) -> Option<AdmmParams> {
         match self.noise {
@@ -326,7 +395,8 @@ impl Run {
         )
     }
     /// σ of a `[budget]` run: the smallest σ such that [`Run::planned_contributions`]
-    /// contributions are within `(epsilon, delta)` on the local view (an eavesdropper on every
+    /// contributions, each accounted with [`Run::accounted_clip`], are within `(epsilon, delta)`
+    /// on the local view (an eavesdropper on every
     /// token, which bounds what any member learns: no network bound holds for the ADMM walk),
     /// under the tight conversion on the default order grid, to [`REL_TOL`]. Every member
     /// computes it alike from the same run file, and `dpwalk sim` calibrates the same scenario
@@ -342,7 +412,7 @@ impl Run {
         calibrate(
             &view,
             &Orders::default_grid(),
-            self.file.algorithm.clip,
+            self.accounted_clip,
             epsilon,
             delta,
             Conversion::Tight,

@@ -78,6 +78,10 @@ pub struct Status {
     /// Local ε spent (against an eavesdropper on every token this node sent, which bounds what
     /// any member learns); `null` if unbounded.
     pub epsilon_local: Option<f64>,
+    /// The unit of the ε figures: `user-level` (all of a member's records) or `record-level`
+    /// (one record; the run file's `[privacy] unit = "record"`).
+    #[serde(default = "crate::final_model::user_level")]
+    pub unit: String,
     /// The ε of the budget the node enforces (the run's or its own, the stricter), if any.
     pub budget_epsilon: Option<f64>,
     /// Whether the final model is written.

@@ -286,6 +286,7 @@ mod tests {
                 sigma: Some(0.5),
             },
             budget: None,
+            privacy: None,
             topology: TopologySpec::new(TopologyKind::Complete),
             members: Vec::new(),
         }

@@ -458,9 +458,119 @@ fn canonical_form_and_hash_are_pinned() {
             ),
             "f2cc4efbb583e412b3bdfab1f4487039eefaf12f93907517bbedc14e04d8d7e7",
         ),
+        (
+            edit("loss = \"squared\"", "loss = \"logistic\"").replace(
+                "[topology]",
+                "[privacy]\nunit = \"record\"\nmin-records = 1000\nfeature-norm = 1.0\n\n[topology]",
+            ),
+            "b8497e7c20ce8bbb6e12ed64ef8e79a871f1431c2f96c8c3d6625eb7bc9b44d7",
+        ),
     ];
     for (text, want) in cases {
         let run = parse(&text).unwrap();
         assert_eq!(run.hash().to_string(), want, "{}", run.canonical_toml());
     }
+}
+
+/// The logistic example run with `[privacy]` `table` (empty: none).
+fn logistic(table: &str) -> String {
+    edit("loss = \"squared\"", "loss = \"logistic\"")
+        .replace("[topology]", &format!("{table}[topology]"))
+}
+
+/// A record-level run accounts every figure with `min(C, γG₂/m)`, `G₂` the loss's factor times
+/// `feature-norm`, and calibrates σ with it; a user-level `[privacy]` is the same run as none.
+#[test]
+fn a_record_level_run_accounts_with_the_record_level_clip() {
+    use dpwalk_core::params::AdmmStep;
+    use dpwalk_privacy::Noise as Sn;
+    use dpwalk_privacy::local::local_view;
+    use dpwalk_privacy::rdp::{Conversion, Orders};
+    use dpwalk_privacy::unit::admm_record_level_clip;
+
+    let budget = |text: String| text.replace("sigma = 2.0\n", "\n[budget]\nepsilon = 1.0\n");
+    let user = parse(&logistic("")).unwrap();
+    assert_eq!(user.accounted_clip(), 1.0);
+    assert_eq!(user.unit_label(), "user-level");
+    assert!(user.record_unit().is_none());
+    let record_table = "[privacy]\nunit = \"record\"\nmin-records = 500\nfeature-norm = 2.0\n\n";
+    let record = parse(&logistic(record_table)).unwrap();
+    let step = AdmmStep::new(1.0, 0.5, Some(1.0)).unwrap();
+    // γG₂/m = 1 · 2 / 500 = 0.004 < C = 1.
+    assert_eq!(record.accounted_clip(), 0.004);
+    assert_eq!(
+        record.accounted_clip(),
+        admm_record_level_clip(&step, 500, 2.0).unwrap()
+    );
+    assert_eq!(record.unit_label(), "record-level");
+    assert_ne!(record.hash(), user.hash());
+    assert!(
+        record
+            .canonical_toml()
+            .contains("[privacy]\nunit = \"record\"\nmin-records = 500\nfeature-norm = 2.0\n"),
+        "{}",
+        record.canonical_toml()
+    );
+    // σ is calibrated with the accounted clip: the smallest σ within the budget at clip 0.004.
+    let run = parse(&budget(logistic(record_table))).unwrap();
+    let sigma = run.calibrate().unwrap().unwrap().sigma;
+    let eps = |s: f64| {
+        local_view(
+            &Orders::default_grid(),
+            Sn::new(s, 0.004).unwrap(),
+            run.planned_contributions(),
+        )
+        .to_dp(1e-6, Conversion::Tight)
+        .unwrap()
+        .epsilon()
+    };
+    assert!(eps(sigma) <= 1.0, "{}", eps(sigma));
+    assert!(
+        eps(sigma * 0.999) > 1.0,
+        "sigma {sigma} is not the smallest"
+    );
+    // A multinomial run's G₂ is √2·R.
+    let multi = logistic(record_table)
+        .replace("loss = \"logistic\"", "loss = \"multinomial\"\nclasses = 2");
+    let multi = parse(&multi).unwrap();
+    assert_eq!(
+        multi.accounted_clip(),
+        admm_record_level_clip(&step, 500, std::f64::consts::SQRT_2 * 2.0).unwrap()
+    );
+    // `unit = "user"` written out is the run without the table: the same hash.
+    let explicit = parse(&logistic("[privacy]\nunit = \"user\"\n\n")).unwrap();
+    assert_eq!(explicit.hash(), user.hash());
+    assert_eq!(explicit.canonical_toml(), user.canonical_toml());
+}
+
+#[test]
+fn record_level_keys_are_refused_with_their_line() {
+    // The squared loss has no per-record gradient bound.
+    let squared = EXAMPLE.replace(
+        "[topology]",
+        "[privacy]\nunit = \"record\"\nmin-records = 5\nfeature-norm = 1.0\n\n[topology]",
+    );
+    let shown = refused(&squared, "unit = \"record\"", "privacy.unit");
+    assert!(shown.contains("Squared loss has none"), "{shown}");
+    refused(
+        &logistic("[privacy]\nunit = \"record\"\nmin-records = 0\nfeature-norm = 1.0\n\n"),
+        "min-records = 0",
+        "privacy.min-records",
+    );
+    refused(
+        &logistic("[privacy]\nunit = \"record\"\nmin-records = 5\nfeature-norm = -1.0\n\n"),
+        "feature-norm = -1.0",
+        "privacy.feature-norm",
+    );
+    // A missing key is located at its table.
+    refused(
+        &logistic("[privacy]\nunit = \"record\"\nmin-records = 5\n\n"),
+        "[privacy]",
+        "privacy.feature-norm",
+    );
+    refused(
+        &logistic("[privacy]\nunit = \"user\"\nmin-records = 5\n\n"),
+        "min-records = 5",
+        "privacy.min-records",
+    );
 }

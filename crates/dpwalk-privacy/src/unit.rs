@@ -42,6 +42,7 @@
 //!   ([`crate::baseline::PenaltyPerturbation`]); its proof covers replace-one of a record only.
 
 use crate::error::{PrivacyError, positive};
+use dpwalk_core::params::AdmmStep;
 use dpwalk_core::step::Algorithm;
 
 /// What two neighbouring datasets differ in (module docs).
@@ -85,6 +86,22 @@ pub fn record_level_clip(
         Algorithm::Admm(p) => p.gamma(),
         Algorithm::Sgd(_) => 1.0,
     };
+    clip_at(clip, step, records, grad_bound)
+}
+
+/// [`record_level_clip`] of the ADMM step from γ and C alone, before σ is known: a daemon's run
+/// file states `m` and `G₂`, and its members calibrate σ with this clip.
+pub fn admm_record_level_clip(
+    step: &AdmmStep,
+    records: u64,
+    grad_bound: f64,
+) -> Result<f64, PrivacyError> {
+    let clip = step.clip().ok_or(PrivacyError::Clip(f64::INFINITY))?;
+    clip_at(clip, step.gamma(), records, grad_bound)
+}
+
+/// `min(C, step · G₂ / m)`, the one formula of both.
+fn clip_at(clip: f64, step: f64, records: u64, grad_bound: f64) -> Result<f64, PrivacyError> {
     let m = Unit::Record { records }.share()?;
     let grad_bound = positive("grad_bound", grad_bound)?;
     Ok(clip.min(step * grad_bound / m))
@@ -140,6 +157,11 @@ mod tests {
         for g in [0.0, -1.0, f64::NAN, f64::INFINITY] {
             assert!(record_level_clip(&admm, 3, g).is_err());
         }
+        let step = AdmmStep::new(0.5, 1.0, Some(1.0)).unwrap();
+        assert_eq!(
+            admm_record_level_clip(&step, 100, 2.0).unwrap(),
+            record_level_clip(&admm, 100, 2.0).unwrap()
+        );
         let unclipped = Algorithm::Admm(AdmmParams::new(0.5, 1.0, 1.0, None).unwrap());
         assert!(matches!(
             record_level_clip(&unclipped, 3, 1.0),

@@ -175,16 +175,8 @@ pub struct PrivacySpec {
     pub unit: UnitName,
 }
 
-/// What two neighbouring datasets differ in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum UnitName {
-    /// All the records of one user.
-    #[default]
-    User,
-    /// One record of one user.
-    Record,
-}
+/// What two neighbouring datasets differ in (shared with the run file's `[privacy]`).
+pub use dpwalk_core::spec::UnitName;
 
 impl Default for PrivacySpec {
     fn default() -> Self {

@@ -1,13 +1,15 @@
 //! The swarm's run: the scenario's single point as a run file (σ or the budget as the simulator
-//! resolves them), and the nodes' files written from it on 127.0.0.1.
+//! resolves them, and the record-level inputs under `[privacy] unit = "record"`), and the nodes'
+//! files written from it on 127.0.0.1.
 
 use anyhow::{Context, bail, ensure};
-use dpwalk_core::spec::{BudgetSpec, ProblemSpec};
+use dpwalk_core::spec::{BudgetSpec, ProblemSpec, UnitName, UnitSpec};
 use dpwalk_core::topology::TopologyKind;
 use dpwalk_net::run::{AlgorithmSpec, RunFile};
 use dpwalk_net::workspace::{self, MemberPlan, NodeOptions};
 use dpwalk_sim::algorithm::{AlgorithmName, Mode};
-use dpwalk_sim::scenario::{LoadedScenario, UnitName};
+use dpwalk_sim::record_level::RecordLevel;
+use dpwalk_sim::scenario::LoadedScenario;
 use dpwalk_sim::simulate::{self, Prepared};
 use std::path::Path;
 
@@ -22,12 +24,6 @@ pub(super) fn plan(
     ensure!(
         s.algorithm.mode == Mode::Decentralized && s.algorithm.kind == AlgorithmName::Admm,
         "a swarm runs the decentralized ADMM walk: set algorithm.kind = \"admm\" and mode = \"decentralized\""
-    );
-    ensure!(
-        s.privacy.unit == UnitName::User,
-        "[privacy] unit = \"record\": a daemon's run file has no record-level budget yet (its \
-         nodes would calibrate and enforce the user-level one); run it with `dpwalk sim`, or use \
-         unit = \"user\""
     );
     let points = loaded.points();
     let [point] = points else {
@@ -92,10 +88,27 @@ pub(super) fn plan(
             sigma: budget.is_none().then(|| algorithm.sigma()),
         },
         budget,
+        privacy: record_unit(loaded, prepared)?,
         topology: spec.clone(),
         members: Vec::new(),
     };
     Ok((resolved, file))
+}
+
+/// The run file's `[privacy]` at record level: `min-records` the fewest records of a user in the
+/// partition and `feature-norm` the largest row norm of the data, the inputs the simulator's
+/// record-level clip takes from the same data (`dpwalk_sim::record_level`), so that the nodes
+/// account with the same clip, calibrate the same σ and skip the same steps. `None` at user
+/// level.
+fn record_unit(loaded: &LoadedScenario, prepared: &Prepared) -> anyhow::Result<Option<UnitSpec>> {
+    let Some(record) = RecordLevel::new(loaded.scenario(), &prepared.problem)? else {
+        return Ok(None);
+    };
+    Ok(Some(UnitSpec {
+        unit: UnitName::Record,
+        min_records: Some(record.fewest_records),
+        feature_norm: Some(prepared.problem.max_feature_norm()),
+    }))
 }
 
 /// Keys, data files, `node.toml`s and the shared run file ([`dpwalk_net::workspace`]), each

@@ -134,6 +134,12 @@ impl Loss {
         }
     }
 
+    /// `G₂` for records of feature norm at most `feature_norm`: [`Loss::record_grad_factor`]
+    /// times it; `None` for the squared loss.
+    pub fn record_grad_bound(self, feature_norm: f64) -> Option<f64> {
+        Some(self.record_grad_factor()? * feature_norm)
+    }
+
     /// The model dimension for `n_features` features, `None` on overflow.
     pub(crate) fn model_dim(self, n_features: usize) -> Option<usize> {
         match self {

@@ -368,16 +368,18 @@ impl Problem {
     /// that replaces one of these only if that record's norm is within the same bound: the
     /// record-level view assumes so (`dpwalk_privacy::unit`).
     pub fn record_grad_bound(&self) -> Option<f64> {
-        let factor = self.loss.record_grad_factor()?;
+        self.loss.record_grad_bound(self.max_feature_norm())
+    }
+
+    /// The largest feature norm `max ‖a‖₂` of the users' records (0 without records).
+    pub fn max_feature_norm(&self) -> f64 {
         let p = self.data.data.n_features;
-        let max_norm = self
-            .data
+        self.data
             .data
             .features
             .chunks_exact(p)
             .map(linalg::norm)
-            .fold(0.0, f64::max);
-        Some(factor * max_norm)
+            .fold(0.0, f64::max)
     }
 
     /// `out = ∇f_i(x)`.

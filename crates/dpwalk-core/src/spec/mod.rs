@@ -16,11 +16,13 @@ mod key;
 pub mod noise;
 pub mod problem;
 pub mod topology;
+pub mod unit;
 
 pub use key::SpecError;
 pub use noise::{BudgetSpec, DEFAULT_DELTA, Noise, check_delta, check_epsilon};
 pub use problem::{LossName, ProblemSpec};
 pub use topology::build_topology;
+pub use unit::{RecordUnit, UnitName, UnitSpec};
 
 use crate::params::{AdmmStep, ParamError};
 

@@ -174,3 +174,86 @@ fn a_run_topology_is_self_contained_and_sized() {
     let g = build_topology(&complete, 3, 1, Source::SelfContained, true, &at).unwrap();
     assert_eq!(g.n(), 3);
 }
+
+fn unit(unit: UnitName, m: Option<u64>, r: Option<f64>) -> UnitSpec {
+    UnitSpec {
+        unit,
+        min_records: m,
+        feature_norm: r,
+    }
+}
+
+#[test]
+fn the_record_unit_derives_the_gradient_bound_from_the_loss() {
+    let rec = |loss| unit(UnitName::Record, Some(10), Some(2.0)).check("privacy", loss);
+    let r = rec(Loss::Logistic).unwrap().unwrap();
+    assert_eq!(
+        (r.min_records, r.feature_norm, r.grad_bound),
+        (10, 2.0, 2.0)
+    );
+    let r = rec(Loss::Multinomial { classes: 3 }).unwrap().unwrap();
+    assert_eq!(r.grad_bound, std::f64::consts::SQRT_2 * 2.0);
+    let e = rec(Loss::Squared).unwrap_err();
+    assert_eq!(e.key(), "privacy.unit");
+    assert!(e.message().contains("Squared loss has none"), "{e}");
+    // User level: nothing to check, and no record-level key.
+    let user = unit(UnitName::User, None, None);
+    assert_eq!(user.check("privacy", Loss::Squared), Ok(None));
+    let key = |s: UnitSpec| s.check("privacy", Loss::Logistic).unwrap_err().key();
+    assert_eq!(
+        key(unit(UnitName::User, Some(3), None)),
+        "privacy.min-records"
+    );
+    assert_eq!(
+        key(unit(UnitName::User, None, Some(1.0))),
+        "privacy.feature-norm"
+    );
+    assert_eq!(
+        key(unit(UnitName::Record, None, Some(1.0))),
+        "privacy.min-records"
+    );
+    assert_eq!(
+        key(unit(UnitName::Record, Some(0), Some(1.0))),
+        "privacy.min-records"
+    );
+    for r in [
+        None,
+        Some(0.0),
+        Some(-1.0),
+        Some(f64::NAN),
+        Some(f64::INFINITY),
+    ] {
+        assert_eq!(
+            key(unit(UnitName::Record, Some(1), r)),
+            "privacy.feature-norm"
+        );
+    }
+}
+
+#[test]
+fn a_members_rows_are_checked_against_the_record_unit() {
+    use super::unit::OutsideUnit;
+    let r = unit(UnitName::Record, Some(2), Some(5.0))
+        .check("privacy", Loss::Logistic)
+        .unwrap()
+        .unwrap();
+    // Rows of norm 5 (3-4-5) and 1.
+    assert_eq!(r.check_rows(&[3.0, 4.0, 1.0, 0.0], 2), Ok(()));
+    assert_eq!(
+        r.check_rows(&[3.0, 4.0], 2),
+        Err(OutsideUnit::TooFew { records: 1, min: 2 })
+    );
+    assert!(matches!(
+        r.check_rows(&[1.0, 0.0, 3.0, 4.5], 2),
+        Err(OutsideUnit::TooLong { row: 1, norm, bound: 5.0 }) if (norm - 3f64.hypot(4.5)).abs() < 1e-12
+    ));
+    assert!(matches!(
+        r.check_rows(&[1.0, 0.0, f64::NAN, 0.0], 2),
+        Err(OutsideUnit::TooLong { row: 1, .. })
+    ));
+    // A row a few ulps above the bound (a unit row written in decimal) is within the slack.
+    let above = 5.0 * (1.0 + 4.0 * f64::EPSILON);
+    assert_eq!(r.check_rows(&[above, 0.0, 1.0, 0.0], 2), Ok(()));
+    let text = OutsideUnit::TooFew { records: 1, min: 2 }.to_string();
+    assert!(text.contains("min-records = 2"), "{text}");
+}

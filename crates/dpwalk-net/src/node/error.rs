@@ -58,6 +58,16 @@ pub enum NodeError {
         /// `" (k classes × f features)"` for a multinomial loss, else empty.
         per_class: String,
     },
+    /// The node's data are outside the run's record-level inputs (`min-records`,
+    /// `feature-norm`), so its figures would not bound its records' privacy.
+    #[error("this node's data ({data}) do not fit the run file's [privacy] unit = \"record\"")]
+    OutsideUnit {
+        /// The node's `[data]`, as a user names it.
+        data: String,
+        /// Which input and what to do.
+        #[source]
+        source: dpwalk_core::spec::unit::OutsideUnit,
+    },
     /// The run asks for something the daemon does not do.
     #[error("run file: {0}")]
     Unsupported(String),

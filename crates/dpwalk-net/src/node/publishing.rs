@@ -151,6 +151,7 @@ impl Node<'_> {
                 skipped: state.skipped,
                 delta: self.learner.delta(),
                 epsilon_local: self.learner.local_epsilon()?,
+                unit: self.run.unit_label().into(),
                 budget_epsilon: self.learner.budget_epsilon(),
                 conversion: "tight".into(),
             },

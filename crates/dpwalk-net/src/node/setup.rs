@@ -63,6 +63,8 @@ pub(super) fn load(config: &NodeConfig) -> Result<(Loaded, Dataset), NodeError> 
                 epsilon = cal.achieved.epsilon,
                 order = cal.achieved.order,
                 planned_contributions = run.planned_contributions(),
+                unit = run.unit_label(),
+                accounted_clip = run.accounted_clip(),
                 "sigma calibrated to the run's [budget] (local view)"
             );
             let budget = Budget::new(epsilon, delta).map_err(|e| budget_error(e.to_string()))?;
@@ -73,6 +75,15 @@ pub(super) fn load(config: &NodeConfig) -> Result<(Loaded, Dataset), NodeError> 
         .admm_params_with(sigma)
         .map_err(|e| NodeError::Unsupported(e.to_string()))?;
     let data = config.data.load(&config.base_dir, run.seed())?.train;
+    // A record-level run accounts every member with the file's `m` and `R`: a node holding
+    // fewer records or a longer row refuses to start rather than under-report.
+    if let Some(unit) = run.record_unit() {
+        unit.check_rows(&data.features, data.n_features)
+            .map_err(|source| NodeError::OutsideUnit {
+                data: data_origin(config),
+                source,
+            })?;
+    }
     let loaded = Loaded {
         run,
         keypair,

@@ -96,6 +96,10 @@ impl Hearsay {
     /// members in index order), at most [`MAX_AVOIDED`] of them, the longest-avoided first;
     /// never `receiver` (it knows whether it is up).
     pub fn advice(&self, members: &[PeerId], receiver: &PeerId, now: Instant) -> Vec<Avoided> {
+        if self.observed.is_empty() && self.heard.is_empty() {
+            // Every hop of a run with no member down: no pass over the members.
+            return Vec::new();
+        }
         let remaining = self.remaining(now);
         let mut advice: Vec<Avoided> = members
             .iter()

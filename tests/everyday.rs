@@ -451,6 +451,29 @@ fn runfile_new_writes_a_run_file_a_node_accepts_and_refuses_bad_members() {
     assert!(err.contains("--force"), "{err}");
     ok(&refs(&with_out(&out, &["--force"])));
 
+    // Record level: --min-records and --feature-norm write the [privacy] table every node checks
+    // its data against; the figures are then accounted at the record-level clip γG₂/m (G₂ = √2·R
+    // for the multinomial loss), below C.
+    let record = dir.join("record.toml");
+    ok(&refs(&with_out(
+        &record,
+        &["--min-records", "500", "--feature-norm", "1"],
+    )));
+    let parsed = dpwalk_net::run::Run::load(&record).expect("a valid record-level run file");
+    let unit = parsed.record_unit().expect("record level");
+    assert_eq!((unit.min_records, unit.feature_norm), (500, 1.0));
+    assert_eq!(parsed.unit_label(), "record-level");
+    assert!(
+        (parsed.accounted_clip() - 2f64.sqrt() / 500.0).abs() < 1e-15,
+        "{}",
+        parsed.accounted_clip()
+    );
+    // One without the other is refused before anything is written.
+    let half = dir.join("half.toml");
+    let err = fails(&refs(&with_out(&half, &["--min-records", "500"])));
+    assert!(err.contains("--feature-norm"), "{err}");
+    assert!(!half.exists());
+
     // Bad members are refused with the reason, naming the --peer.
     let id0 = peers[0].split('=').next().unwrap();
     let bad = |member: String| {

@@ -118,6 +118,8 @@ fn five_daemons_end_with_the_simulators_z_bit_for_bit() {
     swarm(
         &out.join("swarm"),
         &[
+            "--scenario",
+            "sim/swarm.toml",
             "--nodes",
             "5",
             "--set",
@@ -189,7 +191,11 @@ fn with_a_budget_the_daemons_skip_the_simulators_steps_and_stay_within_it() {
     ];
     swarm(
         &out.join("swarm"),
-        &[&["--nodes", "5"][..], &sets[2..]].concat(),
+        &[
+            &["--scenario", "sim/swarm.toml", "--nodes", "5"][..],
+            &sets[2..],
+        ]
+        .concat(),
     );
     let status = dpwalk()
         .args(["sim", "sim/swarm.toml", "--quiet", "--out"])
@@ -233,21 +239,18 @@ fn with_a_budget_the_daemons_skip_the_simulators_steps_and_stay_within_it() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-/// A record-level scenario (`[privacy] unit = "record"`, a record-level budget): the run file
+/// The quick start's swarm (`dpwalk swarm` without `--scenario`) is the record-level scenario
+/// `sim/swarm-record.toml` (`[privacy] unit = "record"`, a record-level budget): the run file
 /// carries the fewest records and the largest row norm, every node calibrates σ with the
 /// simulator's record-level clip and enforces the budget on it, so the daemons end with the
 /// simulator's `z`; each node's figure is labelled record-level and within the budget.
 #[test]
-fn a_record_level_swarm_ends_with_the_simulators_z_bit_for_bit() {
+fn the_quick_start_swarm_is_record_level_and_ends_with_the_simulators_z_bit_for_bit() {
     let out = temp_dir("record");
     let sets = ["--set", "steps=1000", "--set", "eval-every=250"];
     swarm(
         &out.join("swarm"),
-        &[
-            &["--scenario", "sim/swarm-record.toml", "--nodes", "8"][..],
-            &sets[..],
-        ]
-        .concat(),
+        &[&["--nodes", "8"][..], &sets[..]].concat(),
     );
     let status = dpwalk()
         .args(["sim", "sim/swarm-record.toml", "--quiet", "--out"])
@@ -292,7 +295,9 @@ fn disruptions(stdout: &str) -> u32 {
 // has made t·N hops and is made exactly once, late if need be. Their count is thus a function of
 // the arguments alone, as long as the walk outlasts the schedule: the last one is due at most half
 // way, which leaves the rest of the walk for any that a loaded machine made late (the swarm says
-// so if the walk ended first).
+// so if the walk ended first). They run the user-level `sim/swarm.toml` (σ given, no budget):
+// under a budget a node whose re-routed walk visits it more often than planned skips steps, and
+// `check_ledgers` holds every step to be made.
 
 #[test]
 fn the_walk_survives_sigkill_of_the_holder_with_exact_ledgers() {
@@ -301,6 +306,8 @@ fn the_walk_survives_sigkill_of_the_holder_with_exact_ledgers() {
     let stdout = swarm(
         &out,
         &[
+            "--scenario",
+            "sim/swarm.toml",
             "--nodes",
             "8",
             "--set",
@@ -326,6 +333,8 @@ fn a_holder_stopped_by_sigterm_hands_the_token_on() {
     let stdout = swarm(
         &out,
         &[
+            "--scenario",
+            "sim/swarm.toml",
             "--nodes",
             "5",
             "--set",

@@ -6,7 +6,7 @@
 use super::eval::{LossArg, ProblemArgs};
 use anyhow::{Context, bail, ensure};
 use clap::Args;
-use dpwalk_core::spec::{BudgetSpec, LossName, ProblemSpec};
+use dpwalk_core::spec::{BudgetSpec, LossName, ProblemSpec, UnitName, UnitSpec};
 use dpwalk_core::topology::TopologySpec;
 use dpwalk_net::run::{AlgorithmSpec, MemberSpec, Run, RunError, RunFile};
 use serde::{Deserialize, Serialize};
@@ -57,6 +57,14 @@ pub struct NewArgs {
     /// Budget δ, with --epsilon.
     #[arg(long, requires = "epsilon")]
     delta: Option<f64>,
+    /// Record level (`[privacy] unit = "record"`): every member holds at least this many records;
+    /// with --feature-norm. The budget then protects one record of a member, not its whole data.
+    #[arg(long, value_name = "M", requires = "feature_norm")]
+    min_records: Option<u64>,
+    /// Record level: every record's feature vector has ℓ₂ norm at most this (members check their
+    /// data against it at start); with --min-records.
+    #[arg(long, value_name = "R", requires = "min_records")]
+    feature_norm: Option<f64>,
     /// Topology kind (complete, ring, star, torus, random-regular, erdos-renyi, small-world).
     #[arg(long, default_value = "complete")]
     topology: String,
@@ -167,7 +175,14 @@ fn new(args: NewArgs) -> anyhow::Result<()> {
             sigma: args.sigma,
         },
         budget,
-        privacy: None,
+        privacy: args
+            .min_records
+            .zip(args.feature_norm)
+            .map(|(min_records, feature_norm)| UnitSpec {
+                unit: UnitName::Record,
+                min_records: Some(min_records),
+                feature_norm: Some(feature_norm),
+            }),
         topology: topology(&args.topology, &args.topology_params)?,
         members: members(&args.peers)?,
     };

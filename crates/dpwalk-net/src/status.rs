@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 use serde::{Deserialize, Serialize};
@@ -159,7 +160,9 @@ struct Metrics {
     peers: Gauge<i64>,
     holding: Gauge<i64>,
     hop_rate: Gauge<f64, std::sync::atomic::AtomicU64>,
-    epsilon_local: Gauge<f64, std::sync::atomic::AtomicU64>,
+    /// Labelled with the figure's `unit` (user-level or record-level): a dashboard must not read
+    /// a record-level ε as a user-level one.
+    epsilon_local: Family<Vec<(String, String)>, Gauge<f64, std::sync::atomic::AtomicU64>>,
 }
 
 impl Metrics {
@@ -173,7 +176,7 @@ impl Metrics {
             peers: Gauge::default(),
             holding: Gauge::default(),
             hop_rate: Gauge::default(),
-            epsilon_local: Gauge::default(),
+            epsilon_local: Family::default(),
         };
         registry.register("steps_done", "Contributions made", m.steps.clone());
         registry.register(
@@ -191,7 +194,7 @@ impl Metrics {
         registry.register("hop_rate", "Tokens handled per second", m.hop_rate.clone());
         registry.register(
             "epsilon_local",
-            "Local epsilon spent (+Inf: unbounded)",
+            "Local epsilon spent (+Inf: unbounded), labelled with its unit",
             m.epsilon_local.clone(),
         );
         Metrics { registry, ..m }
@@ -206,6 +209,7 @@ impl Metrics {
         self.holding.set(i64::from(s.holding));
         self.hop_rate.set(s.hop_rate);
         self.epsilon_local
+            .get_or_create(&vec![("unit".to_string(), s.unit.clone())])
             .set(s.epsilon_local.unwrap_or(f64::INFINITY));
     }
 }
@@ -436,4 +440,26 @@ pub fn fetch_status(addr: &str, timeout: Duration) -> Result<Status, StatusError
         addr: addr.to_string(),
         message: e.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_metrics_label_epsilon_with_its_unit() {
+        let shared = SharedStatus::default();
+        shared.set(Status {
+            unit: "record-level".into(),
+            epsilon_local: Some(0.5),
+            steps_done: 3,
+            ..Status::default()
+        });
+        let text = shared.metrics();
+        assert!(
+            text.contains("dpwalk_epsilon_local{unit=\"record-level\"} 0.5"),
+            "{text}"
+        );
+        assert!(text.contains("dpwalk_steps_done 3"), "{text}");
+    }
 }

@@ -45,15 +45,17 @@ use super::report::{self, utc_stamp};
 use super::rundir;
 use schedule::{Pace, Schedule};
 
-/// The scenario `dpwalk swarm` runs without `--scenario`.
-const BUILTIN: &str = include_str!("../../../sim/swarm.toml");
+/// The scenario `dpwalk swarm` runs without `--scenario`: record-level ε = 1, so that the quick
+/// start shows a privacy level a reader can take seriously and a model that learns under it (at
+/// user level no budget ε ≤ 100 learns anything on a swarm of 8; see the file's comments).
+const BUILTIN: &str = include_str!("../../../sim/swarm-record.toml");
 
 #[derive(Debug, Args)]
 pub struct SwarmArgs {
     /// Number of nodes (the scenario's `users`).
     #[arg(long, default_value_t = 8)]
     nodes: usize,
-    /// Scenario file, as for `dpwalk sim` [default: the built-in sim/swarm.toml].
+    /// Scenario file, as for `dpwalk sim` [default: the built-in sim/swarm-record.toml].
     #[arg(long)]
     scenario: Option<PathBuf>,
     #[allow(rustdoc::invalid_html_tags)] // `<…>` are placeholders in `--help`, not HTML
@@ -101,11 +103,11 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
     let loaded = match &args.scenario {
         Some(path) => scenario::load(path, &sets)?,
         None => {
-            let path = Path::new("sim/swarm.toml (built in)");
+            let path = Path::new("sim/swarm-record.toml (built in)");
             LoadedScenario::new(
                 scenario::parse(BUILTIN, path, &sets)?,
                 PathBuf::from("."),
-                "swarm",
+                "swarm-record",
             )?
         }
     };

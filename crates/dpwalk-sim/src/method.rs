@@ -52,7 +52,7 @@ pub enum Family {
 }
 
 /// What is known of a point's noise before validation: σ as given, or a budget ε that the
-/// noise knob is calibrated to once the point is validated ([`crate::privacy`]).
+/// noise knob is calibrated to once the point is validated (`Point::with_knob`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum PointNoise {
     /// σ as given (`sigma`, `[sweep] sigma`).

@@ -24,6 +24,12 @@ fn p() -> &'static Path {
     Path::new("test.toml")
 }
 
+/// Why `MINIMAL` with the override `set` is refused.
+fn refusal(set: &str) -> String {
+    let s = parse(MINIMAL, p(), &[set.into()]).expect("parses");
+    s.check().expect_err(set).to_string()
+}
+
 #[test]
 fn minimal_scenario_parses_with_defaults() {
     let s = parse(MINIMAL, p(), &[]).expect("parses");
@@ -84,8 +90,7 @@ fn impossible_parameters_are_refused_with_reason() {
         ("algorithm.lambda=1.5", "lambda"),
         ("algorithm.gamma=0", "gamma"),
     ] {
-        let s = parse(MINIMAL, p(), &[set.into()]).expect("parses");
-        let err = s.check().expect_err(set).to_string();
+        let err = refusal(set);
         assert!(err.contains(needle), "{set}: {err}");
     }
     let s = parse(
@@ -144,8 +149,7 @@ fn scenario_level_refusals_name_their_key() {
         ),
         ("privacy.epsilon=1.0", "`algorithm.sigma`: "),
     ] {
-        let s = parse(MINIMAL, p(), &[set.into()]).expect("parses");
-        let err = s.check().expect_err(set).to_string();
+        let err = refusal(set);
         assert!(err.starts_with(key), "{set}: {err}");
     }
     let unclipped = parse(

@@ -51,11 +51,50 @@ pub enum Family {
     Graph,
 }
 
+/// What is known of a point's noise before validation: σ as given, or a budget ε that the
+/// noise knob is calibrated to once the point is validated (`Point::with_knob`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PointNoise {
+    /// σ as given (`sigma`, `[sweep] sigma`).
+    Sigma(f64),
+    /// The knob is calibrated to this ε (`[privacy] epsilon`, `[sweep] epsilon`); the baselines'
+    /// own noise keys must then be absent, since the budget sets them.
+    Budget(f64),
+}
+
+impl PointNoise {
+    /// The budget ε, when the knob is to be calibrated to one.
+    pub fn budget(&self) -> Option<f64> {
+        match *self {
+            PointNoise::Sigma(_) => None,
+            PointNoise::Budget(epsilon) => Some(epsilon),
+        }
+    }
+
+    /// The σ a method is built with: the given one, or 0 (no noise) for a budget. A budget
+    /// point's method is thus noise-free until `Point::with_knob` gives it the calibrated knob,
+    /// like every noise knob that is absent (b = 0, ν = ∞; module table).
+    fn build_sigma(&self) -> f64 {
+        match *self {
+            PointNoise::Sigma(sigma) => sigma,
+            PointNoise::Budget(_) => 0.0,
+        }
+    }
+
+    /// How an error names the point's σ.
+    fn describe(&self) -> String {
+        match *self {
+            PointNoise::Sigma(sigma) => format!("sigma={sigma}"),
+            PointNoise::Budget(epsilon) => format!("sigma calibrated to epsilon={epsilon}"),
+        }
+    }
+}
+
 /// The knob and clip of one point before validation: the sweep's values, or the section's.
 #[derive(Debug, Clone, Copy)]
 pub struct Knobs {
-    /// σ (a placeholder 0 when calibrated).
-    pub sigma: f64,
+    /// σ, or the budget it is calibrated to.
+    pub noise: PointNoise,
     /// The ℓ₂ clip `C` / `G₂`.
     pub clip: Option<f64>,
     /// γ.
@@ -64,9 +103,13 @@ pub struct Knobs {
     pub lambda: f64,
     /// DP-SGD's step size.
     pub lr: f64,
-    /// Whether the noise is calibrated to a budget afterwards (then the baselines' own noise
-    /// keys must be absent: the budget sets them).
-    pub calibrated: bool,
+}
+
+impl Knobs {
+    /// Whether the noise is calibrated to a budget after validation.
+    fn calibrated(&self) -> bool {
+        self.noise.budget().is_some()
+    }
 }
 
 /// The error of one `[algorithm]` key (`algorithm.<key>`, as `--set` names it).
@@ -94,9 +137,9 @@ impl Method {
             key_error(
                 param_key(&e),
                 format!(
-                    "{e} (the {} point sigma={}, clip={:?}, gamma={}, lambda={}, lr={})",
+                    "{e} (the {} point {}, clip={:?}, gamma={}, lambda={}, lr={})",
                     kind.as_str(),
-                    k.sigma,
+                    k.noise.describe(),
                     k.clip,
                     k.gamma,
                     k.lambda,
@@ -104,15 +147,16 @@ impl Method {
                 ),
             )
         };
+        let sigma = k.noise.build_sigma();
         Ok(match kind {
             AlgorithmName::Admm => Method::Walk(Algorithm::Admm(
-                AdmmParams::new(k.gamma, k.lambda, k.sigma, k.clip).map_err(walk_param)?,
+                AdmmParams::new(k.gamma, k.lambda, sigma, k.clip).map_err(walk_param)?,
             )),
             AlgorithmName::DpSgd => Method::Walk(Algorithm::Sgd(
-                SgdParams::new(k.lr, k.sigma, k.clip).map_err(walk_param)?,
+                SgdParams::new(k.lr, sigma, k.clip).map_err(walk_param)?,
             )),
             AlgorithmName::FedSgd => {
-                Method::FedSgd(SgdParams::new(k.lr, k.sigma, k.clip).map_err(walk_param)?)
+                Method::FedSgd(SgdParams::new(k.lr, sigma, k.clip).map_err(walk_param)?)
             }
             AlgorithmName::DpIadmm => Method::DpIadmm(dp_iadmm(a, k)?),
             AlgorithmName::Ipadmm => Method::Ipadmm(ipadmm(a, k, record_level)?),
@@ -278,8 +322,8 @@ fn dp_iadmm(a: &AlgorithmSpec, k: &Knobs) -> Result<DpIadmmParams, SpecError> {
             },
         },
     };
-    let b = noise_key("laplace-scale", a.laplace_scale, k.calibrated, kind)?.unwrap_or(0.0);
-    if k.calibrated && a.clip_l1.is_none() {
+    let b = noise_key("laplace-scale", a.laplace_scale, k.calibrated(), kind)?.unwrap_or(0.0);
+    if k.calibrated() && a.clip_l1.is_none() {
         return Err(key_error(
             "clip-l1",
             "a privacy budget for kind = \"dp-iadmm\" needs the per-record l1 clip G1",
@@ -295,7 +339,7 @@ fn ipadmm(a: &AlgorithmSpec, k: &Knobs, record_level: bool) -> Result<IpadmmPara
     let settings = IpadmmSettings {
         inner_steps: a.inner_steps,
         rho: required(kind, "rho", a.rho)?,
-        sigma: k.sigma,
+        sigma: k.noise.build_sigma(),
         clip: required(kind, "clip", k.clip)?,
         eta: match a.eta_schedule {
             EtaScheduleName::SqrtTotal => EtaSchedule::SqrtTotal { eta0: eta },
@@ -323,8 +367,8 @@ fn ipadmm(a: &AlgorithmSpec, k: &Knobs, record_level: bool) -> Result<IpadmmPara
 fn pp_admm(a: &AlgorithmSpec, k: &Knobs) -> Result<PpParams, SpecError> {
     let kind = AlgorithmName::PpAdmm;
     let theta = required(kind, "theta", a.theta)?;
-    let nu = noise_key("nu", a.nu, k.calibrated, kind)?.unwrap_or(f64::INFINITY);
-    if k.calibrated && a.kappa != 0.0 {
+    let nu = noise_key("nu", a.nu, k.calibrated(), kind)?.unwrap_or(f64::INFINITY);
+    if k.calibrated() && a.kappa != 0.0 {
         return Err(key_error(
             "kappa",
             "the accountant composes a constant noise rate: a budget needs kappa = 0",

@@ -58,7 +58,6 @@
 //! each `f64` in its shortest exact form. [`Run::diff`] walks the same canonical tree and names the
 //! keys that differ, for the refusal message when two members' runs disagree.
 
-use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use dpwalk_core::params::{AdmmParams, AdmmStep, ParamError};
@@ -81,6 +80,12 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::codec::{MAX_DIM, MAX_RUN_ID, RunContext};
+
+mod diff;
+mod members;
+
+pub use diff::Difference;
+use members::check_members;
 
 /// The unit label of record-level figures ([`Run::unit_label`]).
 pub const RECORD_LEVEL: &str = "record-level";
@@ -207,10 +212,6 @@ pub struct Run {
     /// model is checked against them.
     canonical: String,
     hash: RunHash,
-}
-
-fn member_error(i: usize, key: &str, message: impl std::fmt::Display) -> SpecError {
-    SpecError::new(&["members", &i.to_string(), key], message)
 }
 
 impl Run {
@@ -458,269 +459,7 @@ impl Run {
     pub fn hash(&self) -> RunHash {
         self.hash
     }
-
-    /// The dotted keys whose values differ between `self` and `other` (`algorithm.gamma`,
-    /// `members[1].peer-id`, `topology.edges[3]`), sorted; empty when the runs are the same.
-    pub fn diff(&self, other: &Run) -> Vec<String> {
-        let a = toml::Value::try_from(&self.file).ok();
-        let b = toml::Value::try_from(&other.file).ok();
-        let mut out = Vec::new();
-        diff_values("", a.as_ref(), b.as_ref(), &mut out);
-        out.sort();
-        out
-    }
-
-    /// The differences between this run and another member's, given as the text of its canonical
-    /// form (what [`crate::codec::Hello`] carries): each key with both values. The text need not
-    /// be a valid run (a member with another version, or a broken file): any TOML is compared
-    /// key by key. When it is not TOML at all, or no key differs although the hashes do, the one
-    /// [`Difference`] says so with this run's values unknown to the other side.
-    pub fn diff_text(&self, theirs: &str) -> Vec<Difference> {
-        let ours = toml::Value::try_from(&self.file).ok();
-        let parsed: Result<toml::Value, _> = toml::from_str(theirs);
-        let theirs = match parsed {
-            Ok(v) => v,
-            Err(e) => {
-                return vec![Difference {
-                    key: "(the whole file)".into(),
-                    ours: Some(format!("run hash {}", self.hash())),
-                    theirs: Some(format!("not TOML ({})", e.message())),
-                }];
-            }
-        };
-        let mut keys = Vec::new();
-        diff_values("", ours.as_ref(), Some(&theirs), &mut keys);
-        keys.sort();
-        if keys.is_empty() {
-            return vec![Difference {
-                key: "(the canonical form)".into(),
-                ours: Some(format!("run hash {}", self.hash())),
-                theirs: Some("another hash for the same values (another dpwalk version?)".into()),
-            }];
-        }
-        keys.into_iter()
-            .map(|key| Difference {
-                ours: ours.as_ref().and_then(|v| lookup(v, &key)).map(short),
-                theirs: lookup(&theirs, &key).map(short),
-                key,
-            })
-            .collect()
-    }
-}
-
-/// One key on which two members' run files differ, with both values (`None`: absent there).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Difference {
-    /// The dotted key (`algorithm.sigma`, `members[2].peer-id`).
-    pub key: String,
-    /// This node's value.
-    pub ours: Option<String>,
-    /// The other member's value.
-    pub theirs: Option<String>,
-}
-
-impl Difference {
-    /// `key: <ours> here, <theirs> in <whose>'s` (`<absent>` for a missing key).
-    pub fn describe(&self, whose: &str) -> String {
-        let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "absent".into());
-        format!(
-            "{}: {} here, {} in {whose}",
-            self.key,
-            show(&self.ours),
-            show(&self.theirs)
-        )
-    }
-
-    /// The same difference seen from the other member.
-    pub fn swapped(&self) -> Difference {
-        Difference {
-            key: self.key.clone(),
-            ours: self.theirs.clone(),
-            theirs: self.ours.clone(),
-        }
-    }
-}
-
-/// The value at a dotted key as [`diff_values`] names them (`a.b`, `members[2].peer-id`).
-fn lookup<'v>(root: &'v toml::Value, key: &str) -> Option<&'v toml::Value> {
-    let mut v = root;
-    for part in key.split('.') {
-        let (name, indices) = match part.find('[') {
-            Some(i) => (&part[..i], &part[i..]),
-            None => (part, ""),
-        };
-        if !name.is_empty() {
-            v = v.get(name)?;
-        }
-        for index in indices.split(['[', ']']).filter(|s| !s.is_empty()) {
-            v = v.get(index.parse::<usize>().ok()?)?;
-        }
-    }
-    Some(v)
-}
-
-/// A value as a user reads it, cut to 80 characters.
-fn short(v: &toml::Value) -> String {
-    let text = v.to_string();
-    if text.chars().count() > 80 {
-        format!("{}…", text.chars().take(79).collect::<String>())
-    } else {
-        text
-    }
-}
-
-/// Sorts `members` by index and checks indices `0..n` each once, PeerIds valid and distinct,
-/// addresses plausible; canonicalizes the PeerId strings.
-fn check_members(members: &mut [MemberSpec]) -> Result<Vec<Member>, SpecError> {
-    let n = members.len();
-    if n < 2 {
-        return Err(SpecError::new(
-            &["members"],
-            format!("{n} members: a walk needs at least 2"),
-        ));
-    }
-    // Problems are reported at the entry's position in the file, so check before sorting.
-    let mut seen = vec![None; n];
-    let mut peers = HashSet::with_capacity(n);
-    let mut checked = Vec::with_capacity(n);
-    for (i, m) in members.iter_mut().enumerate() {
-        if m.index >= n {
-            return Err(member_error(
-                i,
-                "index",
-                format!("{} is not in 0..{n} ({n} members)", m.index),
-            ));
-        }
-        if let Some(first) = seen[m.index].replace(i) {
-            return Err(member_error(
-                i,
-                "index",
-                format!("{} is already used by members[{first}]", m.index),
-            ));
-        }
-        let peer: PeerId = m.peer_id.parse().map_err(|e| {
-            member_error(
-                i,
-                "peer-id",
-                format!("{:?} is not a PeerId: {e}", m.peer_id),
-            )
-        })?;
-        if !peers.insert(peer) {
-            return Err(member_error(i, "peer-id", format!("{peer} appears twice")));
-        }
-        for addr in &m.addrs {
-            if let Err(e) = addr.parse::<libp2p::Multiaddr>() {
-                return Err(member_error(
-                    i,
-                    "addrs",
-                    format!("{addr:?} is not a multiaddr (e.g. /ip4/10.0.0.1/tcp/4001): {e}"),
-                ));
-            }
-        }
-        m.peer_id = peer.to_base58();
-        checked.push(Member {
-            index: m.index,
-            peer,
-            addrs: m.addrs.clone(),
-        });
-    }
-    members.sort_by_key(|m| m.index);
-    checked.sort_by_key(|m| m.index);
-    Ok(checked)
-}
-
-/// Appends to `out` the paths under `prefix` where `a` and `b` differ.
-fn diff_values(
-    prefix: &str,
-    a: Option<&toml::Value>,
-    b: Option<&toml::Value>,
-    out: &mut Vec<String>,
-) {
-    let join = |key: &str| {
-        if prefix.is_empty() {
-            key.to_string()
-        } else {
-            format!("{prefix}.{key}")
-        }
-    };
-    match (a, b) {
-        (Some(toml::Value::Table(x)), Some(toml::Value::Table(y))) => {
-            let keys: BTreeMap<&String, ()> = x.keys().chain(y.keys()).map(|k| (k, ())).collect();
-            for key in keys.keys() {
-                diff_values(&join(key), x.get(*key), y.get(*key), out);
-            }
-        }
-        (Some(toml::Value::Array(x)), Some(toml::Value::Array(y))) if x.len() == y.len() => {
-            for (i, (u, v)) in x.iter().zip(y).enumerate() {
-                diff_values(&format!("{prefix}[{i}]"), Some(u), Some(v), out);
-            }
-        }
-        (Some(x), Some(y)) if x == y => {}
-        (None, None) => {}
-        _ => out.push(prefix.to_string()),
-    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The example run with its `[topology]` replaced by `topology` (bytes, as a fuzzer input).
-    fn with_topology(topology: &[u8]) -> Vec<u8> {
-        let mut text = Vec::new();
-        text.extend_from_slice(
-            b"run-id = \"lasso-demo\"\nseed = 7\nsteps = 3000\ndimension = 64\n\
-              [problem]\nloss = \"squared\"\n\
-              [algorithm]\ngamma = 1.0\nlambda = 0.5\nclip = 1.0\nsigma = 2.0\n\
-              [topology]\n",
-        );
-        text.extend_from_slice(topology);
-        text.extend_from_slice(
-            b"\n[[members]]\nindex = 0\npeer-id = \"12D3KooWK99VoVxNE7XzyBwXEzW7xhK7Gpv85r9F3V3fyKSUKPH5\"\n\
-              [[members]]\nindex = 1\npeer-id = \"12D3KooWJWoaqZhDaoEFshF7Rh1bpY9ohihFhzcW6d69Lr2NASuq\"\n\
-              [[members]]\nindex = 2\npeer-id = \"12D3KooWRndVhVZPCiQwHBBBdg769GyrPUW13zxwqQyf9r3ANaba\"\n",
-        );
-        text
-    }
-
-    fn refused_at(input: &[u8], want_key: &str) {
-        let text = std::str::from_utf8(input).unwrap();
-        match Run::parse(text, "fuzz.toml") {
-            Err(RunError::Invalid { key, .. }) => assert_eq!(key.as_deref(), Some(want_key)),
-            other => panic!("expected a refusal at {want_key}, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn sanity_the_base_run_is_valid() {
-        let text = with_topology(b"kind = \"torus\"\nrows = 3\ncols = 3\n");
-        // 9 torus nodes for 3 members: refused for the node count, not for anything else.
-        refused_at(&text, "topology.nodes");
-        let ok = with_topology(b"kind = \"complete\"\n");
-        Run::parse(std::str::from_utf8(&ok).unwrap(), "ok.toml").unwrap();
-    }
-
-    /// Fuzz regression (run_file): `rows × cols` overflowed. With overflow checks (fuzz and debug
-    /// builds) that panicked; without them, 7 × 5270498306774157605 wraps to exactly 3, passed the
-    /// check against the 3 members, and the generator then looped over the real grid.
-    #[test]
-    fn torus_size_overflow_is_refused() {
-        refused_at(
-            &with_topology(b"kind = \"torus\"\nrows = 4294967296\ncols = 4294967296\n"),
-            "topology.cols",
-        );
-        refused_at(
-            &with_topology(b"kind = \"torus\"\nrows = 7\ncols = 5270498306774157605\n"),
-            "topology.cols",
-        );
-    }
-
-    /// Fuzz regression (run_file): `2 × k` overflowed for a huge small-world `k`.
-    #[test]
-    fn small_world_huge_k_is_refused() {
-        refused_at(
-            &with_topology(b"kind = \"small-world\"\nk = 9223372036854775807\nbeta = 0.5\n"),
-            "topology.k",
-        );
-    }
-}
+mod tests;

@@ -1,273 +1,22 @@
-//! `dpwalk account`: privacy figures from the accountant (`dpwalk_privacy`), printed for people or
-//! as JSON whose key names are part of the product.
-//!
-//! - `account gaussian`: the RDP curve and (ε, δ) of K runs of the (Poisson-subsampled) Gaussian
-//!   mechanism, the building block every other figure reduces to.
-//! - `account walk`: per-user figures of the private walk on a topology ([`dpwalk_privacy::walk`]):
-//!   local ε for every step; for a DP-SGD walk with one contribution per user, the network ε
-//!   against the worst observer, its observer, `E[1/M]` and the assumptions. No network figure
-//!   is printed where none is proved (ADMM; several contributions), and the output says why.
-//!
-//! This module only parses, loads and prints; every number comes from `dpwalk_privacy`. The
-//! scenario flags (graph, clip, contributions) are shared with `dpwalk calibrate`.
+//! `account walk`: per-user figures of the private walk on a topology (module doc of
+//! [`super`]).
 
-use crate::cli::documents::{
-    ClosedFormDoc, GaussianDoc, PassageDoc, ScenarioDoc, UnreachedDoc, UserDoc, WalkDoc, WorstDoc,
-};
+use super::flags::{ConversionArgs, ScenarioArgs};
+use super::{emit, fmt_eps};
+use crate::cli::documents::{ClosedFormDoc, PassageDoc, UnreachedDoc, UserDoc, WalkDoc, WorstDoc};
 use anyhow::{Context, bail};
-use clap::{Args, Subcommand, ValueEnum};
-use dpwalk_core::rng::{Purpose, derive_seed};
+use clap::{Args, ValueEnum};
 use dpwalk_core::topology::Topology;
 use dpwalk_privacy::Noise;
-use dpwalk_privacy::budget::PLAN_QUANTILE;
-use dpwalk_privacy::mechanism::subsampled_gaussian;
-use dpwalk_privacy::network::{
-    Charges, HittingOptions, Horizon, InverseHitting, paper_closed_form,
-};
-use dpwalk_privacy::rdp::{Conversion, Orders};
+use dpwalk_privacy::network::{Charges, Horizon, InverseHitting, paper_closed_form};
 use dpwalk_privacy::walk::{
     ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, MAX_PAIRWISE_USERS, NETWORK_ONE_CONTRIBUTION,
-    Passage, Setup, UserFigures, all_users, pair_epsilons, planned_contributions, user_figures,
+    Passage, Setup, UserFigures, all_users, pair_epsilons, user_figures,
 };
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::path::PathBuf;
 
 /// What observers the walk never brings the token to learn.
 pub const UNREACHED: &str = "an observer the walk never reaches from a user sees nothing that depends on that user: 0 leakage (not an error)";
-
-#[derive(Debug, Subcommand)]
-pub enum AccountCommand {
-    /// RDP and (ε, δ) of K runs of the Gaussian mechanism, optionally Poisson-subsampled.
-    Gaussian(GaussianArgs),
-    /// Per-user privacy of the random walk on a topology: local and network views.
-    Walk(WalkArgs),
-}
-
-/// RDP → (ε, δ) statement (see `dpwalk_privacy::rdp`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ConversionArg {
-    /// Balle et al. 2020 / Canonne, Kamath & Steinke 2020: smaller at every order.
-    Tight,
-    /// Mironov 2017, Prop. 3: ε(α) + ln(1/δ)/(α − 1).
-    Classic,
-}
-
-impl ConversionArg {
-    pub fn conversion(self) -> Conversion {
-        match self {
-            ConversionArg::Tight => Conversion::Tight,
-            ConversionArg::Classic => Conversion::Classic,
-        }
-    }
-
-    /// The name printed in the output (the flag's value).
-    pub fn name(self) -> &'static str {
-        match self {
-            ConversionArg::Tight => "tight",
-            ConversionArg::Classic => "classic",
-        }
-    }
-}
-
-/// The order grid and the conversion, shared by every accounting command.
-#[derive(Debug, Args)]
-pub struct ConversionArgs {
-    /// Rényi orders, comma-separated, each > 1, increasing
-    /// [default: 198 orders, 1.01 … 1.09 by 0.01, 1.1 … 3 by 0.05, 3.1 … 10.9 by 0.1, every integer
-    /// 11 … 64, then 72, 80, 96, 112, 128, 160, …, 1024].
-    #[arg(
-        long,
-        value_delimiter = ',',
-        allow_negative_numbers = true,
-        value_name = "A,B,..."
-    )]
-    orders: Option<Vec<f64>>,
-    /// How RDP is converted to (ε, δ).
-    #[arg(long, value_enum, default_value_t = ConversionArg::Tight)]
-    pub conversion: ConversionArg,
-}
-
-impl ConversionArgs {
-    /// The validated grid.
-    pub fn orders(&self) -> anyhow::Result<Orders> {
-        match &self.orders {
-            None => Ok(Orders::default_grid()),
-            Some(v) => Orders::new(v).context("invalid --orders"),
-        }
-    }
-}
-
-#[derive(Debug, Args)]
-pub struct GaussianArgs {
-    /// Noise standard deviation divided by the L2 sensitivity (z > 0).
-    #[arg(long, value_name = "Z", allow_negative_numbers = true)]
-    noise_multiplier: f64,
-    /// Poisson sampling rate q ∈ (0, 1]; 1 is no subsampling.
-    #[arg(
-        long,
-        value_name = "Q",
-        default_value_t = 1.0,
-        allow_negative_numbers = true
-    )]
-    sample_rate: f64,
-    /// Number of composed runs.
-    #[arg(long, value_name = "K", default_value_t = 1)]
-    steps: u64,
-    /// δ of the (ε, δ) guarantee, in (0, 1).
-    #[arg(
-        long,
-        value_name = "D",
-        default_value_t = dpwalk_core::spec::DEFAULT_DELTA,
-        allow_negative_numbers = true
-    )]
-    delta: f64,
-    #[command(flatten)]
-    conv: ConversionArgs,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
-}
-
-/// Which graph the walk runs on: a file or the complete graph.
-#[derive(Debug, Args)]
-#[group(required = true, multiple = false)]
-pub struct GraphArgs {
-    /// Topology file (TOML), e.g. topologies/ring-100.toml.
-    #[arg(long, value_name = "FILE")]
-    topology: Option<PathBuf>,
-    /// The complete graph on N users (exact E[1/M], instant for any N).
-    #[arg(long, value_name = "N")]
-    complete: Option<usize>,
-}
-
-/// How many contributions each user makes.
-#[derive(Debug, Args)]
-#[group(required = true, multiple = false)]
-pub struct StepsArgs {
-    /// Contributions (steps) of each user.
-    #[arg(long, value_name = "K")]
-    steps_per_user: Option<u64>,
-    /// Steps of the whole walk: each user is charged the 0.99 quantile of its visit count.
-    #[arg(long, value_name = "T")]
-    total_steps: Option<u64>,
-}
-
-/// The scenario flags shared by `account walk` and `calibrate`.
-#[derive(Debug, Args)]
-pub struct ScenarioArgs {
-    #[command(flatten)]
-    graph: GraphArgs,
-    /// Number of nodes, for topology files that leave it to the caller.
-    #[arg(long, value_name = "N")]
-    nodes: Option<usize>,
-    /// Clipping bound C > 0 of each contribution.
-    #[arg(long, value_name = "C", allow_negative_numbers = true)]
-    pub clip: f64,
-    #[command(flatten)]
-    steps: StepsArgs,
-    /// Run seed, for random topologies that do not fix their own seed.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-}
-
-/// A loaded scenario: the topology and each user's number of contributions.
-#[derive(Debug)]
-pub struct Scenario {
-    /// The walk's graph.
-    pub topology: Topology,
-    /// The file, or "complete".
-    pub source: String,
-    /// Contributions charged to every user.
-    pub contributions: u64,
-    /// `--total-steps`, when K was derived from it.
-    pub total_steps: Option<u64>,
-}
-
-impl ScenarioArgs {
-    /// Loads the topology and derives K.
-    pub fn load(&self) -> anyhow::Result<Scenario> {
-        let (topology, source) = match (&self.graph.topology, self.graph.complete) {
-            (Some(path), _) => {
-                let seed = derive_seed(self.seed, Purpose::Topology, 0);
-                let t = Topology::load(path, self.nodes, seed)
-                    .with_context(|| format!("loading topology {}", path.display()))?;
-                (t, path.display().to_string())
-            }
-            (None, Some(n)) => {
-                if n < 2 {
-                    bail!("--complete {n}: a walk needs at least 2 users");
-                }
-                (Topology::Complete { n }, "complete".to_string())
-            }
-            (None, None) => bail!("give --topology FILE or --complete N"),
-        };
-        let n = topology.n() as u64;
-        let (contributions, total_steps) = match (self.steps.steps_per_user, self.steps.total_steps)
-        {
-            (Some(k), _) => (k, None),
-            (None, Some(t)) => (
-                planned_contributions(t, 1.0 / n as f64, PLAN_QUANTILE),
-                Some(t),
-            ),
-            (None, None) => bail!("give --steps-per-user K or --total-steps T"),
-        };
-        Ok(Scenario {
-            topology,
-            source,
-            contributions,
-            total_steps,
-        })
-    }
-}
-
-impl Scenario {
-    /// Whether the walk is on the complete graph (all users alike, exact `E[1/M]`).
-    pub fn is_complete(&self) -> bool {
-        matches!(self.topology, Topology::Complete { .. })
-    }
-
-    /// How K was obtained, in words (None when given directly).
-    pub fn contributions_note(&self) -> Option<String> {
-        self.total_steps.map(|t| {
-            format!(
-                "--total-steps {t} over {} users: K = {} is the {PLAN_QUANTILE} quantile of a \
-                 user's visit count (Binomial(T, 1/n)), charged to every user; a run's budget \
-                 policy stops a user visited more often at its budget",
-                self.topology.n(),
-                self.contributions
-            )
-        })
-    }
-
-    /// The scenario as its JSON document.
-    pub fn doc(&self) -> ScenarioDoc {
-        ScenarioDoc {
-            topology: self.source.clone(),
-            complete: self.is_complete(),
-            users: self.topology.n(),
-            contributions_per_user: self.contributions,
-            total_steps: self.total_steps,
-            contributions_note: self.contributions_note(),
-        }
-    }
-
-    /// One line for people.
-    pub fn describe(&self) -> String {
-        let graph = if self.is_complete() {
-            format!("complete graph of {} users", self.topology.n())
-        } else {
-            format!("{} ({} users)", self.source, self.topology.n())
-        };
-        format!("{graph}, K = {} contributions per user", self.contributions)
-    }
-
-    /// The walk's first-passage laws (exact on the complete graph, certified elsewhere).
-    pub fn passage(&self) -> anyhow::Result<Passage> {
-        Passage::for_topology(&self.topology, &HittingOptions::default())
-            .context("computing the walk's first-passage laws for the network view")
-    }
-}
 
 /// How the laws were obtained, in words.
 fn passage_words(p: &Passage) -> String {
@@ -287,88 +36,6 @@ fn passage_words(p: &Passage) -> String {
              worst-observer E[1/M] within {max_gap_over_worst:.2e} relative)"
         ),
     }
-}
-
-pub fn run(cmd: AccountCommand) -> anyhow::Result<()> {
-    match cmd {
-        AccountCommand::Gaussian(args) => gaussian(args),
-        AccountCommand::Walk(args) => walk(args),
-    }
-}
-
-/// Writes a command's output to stdout at once. A closed pipe (`dpwalk ... | head`) is not an
-/// error: the reader has what it wanted.
-pub fn emit(text: &str) -> anyhow::Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("writing to stdout"),
-        _ => Ok(()),
-    }
-}
-
-/// ε for people: a number, or "no finite guarantee".
-pub fn fmt_eps(epsilon: Option<f64>, order: Option<f64>) -> String {
-    match (epsilon, order) {
-        (Some(e), Some(a)) => format!("eps = {e:.6} (order {a})"),
-        _ => "no finite guarantee".to_string(),
-    }
-}
-
-fn gaussian(args: GaussianArgs) -> anyhow::Result<()> {
-    let mut out = String::new();
-    let orders = args.conv.orders()?;
-    let conversion = args.conv.conversion;
-    let curve = subsampled_gaussian(&orders, args.sample_rate, args.noise_multiplier)
-        .context("invalid --noise-multiplier or --sample-rate")?
-        .repeat(args.steps);
-    let bound = curve
-        .to_dp(args.delta, conversion.conversion())
-        .context("invalid --delta")?;
-    let figure = Figure::from(bound);
-    if args.json {
-        let v = GaussianDoc {
-            orders: orders.as_slice(),
-            rdp: curve.values(),
-            epsilon: figure.epsilon,
-            delta: args.delta,
-            best_order: figure.order,
-            conversion: conversion.name(),
-            noise_multiplier: args.noise_multiplier,
-            sample_rate: args.sample_rate,
-            steps: args.steps,
-        };
-        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
-        return emit(&out);
-    }
-    let sampling = if args.sample_rate < 1.0 {
-        format!("Poisson-subsampled at q = {:?}", args.sample_rate)
-    } else {
-        "no subsampling".to_string()
-    };
-    writeln!(
-        out,
-        // `{:?}`: the shortest exact form, with an exponent for huge or tiny values.
-        "Gaussian mechanism, noise multiplier z = {:?}, {sampling}, composed {} times",
-        args.noise_multiplier, args.steps
-    )?;
-    writeln!(
-        out,
-        "({}, {:e})-DP: {}, {} conversion",
-        figure
-            .epsilon
-            .map_or("inf".to_string(), |e| format!("{e:.6}")),
-        args.delta,
-        fmt_eps(figure.epsilon, figure.order),
-        conversion.name()
-    )?;
-    writeln!(out, "{:>8}  {:>14}", "order", "RDP")?;
-    for (a, r) in curve.iter() {
-        writeln!(out, "{a:>8}  {r:>14.6e}")?;
-    }
-    emit(&out)
 }
 
 /// Which views `account walk` reports.
@@ -473,7 +140,7 @@ fn no_network_reason(step: StepArg, contributions: u64) -> Option<&'static str> 
     }
 }
 
-fn walk(args: WalkArgs) -> anyhow::Result<()> {
+pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
     let mut out = String::new();
     let scenario = args.scenario.load()?;
     let noise = Noise::new(args.sigma, args.scenario.clip).context("invalid --sigma or --clip")?;

@@ -2,9 +2,10 @@
 //!
 //! Every number comes from `dpwalk_core` and `dpwalk_privacy`, through the same calls the
 //! simulator makes: [`visit`] (the step, then the next hop from the node's own RNG, seeded by
-//! [`node_rng`]`(run seed, index)`), [`start_holder`], [`Algorithm::model`] for the final `z`, and
-//! [`local_view`] for the charge of one contribution. A daemon swarm and `dpwalk sim` given the same
-//! run therefore produce the same `z`, bit for bit (tested end to end).
+//! [`node_rng`](dpwalk_core::rng::node_rng)`(run seed, index)`), [`start_holder`],
+//! [`Algorithm::model`] for the final `z`, and [`local_view`](dpwalk_privacy::local::local_view)
+//! for the charge of one contribution. A daemon swarm and `dpwalk sim` given the same run
+//! therefore produce the same `z`, bit for bit (tested end to end).
 //!
 //! # Durability
 //! For one received token the order is
@@ -58,34 +59,35 @@
 //! divides by `n`, so it computes exactly what the simulator computes for that user.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
 
-use dpwalk_core::data::{Dataset, LabelKind, UserData};
 use dpwalk_core::params::AdmmParams;
-use dpwalk_core::problem::{LocalProx, Loss, Problem, ProblemError};
-use dpwalk_core::rng::{NodeRng, node_rng};
+use dpwalk_core::problem::{LocalProx, Problem};
+use dpwalk_core::rng::NodeRng;
 use dpwalk_core::step::{Algorithm, StepScratch};
 use dpwalk_core::walk::{Turn, Update, start_holder, visit};
 use dpwalk_privacy::budget::Policy;
-use dpwalk_privacy::ledger::{Budget, Ledger, LedgerError};
-use dpwalk_privacy::local::local_view;
-use dpwalk_privacy::rdp::{Conversion, Orders, RdpCurve};
-use dpwalk_privacy::{Noise, PrivacyError};
+use dpwalk_privacy::ledger::Ledger;
+use dpwalk_privacy::rdp::{Conversion, RdpCurve};
 use libp2p_identity::{Keypair, PeerId};
-use thiserror::Error;
 
 use crate::codec::{FinalModel, Token};
 use crate::quality::{Change, Quality};
 use crate::run::Run;
-use crate::seal::{SealError, seal};
-use crate::state::{Custody, NodeState, StateDir, StateError};
+use crate::seal::seal;
+use crate::state::{Custody, NodeState, StateDir};
+
+mod error;
+mod evals;
+mod open;
+mod problem;
+
+pub use error::LearnerError;
+pub use evals::EVALS_FILE;
+use evals::Evals;
+pub use problem::{labels_for_loss, node_problem};
 
 /// The ledger's file name in the state directory.
 pub const LEDGER_FILE: &str = "ledger.bin";
-
-/// The file of the models a node evaluated on the way ([`Learner::with_evals`]), in the state
-/// directory: one line `seq,z_0,…,z_{p−1}` per point (shortest round-trip decimals), `#` comments.
-pub const EVALS_FILE: &str = "evals.csv";
 
 /// How many contributions may wait for the ledger's flush (their seqs ride in every state commit:
 /// 8 bytes each). [`Learner::receive`] flushes the ledger first rather than let the list grow
@@ -95,102 +97,6 @@ pub const MAX_UNFLUSHED: usize = 64;
 /// How many times a re-route redraws the next hop to avoid unreachable neighbours before it
 /// takes what it drew.
 const REROUTE_DRAWS: usize = 64;
-
-/// Errors of the node's learning state.
-#[derive(Debug, Error)]
-pub enum LearnerError {
-    /// The durable state failed or cannot be trusted.
-    #[error(transparent)]
-    State(#[from] StateError),
-    /// The ledger failed or cannot be trusted.
-    #[error("ledger")]
-    Ledger(#[from] LedgerError),
-    /// The accountant refused its inputs.
-    #[error("privacy")]
-    Privacy(#[from] PrivacyError),
-    /// The node's data do not fit the run's problem.
-    #[error("the node's data do not fit the run")]
-    Problem(#[from] ProblemError),
-    /// The node's key is not the key of the member it runs as.
-    #[error("the node's key (PeerId {key}) is not member {index}'s ({member}) in the run file")]
-    NotThisMember {
-        /// The member index.
-        index: usize,
-        /// The key's PeerId (base58).
-        key: String,
-        /// The run file's PeerId of that member (base58).
-        member: String,
-    },
-    /// The final model could not be sealed.
-    #[error(transparent)]
-    Seal(#[from] SealError),
-    /// The problem (the node's data) is not of the run's dimension.
-    #[error("the run's dimension is {run}, but the node's data make a model of dimension {data}")]
-    Dimension {
-        /// The run file's `dimension`.
-        run: usize,
-        /// The problem's.
-        data: usize,
-    },
-    /// The ledger holds contributions the state does not: the state files were put back from an
-    /// older copy (or replaced), which no crash does.
-    #[error(
-        "the state in {state_dir} is older than its ledger: {ledger} holds {records} contributions up to seq {ledger_last}, the state knows of {contributions}{}. The state files were restored from an older copy (or replaced); resuming from them would draw again the noise this node already used for later steps (the RNG position is rewound) and lose those steps from its privacy accounting, so the node refuses to start. Put back the state files (`state.0` and `state.1`) that go with this ledger; if they are lost, this member cannot rejoin this run safely: its noise stream is fixed by the run's seed and its index, so even a fresh `state-dir` would reuse it. Keep the ledger (it is what this member has spent) and start a new run (another `seed`) with fresh state directories",
-        state_last.map_or_else(|| ", and no seq handled".to_string(), |s| format!(" up to seq {s}"))
-    )]
-    RolledBack {
-        /// The state directory.
-        state_dir: PathBuf,
-        /// The ledger file.
-        ledger: PathBuf,
-        /// The ledger's records.
-        records: u64,
-        /// The ledger's last seq.
-        ledger_last: u64,
-        /// The state's contributions.
-        contributions: u64,
-        /// The last seq the state handled.
-        state_last: Option<u64>,
-    },
-    /// The state and the ledger disagree in a way no crash explains.
-    #[error("state and ledger {ledger} disagree: {message}")]
-    Inconsistent {
-        /// The ledger file.
-        ledger: PathBuf,
-        /// How.
-        message: String,
-    },
-    /// The file of evaluation points could not be read or written.
-    #[error("{path}")]
-    Evals {
-        /// The file.
-        path: PathBuf,
-        /// The reason.
-        source: std::io::Error,
-    },
-}
-
-/// The labels of a node's file as the run's loss reads them. A node's file may hold a single
-/// class, so labels are not fitted per file: they are read as numbers and must already be in the
-/// loss's convention (`±1` for logistic, `0..classes` for multinomial).
-pub fn labels_for_loss(mut data: Dataset, loss: Loss) -> Dataset {
-    data.label_kind = match (loss, data.label_kind) {
-        (Loss::Squared, kind) => kind,
-        (Loss::Logistic, _) => LabelKind::Binary,
-        (Loss::Multinomial { classes }, _) => LabelKind::Classes(classes),
-    };
-    data
-}
-
-/// The problem as node `index` of `run` sees it: its own records, and `n − 1` users without any
-/// (see the module docs). [`Problem::new`] checks the labels against the loss.
-pub fn node_problem(run: &Run, index: usize, data: Dataset) -> Result<Problem, ProblemError> {
-    let n = run.members().len();
-    let rows = data.rows();
-    let offsets = (0..=n).map(|i| if i <= index { 0 } else { rows }).collect();
-    let data = labels_for_loss(data, run.loss());
-    Problem::new(run.loss(), run.regularizer(), UserData { data, offsets })
-}
 
 /// What the caller does after a token was handled.
 #[derive(Debug, Clone, PartialEq)]
@@ -228,15 +134,6 @@ pub struct Learner<'p> {
     evals: Option<Evals>,
 }
 
-/// Where and how often a node records the model of the token it forwards.
-#[derive(Debug)]
-struct Evals {
-    every: u64,
-    path: PathBuf,
-    /// `(seq, w)` of forwarded tokens whose model is not written yet.
-    pending: Vec<(u64, Vec<f64>)>,
-}
-
 impl std::fmt::Debug for Learner<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Learner")
@@ -248,205 +145,6 @@ impl std::fmt::Debug for Learner<'_> {
 }
 
 impl<'p> Learner<'p> {
-    /// Opens the node's state in `state_dir` (fresh, or as a crash left it), recovers and repairs
-    /// its ledger, and positions its RNG. `signer` is the key of member `index`; `budgets` are the
-    /// run's and the node's own (local view); the node contributes only while every one allows it.
-    #[allow(clippy::too_many_arguments)]
-    pub fn open(
-        run: &'p Run,
-        index: usize,
-        signer: &Keypair,
-        problem: &'p Problem,
-        prox: &'p LocalProx<'p>,
-        params: AdmmParams,
-        state_dir: &Path,
-        budgets: &[Budget],
-    ) -> Result<Self, LearnerError> {
-        let key = signer.public().to_peer_id();
-        let member = run.members().get(index).map(|m| m.peer);
-        if member != Some(key) {
-            return Err(LearnerError::NotThisMember {
-                index,
-                key: key.to_base58(),
-                member: member.map_or_else(|| "none".into(), |m| m.to_base58()),
-            });
-        }
-        if problem.dim() != run.dimension() {
-            return Err(LearnerError::Dimension {
-                run: run.dimension(),
-                data: problem.dim(),
-            });
-        }
-        let states = StateDir::open(state_dir)?;
-        let state = states
-            .load_for(run.hash())?
-            .unwrap_or_else(|| NodeState::fresh(run.hash(), run.dimension()));
-        let mut rng = node_rng(run.seed(), index as u64);
-        rng.set_word_pos(state.rng_word_pos);
-        // Charged with the run's accounted clip (`C`, or the record-level clip), as the run was
-        // calibrated; the step itself clips at `params`' `C`.
-        let noise = Noise::new(params.sigma(), run.accounted_clip())?;
-        let ledger_path = state_dir.join(LEDGER_FILE);
-        let mut ledger = if ledger_path.exists() {
-            let (ledger, recovery) = Ledger::recover(&ledger_path)?;
-            if recovery.discarded_bytes > 0 {
-                tracing::warn!(
-                    ledger = %ledger_path.display(),
-                    discarded_bytes = recovery.discarded_bytes,
-                    records = recovery.records,
-                    "the ledger's last record was torn by a crash and was discarded"
-                );
-            }
-            ledger
-        } else {
-            Ledger::create(&ledger_path, &Orders::default_grid())?
-        };
-        // Charged on the ledger's own orders, so that a ledger written with an earlier grid
-        // keeps being appended to consistently.
-        let orders = ledger.orders().clone();
-        let step_charge = local_view(&orders, noise, 1);
-        let inconsistent = |message: String| LearnerError::Inconsistent {
-            ledger: ledger_path.clone(),
-            message,
-        };
-        let lost: Vec<u64> = state
-            .unflushed_charges
-            .iter()
-            .copied()
-            .filter(|&seq| ledger.last_seq().is_none_or(|last| seq > last))
-            .collect();
-        if !lost.is_empty() {
-            for &seq in &lost {
-                ledger.append_unflushed(seq, &step_charge)?;
-            }
-            ledger.flush()?;
-            tracing::warn!(
-                seqs = ?lost,
-                "repaired the ledger: a crash came before these contributions' records reached it"
-            );
-        }
-        let records = ledger.records();
-        // No crash leaves a ledger record without its step's commit: a ledger ahead of its state
-        // means the state was put back (see the module docs, "Restored copies").
-        if let Some(ledger_last) = ledger.last_seq()
-            && (records > state.contributions
-                || state.last_seq.is_none_or(|last| ledger_last > last))
-        {
-            return Err(LearnerError::RolledBack {
-                state_dir: state_dir.to_path_buf(),
-                ledger: ledger_path.clone(),
-                records,
-                ledger_last,
-                contributions: state.contributions,
-                state_last: state.last_seq,
-            });
-        }
-        if records != state.contributions {
-            return Err(inconsistent(format!(
-                "the ledger holds {records} records for the state's {} contributions: it lacks records of contributions this node made (it was restored from an older copy, truncated or replaced), and the node would under-count its privacy spending. Put back the ledger that matches the state",
-                state.contributions
-            )));
-        }
-        let scratch = StepScratch::new(run.dimension(), prox.scratch());
-        let mut policy: Option<Policy> = None;
-        for &budget in budgets {
-            let p = Policy::new(budget, Conversion::Tight, &orders, noise, run.steps())?;
-            if policy.is_none_or(|q| p.cap() < q.cap()) {
-                policy = Some(p);
-            }
-        }
-        let delta = policy.map_or(dpwalk_core::spec::DEFAULT_DELTA, |p| p.budget().delta());
-        let quality = Quality::new(params.sigma(), params.clip(), run.dimension());
-        Ok(Learner {
-            run,
-            index,
-            signer: signer.clone(),
-            problem,
-            prox,
-            params,
-            rng,
-            scratch,
-            state,
-            states,
-            ledger,
-            step_charge,
-            policy,
-            delta,
-            spent_said: false,
-            quality,
-            evals: None,
-        })
-    }
-
-    /// Records the model `z = prox(w)` of every token this node forwards whose seq (the updates
-    /// of `w` so far) is a multiple of `every`, in [`EVALS_FILE`] of `state_dir`: the simulator's
-    /// evaluation points (`eval-every`), for `dpwalk swarm` to evaluate. The hop only keeps a
-    /// copy of `w`; [`Learner::write_evals`] computes and appends the models later. The model of
-    /// the outgoing token of the durable state is queued again when the file lacks it (a crash
-    /// between the step and the write).
-    pub fn with_evals(mut self, every: u64, state_dir: &Path) -> Result<Self, LearnerError> {
-        let path = state_dir.join(EVALS_FILE);
-        let every = every.max(1);
-        let mut pending = Vec::new();
-        if let Some(c) = &self.state.outgoing
-            && c.token.seq % every == 0
-        {
-            let written = match std::fs::read_to_string(&path) {
-                Ok(text) => text
-                    .lines()
-                    .filter(|l| !l.starts_with('#'))
-                    .filter_map(|l| l.split(',').next()?.parse::<u64>().ok())
-                    .any(|seq| seq == c.token.seq),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-                Err(source) => return Err(LearnerError::Evals { path, source }),
-            };
-            if !written {
-                pending.push((c.token.seq, c.token.w.clone()));
-            }
-        }
-        self.evals = Some(Evals {
-            every,
-            path,
-            pending,
-        });
-        Ok(self)
-    }
-
-    /// Appends the models of the forwarded tokens not written yet (see [`Learner::with_evals`]);
-    /// the node calls it once the token is handed on. Cheap when there is nothing to write.
-    pub fn write_evals(&mut self) -> Result<(), LearnerError> {
-        use std::fmt::Write as _;
-        use std::io::Write as _;
-        let Some(evals) = self.evals.as_mut() else {
-            return Ok(());
-        };
-        if evals.pending.is_empty() {
-            return Ok(());
-        }
-        // Taken first: a failed write loses these points rather than failing again and again.
-        let pending = std::mem::take(&mut evals.pending);
-        let mut text = String::new();
-        let mut z = vec![0.0; self.run.dimension()];
-        for (seq, w) in &pending {
-            Algorithm::Admm(self.params).model(self.problem.regularizer(), w, &mut z);
-            let _ = write!(text, "{seq}");
-            for v in &z {
-                let _ = write!(text, ",{v:?}");
-            }
-            text.push('\n');
-        }
-        let io = |source| LearnerError::Evals {
-            path: evals.path.clone(),
-            source,
-        };
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&evals.path)
-            .map_err(io)?;
-        file.write_all(text.as_bytes()).map_err(io)
-    }
-
     /// The node's view of its updates' quality (clip share, noise check).
     pub fn quality(&self) -> &Quality {
         &self.quality

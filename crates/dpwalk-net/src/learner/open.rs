@@ -1,0 +1,153 @@
+//! Opening a node's learning state: checks of the key and the data, recovery and repair of the
+//! ledger, refusal of restored copies (module doc of [`super`], "Durability" and "Restored
+//! copies"), and the budget policy.
+
+use std::path::Path;
+
+use dpwalk_core::params::AdmmParams;
+use dpwalk_core::problem::{LocalProx, Problem};
+use dpwalk_core::rng::node_rng;
+use dpwalk_core::step::StepScratch;
+use dpwalk_privacy::Noise;
+use dpwalk_privacy::budget::Policy;
+use dpwalk_privacy::ledger::{Budget, Ledger};
+use dpwalk_privacy::local::local_view;
+use dpwalk_privacy::rdp::{Conversion, Orders};
+use libp2p_identity::Keypair;
+
+use super::{LEDGER_FILE, Learner, LearnerError};
+use crate::quality::Quality;
+use crate::run::Run;
+use crate::state::{NodeState, StateDir};
+
+impl<'p> Learner<'p> {
+    /// Opens the node's state in `state_dir` (fresh, or as a crash left it), recovers and repairs
+    /// its ledger, and positions its RNG. `signer` is the key of member `index`; `budgets` are the
+    /// run's and the node's own (local view); the node contributes only while every one allows it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn open(
+        run: &'p Run,
+        index: usize,
+        signer: &Keypair,
+        problem: &'p Problem,
+        prox: &'p LocalProx<'p>,
+        params: AdmmParams,
+        state_dir: &Path,
+        budgets: &[Budget],
+    ) -> Result<Self, LearnerError> {
+        let key = signer.public().to_peer_id();
+        let member = run.members().get(index).map(|m| m.peer);
+        if member != Some(key) {
+            return Err(LearnerError::NotThisMember {
+                index,
+                key: key.to_base58(),
+                member: member.map_or_else(|| "none".into(), |m| m.to_base58()),
+            });
+        }
+        if problem.dim() != run.dimension() {
+            return Err(LearnerError::Dimension {
+                run: run.dimension(),
+                data: problem.dim(),
+            });
+        }
+        let states = StateDir::open(state_dir)?;
+        let state = states
+            .load_for(run.hash())?
+            .unwrap_or_else(|| NodeState::fresh(run.hash(), run.dimension()));
+        let mut rng = node_rng(run.seed(), index as u64);
+        rng.set_word_pos(state.rng_word_pos);
+        // Charged with the run's accounted clip (`C`, or the record-level clip), as the run was
+        // calibrated; the step itself clips at `params`' `C`.
+        let noise = Noise::new(params.sigma(), run.accounted_clip())?;
+        let ledger_path = state_dir.join(LEDGER_FILE);
+        let mut ledger = if ledger_path.exists() {
+            let (ledger, recovery) = Ledger::recover(&ledger_path)?;
+            if recovery.discarded_bytes > 0 {
+                tracing::warn!(
+                    ledger = %ledger_path.display(),
+                    discarded_bytes = recovery.discarded_bytes,
+                    records = recovery.records,
+                    "the ledger's last record was torn by a crash and was discarded"
+                );
+            }
+            ledger
+        } else {
+            Ledger::create(&ledger_path, &Orders::default_grid())?
+        };
+        // Charged on the ledger's own orders, so that a ledger written with an earlier grid
+        // keeps being appended to consistently.
+        let orders = ledger.orders().clone();
+        let step_charge = local_view(&orders, noise, 1);
+        let inconsistent = |message: String| LearnerError::Inconsistent {
+            ledger: ledger_path.clone(),
+            message,
+        };
+        let lost: Vec<u64> = state
+            .unflushed_charges
+            .iter()
+            .copied()
+            .filter(|&seq| ledger.last_seq().is_none_or(|last| seq > last))
+            .collect();
+        if !lost.is_empty() {
+            for &seq in &lost {
+                ledger.append_unflushed(seq, &step_charge)?;
+            }
+            ledger.flush()?;
+            tracing::warn!(
+                seqs = ?lost,
+                "repaired the ledger: a crash came before these contributions' records reached it"
+            );
+        }
+        let records = ledger.records();
+        // No crash leaves a ledger record without its step's commit: a ledger ahead of its state
+        // means the state was put back (see the module docs, "Restored copies").
+        if let Some(ledger_last) = ledger.last_seq()
+            && (records > state.contributions
+                || state.last_seq.is_none_or(|last| ledger_last > last))
+        {
+            return Err(LearnerError::RolledBack {
+                state_dir: state_dir.to_path_buf(),
+                ledger: ledger_path.clone(),
+                records,
+                ledger_last,
+                contributions: state.contributions,
+                state_last: state.last_seq,
+            });
+        }
+        if records != state.contributions {
+            return Err(inconsistent(format!(
+                "the ledger holds {records} records for the state's {} contributions: it lacks records of contributions this node made (it was restored from an older copy, truncated or replaced), and the node would under-count its privacy spending. Put back the ledger that matches the state",
+                state.contributions
+            )));
+        }
+        let scratch = StepScratch::new(run.dimension(), prox.scratch());
+        let mut policy: Option<Policy> = None;
+        for &budget in budgets {
+            let p = Policy::new(budget, Conversion::Tight, &orders, noise, run.steps())?;
+            if policy.is_none_or(|q| p.cap() < q.cap()) {
+                policy = Some(p);
+            }
+        }
+        let delta = policy.map_or(dpwalk_core::spec::DEFAULT_DELTA, |p| p.budget().delta());
+        let quality = Quality::new(params.sigma(), params.clip(), run.dimension());
+        Ok(Learner {
+            run,
+            index,
+            signer: signer.clone(),
+            problem,
+            prox,
+            params,
+            rng,
+            scratch,
+            state,
+            states,
+            ledger,
+            step_charge,
+            policy,
+            delta,
+            spent_said: false,
+            quality,
+            evals: None,
+        })
+    }
+}

@@ -1,0 +1,75 @@
+//! The CSV files of a run directory: `metrics.csv` (every evaluation) and
+//! `privacy_users.csv` (every user's figures).
+
+use crate::simulate::PointResult;
+use dpwalk_privacy::walk::UserFigures;
+use std::fmt::Write as _;
+
+pub(crate) fn csv_opt(v: Option<f64>) -> String {
+    v.map_or_else(String::new, |x| format!("{x:e}"))
+}
+
+/// `metrics.csv`: one row per evaluation of every run.
+pub fn metrics_csv(results: &[PointResult]) -> String {
+    let mut out = String::from(
+        "point,repetition,algorithm,sigma,clip,gamma,lambda,lr,step,contributions,train_objective,test_objective,test_error,distance_to_optimum,relative_gap,round,bytes,consensus_gap\n",
+    );
+    for (p, pr) in results.iter().enumerate() {
+        let alg = &pr.point.method;
+        for (r, run) in pr.runs.iter().enumerate() {
+            let n = run.per_user.len().max(1) as f64;
+            for e in &run.evals {
+                let _ = writeln!(
+                    out,
+                    "{p},{r},{},{},{},{},{},{},{},{},{:e},{},{},{:e},{:e},{},{},{}",
+                    pr.point.name.as_str(),
+                    alg.knob(),
+                    csv_opt(alg.clip()),
+                    pr.point.gamma,
+                    pr.point.lambda,
+                    pr.point.lr,
+                    e.step,
+                    e.contributions,
+                    e.train_objective,
+                    csv_opt(e.test_objective),
+                    csv_opt(e.test_error),
+                    e.distance_to_optimum,
+                    e.relative_gap,
+                    e.step as f64 / n,
+                    e.bytes,
+                    csv_opt(e.consensus_gap),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// `privacy_users.csv`: one row per user, the figures of `summary.json`'s worst user for each of
+/// them (an empty field: no finite guarantee, or, for the observer, all observers alike). At
+/// record level the ε columns are named `record_level_local_epsilon` and
+/// `record_level_network_epsilon`.
+pub(super) fn users_csv(users: &[UserFigures], record_level: bool) -> String {
+    fn field<T: std::fmt::Display>(v: Option<T>) -> String {
+        v.map_or_else(String::new, |v| v.to_string())
+    }
+    let unit = if record_level { "record_level_" } else { "" };
+    let mut csv = format!(
+        "user,contributions,{unit}local_epsilon,local_order,{unit}network_epsilon,network_order,worst_observer,inverse_hitting\n",
+    );
+    for u in users {
+        let _ = writeln!(
+            csv,
+            "{},{},{},{},{},{},{},{:e}",
+            u.user,
+            u.contributions,
+            field(u.local.epsilon.map(|e| format!("{e:e}"))),
+            field(u.local.order),
+            field(u.network.and_then(|n| n.epsilon).map(|e| format!("{e:e}"))),
+            field(u.network.and_then(|n| n.order)),
+            field(u.worst_observer),
+            u.inverse_hitting,
+        );
+    }
+    csv
+}

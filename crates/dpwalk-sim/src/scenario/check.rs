@@ -1,0 +1,114 @@
+//! The checks of a scenario that its sections' own types cannot make: ranges of the top-level
+//! keys, keys that must fit each other (`mode` and `blocks-per-round`, the budget's view and the
+//! kinds), each refusal naming its key as [`SpecError`] does.
+
+use super::{BudgetView, Point, Scenario, ScenarioError};
+use crate::algorithm::{AlgorithmName, Mode};
+use dpwalk_core::spec::{SpecError, check_delta};
+
+impl Scenario {
+    /// Checks the scenario-level ranges that the sections' own types do not, and returns the
+    /// validated sweep points.
+    pub fn check(&self) -> Result<Vec<Point>, ScenarioError> {
+        let at = |key: &[&str], message: String| Err(SpecError::new(key, message).into());
+        if self.users < 1 {
+            return at(&["users"], "must be >= 1".into());
+        }
+        if self.steps == 0 {
+            return at(&["steps"], "must be >= 1".into());
+        }
+        if self.repetitions == 0 {
+            return at(&["repetitions"], "must be >= 1".into());
+        }
+        if self.eval_every == Some(0) {
+            return at(&["eval-every"], "must be >= 1".into());
+        }
+        check_delta(&["privacy", "delta"], self.privacy.delta)?;
+        self.check_kinds()?;
+        let view = &["privacy", "view"];
+        match (self.privacy.view, self.algorithm.mode) {
+            (Some(BudgetView::Network), _) => {
+                return at(
+                    view,
+                    "\"network\" is no longer offered: no network bound holds for the ADMM walk, and for DP-SGD one holds only for a single contribution per user (see the README, \"Measuring privacy\"); use view = \"local\"".into(),
+                );
+            }
+            (Some(BudgetView::Central), Mode::Decentralized) => {
+                return at(
+                    view,
+                    "\"central\" is for the federated and centralized modes".into(),
+                );
+            }
+            _ => {}
+        }
+        if let Some(bad) = self
+            .output
+            .orders
+            .iter()
+            .find(|&&a| !(a > 1.0 && a.is_finite()))
+        {
+            return at(
+                &["output", "orders"],
+                format!("must be > 1 and finite, got {bad}"),
+            );
+        }
+        let blocks = &["algorithm", "blocks-per-round"];
+        match (self.algorithm.mode, self.algorithm.blocks_per_round) {
+            (Mode::Federated, None) => {
+                return at(blocks, "mode = \"federated\" needs it (m)".into());
+            }
+            (Mode::Federated, Some(m)) if m == 0 || m > self.users => {
+                return at(
+                    blocks,
+                    format!(
+                        "must be in 1..={} (the number of users), got {m}",
+                        self.users
+                    ),
+                );
+            }
+            (Mode::Decentralized | Mode::Centralized, Some(_)) => {
+                return at(blocks, "is only for mode = \"federated\"".into());
+            }
+            _ => {}
+        }
+        self.points()
+    }
+
+    /// What the kinds need of the rest of the scenario: the baselines are proved in the local
+    /// view only and run whole rounds (`steps` counts user updates, `users` per round).
+    fn check_kinds(&self) -> Result<(), ScenarioError> {
+        for kind in self.kinds() {
+            let name = kind.as_str();
+            if kind.is_walk() {
+                if kind == AlgorithmName::DpSgd && self.algorithm.mode != Mode::Decentralized {
+                    return Err(SpecError::new(
+                        &["algorithm", "mode"],
+                        "dp-sgd is the walk baseline: it needs mode = \"decentralized\" (kind = \"fed-sgd\" is its federated twin)",
+                    )
+                    .into());
+                }
+                continue;
+            }
+            if self.privacy.view == Some(BudgetView::Central) {
+                return Err(SpecError::new(
+                    &["privacy", "view"],
+                    format!(
+                        "kind = \"{name}\" is proved only in the local view (an eavesdropper on every message); use view = \"local\""
+                    ),
+                )
+                .into());
+            }
+            if self.steps < self.users as u64 {
+                return Err(SpecError::new(
+                    &["steps"],
+                    format!(
+                        "kind = \"{name}\" runs synchronous rounds of one update per user: steps = {} is less than one round of {} users",
+                        self.steps, self.users
+                    ),
+                )
+                .into());
+            }
+        }
+        Ok(())
+    }
+}

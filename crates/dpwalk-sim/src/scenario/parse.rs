@@ -1,0 +1,102 @@
+//! Reading a scenario: the file's text, then the `--set key=value` overrides on the parsed
+//! table (module doc of [`super`]), with errors that name the file and line or the override.
+
+use super::{LoadedScenario, Scenario, ScenarioError};
+use serde::Deserialize;
+use std::path::Path;
+
+/// Reads `path`, applies `sets` (`key.path=value`, value in TOML syntax or a bare string), and
+/// checks the result.
+pub fn load(path: &Path, sets: &[String]) -> Result<LoadedScenario, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let scenario = parse(&text, path, sets)?;
+    let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let name = scenario
+        .name
+        .clone()
+        .or(stem)
+        .unwrap_or_else(|| "scenario".into());
+    LoadedScenario::new(scenario, base_dir, name)
+}
+
+/// Parses scenario text (see [`load`]); `path` only names the origin in errors.
+pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Scenario, ScenarioError> {
+    let parse_err = |e: toml::de::Error| ScenarioError::Parse {
+        path: path.to_path_buf(),
+        message: describe(text, &e),
+    };
+    let scenario: Scenario = toml::from_str(text).map_err(parse_err)?;
+    if sets.is_empty() {
+        return Ok(scenario);
+    }
+    let mut table: toml::Table = toml::from_str(text).map_err(parse_err)?;
+    for set in sets {
+        apply_override(&mut table, set)?;
+    }
+    Scenario::deserialize(table).map_err(|e| ScenarioError::Override {
+        set: sets.join(" --set "),
+        message: e.to_string(),
+    })
+}
+
+/// `toml`'s message, made precise where it is not: inside sections that are tagged enums
+/// (`[data]`, `[partition]`), `toml` can only point at the section header, so an unknown field is
+/// located by finding its key among the section's lines.
+fn describe(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message();
+    let unknown = message
+        .strip_prefix("unknown field `")
+        .and_then(|r| r.split('`').next());
+    if let (Some(span), Some(key)) = (e.span(), unknown) {
+        let header_line = text[..span.start.min(text.len())].lines().count();
+        for (i, line) in text.lines().enumerate().skip(header_line + 1) {
+            let t = line.trim_start();
+            if t.starts_with('[') {
+                break;
+            }
+            let found = t
+                .split_once('=')
+                .is_some_and(|(k, _)| k.trim().trim_matches('"') == key);
+            if found {
+                return format!("line {}: {message}\n  {} | {line}", i + 1, i + 1);
+            }
+        }
+    }
+    e.to_string()
+}
+
+/// Applies one `a.b.c=value` override to a parsed table.
+fn apply_override(table: &mut toml::Table, set: &str) -> Result<(), ScenarioError> {
+    let bad = |message: &str| ScenarioError::Override {
+        set: set.into(),
+        message: message.into(),
+    };
+    let (key, raw) = set
+        .split_once('=')
+        .ok_or_else(|| bad("expected key=value"))?;
+    let parts: Vec<&str> = key.trim().split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(bad("empty key segment"));
+    }
+    // A value in TOML syntax (number, bool, array, quoted string), else a bare string.
+    let value = toml::from_str::<toml::Table>(&format!("v = {}", raw.trim()))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(raw.trim().to_string()));
+    let (last, parents) = parts.split_last().ok_or_else(|| bad("empty key"))?;
+    let mut cur = table;
+    for p in parents {
+        let entry = cur
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        cur = entry
+            .as_table_mut()
+            .ok_or_else(|| bad(&format!("`{p}` is not a table")))?;
+    }
+    cur.insert(last.to_string(), value);
+    Ok(())
+}

@@ -1,0 +1,59 @@
+//! `dpwalk account`: privacy figures from the accountant (`dpwalk_privacy`), printed for people or
+//! as JSON whose key names are part of the product.
+//!
+//! - `account gaussian`: the RDP curve and (ε, δ) of K runs of the (Poisson-subsampled) Gaussian
+//!   mechanism, the building block every other figure reduces to.
+//! - `account walk`: per-user figures of the private walk on a topology ([`dpwalk_privacy::walk`]):
+//!   local ε for every step; for a DP-SGD walk with one contribution per user, the network ε
+//!   against the worst observer, its observer, `E[1/M]` and the assumptions. No network figure
+//!   is printed where none is proved (ADMM; several contributions), and the output says why.
+//!
+//! This module only parses, loads and prints; every number comes from `dpwalk_privacy`. The
+//! scenario flags (graph, clip, contributions) are shared with `dpwalk calibrate`.
+
+mod flags;
+mod gaussian;
+mod walk;
+
+use anyhow::Context;
+use clap::Subcommand;
+pub use flags::{ConversionArgs, ScenarioArgs};
+use gaussian::{GaussianArgs, gaussian};
+use std::io::Write as _;
+use walk::{WalkArgs, walk};
+
+#[derive(Debug, Subcommand)]
+pub enum AccountCommand {
+    /// RDP and (ε, δ) of K runs of the Gaussian mechanism, optionally Poisson-subsampled.
+    Gaussian(GaussianArgs),
+    /// Per-user privacy of the random walk on a topology: local and network views.
+    Walk(WalkArgs),
+}
+
+pub fn run(cmd: AccountCommand) -> anyhow::Result<()> {
+    match cmd {
+        AccountCommand::Gaussian(args) => gaussian(args),
+        AccountCommand::Walk(args) => walk(args),
+    }
+}
+
+/// Writes a command's output to stdout at once. A closed pipe (`dpwalk ... | head`) is not an
+/// error: the reader has what it wanted.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("writing to stdout"),
+        _ => Ok(()),
+    }
+}
+
+/// ε for people: a number, or "no finite guarantee".
+pub fn fmt_eps(epsilon: Option<f64>, order: Option<f64>) -> String {
+    match (epsilon, order) {
+        (Some(e), Some(a)) => format!("eps = {e:.6} (order {a})"),
+        _ => "no finite guarantee".to_string(),
+    }
+}

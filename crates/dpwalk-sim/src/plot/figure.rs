@@ -91,7 +91,7 @@ pub(super) const X_LABEL_AREA: u32 = 60;
 pub(super) const Y_DESC_ROOM: u32 = 40;
 
 /// Draws `title` centred across the top of `root`, shrunk and then wrapped to fit its width, with
-/// `note` in grey under it, and returns the area below them: the one place where a figure's title
+/// `note` in grey under it (wrapped too), and returns the area below them: the one place where a figure's title
 /// and margins are laid out.
 pub(super) fn frame<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
@@ -128,11 +128,16 @@ pub(super) fn frame<DB: DrawingBackend>(
     let mut used = MARGIN / 2 + line_height * lines.len() as u32;
     if let Some(note) = note {
         let grey = BLACK.mix(0.65);
-        let style = TextStyle::from((FONT, LABEL_SIZE + 2).into_font())
+        let size = LABEL_SIZE + 2;
+        let style = TextStyle::from((FONT, size).into_font())
             .pos(Pos::new(HPos::Center, VPos::Top))
             .color(&grey);
-        root.draw(&Text::new(note, (centre, used as i32), style))?;
-        used += measure(note, LABEL_SIZE + 2)?.1 + 6;
+        let height = measure(note, size)?.1 + 6;
+        let width = |text: &str| measure(text, size).map_or(u32::MAX, |(w, _)| w);
+        for line in wrap(note, width, room) {
+            root.draw(&Text::new(line, (centre, used as i32), style.clone()))?;
+            used += height;
+        }
     }
     Ok(root.split_vertically(used + MARGIN / 2).1)
 }

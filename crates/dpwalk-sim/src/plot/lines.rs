@@ -70,6 +70,8 @@ fn draw_legend<DB: DrawingBackend>(
 /// A [`LinePlot`] with its points cleaned and its axes chosen.
 pub(super) struct Lines<'a> {
     plot: &'a LinePlot,
+    /// What the figure assumes or leaves out, in grey under the title.
+    pub(super) caption: Option<&'a str>,
     /// Kept points `(x, y, band half-width)` per series, parallel to `plot.series`.
     curves: Vec<Vec<(f64, f64, f64)>>,
     x: Axis,
@@ -114,6 +116,7 @@ impl<'a> Lines<'a> {
         match (x_span.padded(plot.log_x), y_span.padded(plot.log_y)) {
             (Some(x), Some(y)) => Ok(Self {
                 plot,
+                caption: None,
                 curves,
                 x: Axis::new(x, plot.log_x),
                 y: Axis::new(y, plot.log_y),
@@ -283,12 +286,16 @@ impl Figure for Lines<'_> {
     const SIZE: (u32, u32) = (1024, 640);
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        let note = match (self.lone_points(), self.plot.series.len()) {
+        let lone = match (self.lone_points(), self.plot.series.len()) {
             (false, _) => None,
             (true, 1) => Some("a single point: no curve to draw"),
             (true, _) => Some("one point per series: no curve to draw"),
         };
-        let body = frame(root, &self.plot.title, note)?;
+        let note = match (lone, self.caption) {
+            (Some(lone), Some(caption)) => Some(format!("{caption} ({lone})")),
+            (lone, caption) => lone.or(caption).map(str::to_string),
+        };
+        let body = frame(root, &self.plot.title, note.as_deref())?;
         let (x, y) = (&self.x, &self.y);
         match (x.log, y.log) {
             (false, false) => self.draw_on(&body, x.linear(), y.linear()),

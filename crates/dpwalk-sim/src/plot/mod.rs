@@ -55,7 +55,7 @@ pub enum PlotError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// Writing the SVG file failed.
+    /// Writing the SVG (or CSV) file failed.
     #[error("writing {}", path.display())]
     Io {
         path: PathBuf,
@@ -108,6 +108,39 @@ pub struct Heatmap {
 /// point is left in any series the result is [`PlotError::NoData`].
 pub fn write_line_plot(plot: &LinePlot, stem: &Path) -> Result<(), PlotError> {
     write_figure(&Lines::new(plot)?, stem)
+}
+
+/// Writes `plot` like [`write_line_plot`], with `caption` (what the figure assumes or leaves out)
+/// in grey under the title, and the data it draws to `<stem>.csv`, so that a reader can check a
+/// figure's numbers without reading pixels: one row per point, `series,x,y,spread` (the series'
+/// label quoted; `spread` empty for a series without a band).
+pub fn write_line_plot_with_data(
+    plot: &LinePlot,
+    caption: Option<&str>,
+    stem: &Path,
+) -> Result<(), PlotError> {
+    let mut lines = Lines::new(plot)?;
+    lines.caption = caption;
+    let path = figure::with_extension(stem, "csv");
+    std::fs::write(&path, series_csv(plot)).map_err(|source| PlotError::Io { path, source })?;
+    write_figure(&lines, stem)
+}
+
+/// The rows of [`write_line_plot_with_data`]'s CSV.
+fn series_csv(plot: &LinePlot) -> String {
+    let mut csv = String::from("series,x,y,spread\n");
+    for series in &plot.series {
+        let label = series.label.replace('"', "\"\"");
+        for (i, (x, y)) in series.points.iter().enumerate() {
+            let spread = series
+                .spread
+                .as_ref()
+                .and_then(|s| s.get(i))
+                .map_or_else(String::new, f64::to_string);
+            csv.push_str(&format!("\"{label}\",{x},{y},{spread}\n"));
+        }
+    }
+    csv
 }
 
 /// Writes `map` to `<stem>.png` and `<stem>.svg`.

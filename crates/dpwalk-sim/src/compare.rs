@@ -112,6 +112,15 @@ pub fn write_convergence(
                 false,
             ),
         ] {
+            // A daemon swarm's rows measure no computing time: no figure rather than an empty one.
+            let measured = |pr: &&PointResult| {
+                pr.runs
+                    .iter()
+                    .all(|r| r.evals.iter().all(|e| e.compute_seconds.is_some()))
+            };
+            if x == Progress::Compute && !group.points.iter().any(measured) {
+                continue;
+            }
             let series = group
                 .points
                 .iter()

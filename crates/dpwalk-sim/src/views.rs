@@ -19,6 +19,9 @@ use std::path::Path;
 /// dpwalk's own kinds, the only ones with views beyond the local one.
 const OWN_KINDS: [&str; 3] = ["admm", "dp-sgd", "fed-sgd"];
 
+/// A point of a curve: ε, the mean final gap and its standard deviation.
+type Row = (f64, f64, f64);
+
 /// A view and how it reads a point's ε from `summary.json`.
 struct View {
     name: &'static str,
@@ -53,14 +56,19 @@ pub fn write_privacy_views(dir: &Path, summary: &Summary) -> Result<(), PlotErro
     }
     let mut series: Vec<Series> = Vec::new();
     for view in &VIEWS {
-        let mut groups: Vec<(String, Vec<(f64, f64, f64)>)> = Vec::new();
+        let mut groups: Vec<(String, Vec<Row>)> = Vec::new();
         for p in &own {
             let Some(epsilon) = (view.epsilon)(p) else {
                 continue;
             };
+            // A server kind's mode and topology both say "server": name it once.
+            let place = match p.mode {
+                "server" => "server".to_string(),
+                mode => format!("{mode} {}", p.topology),
+            };
             let key = format!(
-                "{} {} {} ({}) — {} view",
-                p.algorithm, p.mode, p.topology, p.parameters, view.name
+                "{} {place} ({}) — {} view",
+                p.algorithm, p.parameters, view.name
             );
             let point = (epsilon, p.final_mean.relative_gap, p.final_std.relative_gap);
             match groups.iter_mut().find(|(k, _)| *k == key) {
@@ -124,6 +132,8 @@ fn caption(own: &[&PointSummary]) -> String {
     }
     if own.iter().all(|p| p.privacy.accounting.central.is_none()) {
         parts.push("central: dpwalk's federated and centralized modes only".into());
+    } else {
+        parts.push("central assumes the users' hidden state does not leak".into());
     }
     parts.join("; ")
 }

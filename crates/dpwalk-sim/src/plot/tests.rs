@@ -283,3 +283,26 @@ fn ranges_have_margins_and_survive_single_values() {
         Path::new("/x/eps-0.5.png")
     );
 }
+
+#[test]
+fn a_plot_with_data_writes_its_points_and_caption() {
+    let plot = LinePlot {
+        series: vec![
+            series("a \"quoted\", label", vec![(1.0, 0.5), (2.0, 0.25)], None),
+            series("banded", vec![(1.0, 2.0)], Some(vec![0.1])),
+        ],
+        ..convergence(false)
+    };
+    let stem = stem("with-data");
+    let caption = "what the figure leaves out";
+    write_line_plot_with_data(&plot, Some(caption), &stem).unwrap();
+    let csv = std::fs::read_to_string(with_extension(&stem, "csv")).unwrap();
+    assert_eq!(
+        csv,
+        "series,x,y,spread\n\"a \"\"quoted\"\", label\",1,0.5,\n\"a \"\"quoted\"\", label\",2,0.25,\n\"banded\",1,2,0.1\n"
+    );
+    let svg = std::fs::read_to_string(with_extension(&stem, "svg")).unwrap();
+    assert!(svg.contains(caption), "the caption is drawn");
+    std::fs::remove_file(with_extension(&stem, "csv")).unwrap();
+    assert_written(&stem, &plot.title);
+}

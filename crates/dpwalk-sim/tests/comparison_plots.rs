@@ -9,50 +9,27 @@
 #[allow(dead_code)] // the shared helpers; this file needs `scenario` only
 mod common;
 
-use common::scenario;
+use common::{LASSO, scenario};
 use dpwalk_sim::output::{Summary, write_all};
 use dpwalk_sim::simulate::{prepare, simulate};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Squared loss + ℓ₁ on a 3-regular graph of 10 users, every kind whose proof covers it, two
-/// budgets, two repetitions, 100 updates per user evaluated every 10.
-const SWEEP: &str = r#"
-seed = 11
-users = 10
-steps = 1000
-eval-every = 100
-repetitions = 2
-
-[data]
-source = "synthetic-lasso"
-rows = 100
-dim = 8
-sparsity = 3
-
-[problem]
-loss = "squared"
-l1 = 0.02
-
-[topology]
-kind = "random-regular"
-degree = 3
-
-[algorithm]
-rho = 1.0
-eta = 1.0
-eta-schedule = "constant"
-clip = 1.0
-clip-l1 = 1.0
-lr = 0.1
-
-[privacy]
-delta = 1e-6
-
-[sweep]
-kind = ["admm", "dp-sgd", "fed-sgd", "dp-iadmm", "ipadmm"]
-epsilon = [3.0, 30.0]
-"#;
+/// The shared Lasso (squared loss + ℓ₁, 3-regular graph of 10 users) with every kind whose proof
+/// covers it, two budgets, two repetitions, 100 updates per user evaluated every 10.
+fn sweep() -> String {
+    format!(
+        "{LASSO}clip-l1 = 1.0\n[privacy]\ndelta = 1e-6\n[sweep]\n\
+         kind = [\"admm\", \"dp-sgd\", \"fed-sgd\", \"dp-iadmm\", \"ipadmm\"]\n\
+         epsilon = [3.0, 30.0]\n"
+    )
+    .replace(
+        "steps = 20000\neval-every = 20000",
+        "steps = 1000\neval-every = 100\nrepetitions = 2",
+    )
+    .replace("clip = 1e6", "clip = 1.0")
+    .replace("lr = 0.5", "lr = 0.1")
+}
 
 /// Runs `text` into a fresh directory named after `tag`; returns it and the summary.
 fn run(text: &str, tag: &str) -> (PathBuf, Summary) {
@@ -91,7 +68,7 @@ fn assert_figure(dir: &Path, stem: &str) {
 
 #[test]
 fn privacy_spent_grows_with_the_rounds_up_to_each_points_figure() {
-    let (dir, summary) = run(SWEEP, "spent");
+    let (dir, summary) = run(&sweep(), "spent");
     for budget in [3.0, 30.0] {
         let stem = format!("privacy_rounds_eps-{budget}");
         assert_figure(&dir, &stem);
@@ -159,7 +136,7 @@ fn privacy_spent_grows_with_the_rounds_up_to_each_points_figure() {
 
 #[test]
 fn the_views_panel_draws_the_central_view_where_it_is_proved() {
-    let text = SWEEP
+    let text = sweep()
         .replace(
             "eta-schedule = \"constant\"",
             "eta-schedule = \"constant\"\nmode = \"centralized\"",

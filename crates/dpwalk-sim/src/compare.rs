@@ -13,7 +13,7 @@
 //! the machine's cores (and whatever else runs on it): it ranks algorithms whose costs differ by
 //! large factors, not close ones, and differs from machine to machine.
 
-use crate::method::Method;
+use crate::method::{Family, Method};
 use crate::metrics::mean_std;
 use crate::plot::{
     LinePlot, PlotError, Series, significant, write_line_plot, write_line_plot_with_data,
@@ -170,7 +170,13 @@ pub(crate) fn point_label(
         results.iter().any(|q| f(q) != first)
     };
     if distinct(&|q| q.point.topology.to_string()) {
-        let _ = write!(label, " {}", prepared.topologies[pr.point.topology].label);
+        // The server kinds run once, whatever the graphs: they use none.
+        match alg.family() {
+            Family::Federated => label.push_str(" server"),
+            _ => {
+                let _ = write!(label, " {}", prepared.topologies[pr.point.topology].label);
+            }
+        }
     }
     if distinct(&|q| clip_label(q.point.method.clip())) {
         let _ = write!(label, " C={}", clip_label(alg.clip()));

@@ -169,16 +169,34 @@ impl Account {
         })
     }
 
+    /// The local-view curve after the first `rounds` rounds, `None` without noise.
+    pub fn curve_after(&self, orders: &Orders, method: &Method, rounds: u64) -> Option<RdpCurve> {
+        let knob = self.accountant_knob(method)?;
+        self.baseline.spent(orders, knob, rounds).ok()
+    }
+
     /// The local-view curve of the whole run, `None` without noise.
     pub fn curve(&self, orders: &Orders, method: &Method) -> Option<RdpCurve> {
-        let knob = self.accountant_knob(method)?;
-        self.baseline.spent(orders, knob, self.rounds).ok()
+        self.curve_after(orders, method, self.rounds)
     }
 
     /// The curve of one round, `None` without noise.
     pub fn round_curve(&self, orders: &Orders, method: &Method) -> Option<RdpCurve> {
-        let knob = self.accountant_knob(method)?;
-        self.baseline.spent(orders, knob, 1).ok()
+        self.curve_after(orders, method, 1)
+    }
+
+    /// The local-view `(ε, δ)` bound after the first `rounds` rounds, `None` without noise.
+    pub fn bound_after(
+        &self,
+        orders: &Orders,
+        method: &Method,
+        rounds: u64,
+        delta: f64,
+        conversion: Conversion,
+    ) -> Option<DpBound> {
+        self.curve_after(orders, method, rounds)?
+            .to_dp(delta, conversion)
+            .ok()
     }
 
     /// The local-view `(ε, δ)` bound of the whole run, `None` without noise.
@@ -189,7 +207,7 @@ impl Account {
         delta: f64,
         conversion: Conversion,
     ) -> Option<DpBound> {
-        self.curve(orders, method)?.to_dp(delta, conversion).ok()
+        self.bound_after(orders, method, self.rounds, delta, conversion)
     }
 
     /// The scenario's knob with the least noise that makes the run `(epsilon, delta)`-DP in the

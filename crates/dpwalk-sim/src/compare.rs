@@ -1,42 +1,97 @@
-//! The comparison's convergence plots (seed-baselines spec §6.4, plots 2 and 3): relative gap
-//! against rounds (updates per user: a synchronous round, or `n` hops of the walk) and against
-//! bytes sent over all links, one pair of figures per budget so that each compares the
-//! algorithms at one privacy level (`convergence_rounds[_eps-<ε>].png`,
-//! `convergence_bytes[_eps-<ε>].png`); and what every convergence plot shares (the series of a
-//! point against steps, rounds or bytes, and its legend), which [`crate::output`] draws too.
+//! The comparison's convergence plots (seed-baselines spec §6.4, plots 2–4): relative gap
+//! against rounds (updates per user: a synchronous round, or `n` hops of the walk), against bytes
+//! sent over all links and against the run's wall-clock computing time, one set of figures per
+//! budget so that each compares the algorithms at one privacy level
+//! (`convergence_rounds[_eps-<ε>].png`, `convergence_bytes[_eps-<ε>].png`,
+//! `convergence_compute[_eps-<ε>].png`); and what every convergence plot shares (the points
+//! grouped by budget, the series of a point against steps, rounds, bytes or seconds, and its
+//! legend), which [`crate::output`], [`crate::spent`] and [`crate::views`] draw too.
+//!
+//! Local computation is measured as wall-clock time, not counted in gradient-equivalents: the
+//! prox solvers do not report their Newton and CG iterations, so an honest count is not
+//! available. The time is each run's own, evaluations excluded, with the runs of a sweep sharing
+//! the machine's cores (and whatever else runs on it): it ranks algorithms whose costs differ by
+//! large factors, not close ones, and differs from machine to machine.
 
-use crate::method::Method;
+use crate::method::{Family, Method};
 use crate::metrics::mean_std;
-use crate::plot::{LinePlot, PlotError, Series, significant, write_line_plot};
+use crate::plot::{
+    LinePlot, PlotError, Series, significant, write_line_plot, write_line_plot_with_data,
+};
 use crate::scenario::LoadedScenario;
 use crate::simulate::{PointResult, Prepared};
 use dpwalk_core::step::Algorithm;
 use std::fmt::Write as _;
 
-/// Writes the convergence plots against rounds and bytes into `dir`.
-pub fn write_convergence(
-    dir: &std::path::Path,
-    loaded: &LoadedScenario,
+/// The points of one budget: the file-name suffix (`_eps-<ε>` when a sweep has several budgets),
+/// the title's ` at ε = …`, and the points.
+pub(crate) struct BudgetGroup<'a> {
+    /// `_eps-<ε>`, or empty.
+    pub suffix: String,
+    /// ` at ε = <ε>` (with the unit's prefix), or empty without a budget.
+    pub title: String,
+    /// The budget, `None` for points with an explicit noise.
+    pub budget: Option<f64>,
+    /// The points at this budget, in sweep order.
+    pub points: Vec<&'a PointResult>,
+}
+
+/// `results` grouped by budget, in order of first appearance.
+pub(crate) fn by_budget<'a>(
+    results: &'a [PointResult],
     prepared: &Prepared,
-    results: &[PointResult],
-) -> Result<(), PlotError> {
+) -> Vec<BudgetGroup<'a>> {
     let mut budgets: Vec<Option<f64>> = Vec::new();
     for pr in results {
         if !budgets.contains(&pr.point.budget) {
             budgets.push(pr.point.budget);
         }
     }
-    for budget in &budgets {
-        let group: Vec<&PointResult> = results
-            .iter()
-            .filter(|pr| pr.point.budget == *budget)
-            .collect();
-        let unit = prepared.privacy.unit_prefix();
-        let (suffix, title) = match budget {
-            Some(e) if budgets.len() > 1 => (format!("_eps-{e}"), format!(" at {unit}ε = {e}")),
-            Some(e) => (String::new(), format!(" at {unit}ε = {e}")),
-            None => (String::new(), String::new()),
-        };
+    let unit = prepared.privacy.unit_prefix();
+    let several = budgets.len() > 1;
+    budgets
+        .iter()
+        .map(|&budget| {
+            let (suffix, title) = match budget {
+                Some(e) if several => (format!("_eps-{e}"), format!(" at {unit}ε = {e}")),
+                Some(e) => (String::new(), format!(" at {unit}ε = {e}")),
+                None => (String::new(), String::new()),
+            };
+            BudgetGroup {
+                suffix,
+                title,
+                budget,
+                points: results
+                    .iter()
+                    .filter(|pr| pr.point.budget == budget)
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// Skips a figure with nothing to draw (a warning), passes every other outcome on.
+pub(crate) fn skip_empty(plotted: Result<(), PlotError>) -> Result<(), PlotError> {
+    match plotted {
+        Err(PlotError::NoData { title }) => {
+            tracing::warn!(%title, "nothing to plot: figure skipped");
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// What the computing-time figure measures, under its title.
+const COMPUTE_CAPTION: &str = "wall-clock seconds of each run outside evaluations, runs sharing the machine: not gradient-equivalents (the prox solvers do not report their iterations); compare large factors only";
+
+/// Writes the convergence plots against rounds, bytes and computing time into `dir`.
+pub fn write_convergence(
+    dir: &std::path::Path,
+    loaded: &LoadedScenario,
+    prepared: &Prepared,
+    results: &[PointResult],
+) -> Result<(), PlotError> {
+    for group in by_budget(results, prepared) {
         for (x, stem, x_label, log_x) in [
             (
                 Progress::Rounds,
@@ -50,32 +105,44 @@ pub fn write_convergence(
                 "bytes sent over all links (8 per float)",
                 true,
             ),
+            (
+                Progress::Compute,
+                "convergence_compute",
+                "seconds of computation (wall clock, evaluations excluded)",
+                false,
+            ),
         ] {
+            // A daemon swarm's rows measure no computing time: no figure rather than an empty one.
+            let measured = |pr: &&PointResult| {
+                pr.runs
+                    .iter()
+                    .all(|r| r.evals.iter().all(|e| e.compute_seconds.is_some()))
+            };
+            if x == Progress::Compute && !group.points.iter().any(measured) {
+                continue;
+            }
             let series = group
+                .points
                 .iter()
                 .map(|pr| {
                     let label = point_label(pr, results, prepared);
                     convergence_series(pr, label, x)
                 })
                 .collect();
-            let plotted = write_line_plot(
-                &LinePlot {
-                    title: format!("{}: convergence{title}", loaded.name()),
-                    x_label: x_label.into(),
-                    y_label: "relative gap (F(z) − F*) / |F*|".into(),
-                    log_x,
-                    log_y: true,
-                    series,
-                },
-                &dir.join(format!("{stem}{suffix}")),
-            );
-            match plotted {
-                // A run without messages (the centralized curator) has no bytes to draw.
-                Err(PlotError::NoData { title }) => {
-                    tracing::warn!(%title, "nothing to plot: figure skipped");
-                }
-                other => other?,
-            }
+            let plot = LinePlot {
+                title: format!("{}: convergence{}", loaded.name(), group.title),
+                x_label: x_label.into(),
+                y_label: "relative gap (F(z) − F*) / |F*|".into(),
+                log_x,
+                log_y: true,
+                series,
+            };
+            let path = dir.join(format!("{stem}{}", group.suffix));
+            // A run without messages (the centralized curator) has no bytes to draw.
+            skip_empty(match x {
+                Progress::Compute => write_line_plot_with_data(&plot, Some(COMPUTE_CAPTION), &path),
+                _ => write_line_plot(&plot, &path),
+            })?;
         }
     }
     Ok(())
@@ -103,7 +170,13 @@ pub(crate) fn point_label(
         results.iter().any(|q| f(q) != first)
     };
     if distinct(&|q| q.point.topology.to_string()) {
-        let _ = write!(label, " {}", prepared.topologies[pr.point.topology].label);
+        // The server kinds run once, whatever the graphs: they use none.
+        match alg.family() {
+            Family::Federated => label.push_str(" server"),
+            _ => {
+                let _ = write!(label, " {}", prepared.topologies[pr.point.topology].label);
+            }
+        }
     }
     if distinct(&|q| clip_label(q.point.method.clip())) {
         let _ = write!(label, " C={}", clip_label(alg.clip()));
@@ -137,6 +210,8 @@ pub(crate) enum Progress {
     Rounds,
     /// Bytes sent over all links.
     Bytes,
+    /// Seconds of computation (wall clock, evaluations excluded; NaN where not measured).
+    Compute,
 }
 
 /// Relative gap per evaluation, mean and std across repetitions, against `x`.
@@ -163,6 +238,14 @@ pub(crate) fn convergence_series(pr: &PointResult, label: String, x: Progress) -
             Progress::Steps => e.step as f64,
             Progress::Rounds => e.step as f64 / users,
             Progress::Bytes => e.bytes as f64,
+            Progress::Compute => {
+                let seconds: Option<Vec<f64>> = pr
+                    .runs
+                    .iter()
+                    .map(|r| r.evals.get(k).and_then(|e| e.compute_seconds))
+                    .collect();
+                seconds.map_or(f64::NAN, |s| mean_std(&s).0)
+            }
         };
         points.push((at, m));
         spread.push(s);

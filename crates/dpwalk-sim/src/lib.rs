@@ -12,6 +12,9 @@
 //!   accounted with).
 //! - [`output`]: the run directory (`summary.json`, `metrics.csv`, final models, plots).
 //! - [`plot`]: PNG and SVG figures with a vendored font.
+//! - [`compare`], [`spent`], [`views`]: the comparison's figures beyond privacy–utility
+//!   (convergence against rounds, bytes and computing time; privacy spent against rounds; the
+//!   views panel of dpwalk's own algorithms).
 //! - [`audit`]: `dpwalk audit`: measured leakage (an empirical lower bound ε̂) beside the
 //!   accountant's bound, from short walks in two worlds through the same step.
 //!
@@ -42,3 +45,5 @@ pub mod rounds;
 pub mod run;
 pub mod scenario;
 pub mod simulate;
+pub mod spent;
+pub mod views;

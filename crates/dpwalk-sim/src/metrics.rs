@@ -35,6 +35,14 @@ pub struct EvalPoint {
     pub consensus_gap: Option<f64>,
     /// Bytes sent over all links so far (8 per float; the run sets it, 0 for a lone model).
     pub bytes: u64,
+    /// Wall-clock seconds the run has spent so far outside evaluations: its local computation
+    /// (and, in the simulator, its bookkeeping), on whatever else the machine was running; the
+    /// simulator's runs set it (`None`: not measured, e.g. a lone model or a daemon swarm).
+    pub compute_seconds: Option<f64>,
+    /// Contributions so far of the user who made the most (round-based kinds: the rounds, every
+    /// user contributing once per round): what that user's local-view privacy has spent. The
+    /// simulator's runs set it (`None`: not known, e.g. a lone model or a daemon swarm).
+    pub most_contributions: Option<u64>,
 }
 
 /// Everything an evaluation compares against.
@@ -101,6 +109,8 @@ impl Evaluator<'_> {
             relative_gap: relative_gap(train_objective, self.optimum.objective),
             consensus_gap: None,
             bytes: 0,
+            compute_seconds: None,
+            most_contributions: None,
         }
     }
 

@@ -28,7 +28,7 @@ use dpwalk_privacy::budget::{PLAN_QUANTILE, Policy};
 use dpwalk_privacy::calibrate::{REL_TOL, View, account, calibrate};
 use dpwalk_privacy::ledger::Budget as BudgetTarget;
 use dpwalk_privacy::network::{Charges, HittingOptions};
-use dpwalk_privacy::rdp::{Conversion, Orders};
+use dpwalk_privacy::rdp::{Conversion, DpBound, Orders};
 use dpwalk_privacy::walk::{
     ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, NETWORK_ONE_CONTRIBUTION, Passage, Setup,
     UserFigures, all_users, pair_epsilons, planned_contributions,
@@ -381,17 +381,39 @@ impl PrivacyContext {
         out
     }
 
-    /// The local figure of a user with `k` contributions, all users alike (every user
-    /// contributes every round).
-    fn local_extreme(&self, noise: Noise, k: u64) -> Option<Extreme> {
+    /// The local-view `(ε, δ)` of a user of `point` after `k` contributions (round-based
+    /// kinds: after `k` rounds) at the point's knob: what [`PrivacyContext::report`]'s local
+    /// figure is for the whole run, at any earlier time (the privacy-spent plot). `None` without
+    /// a guarantee (no noise or no clip).
+    pub fn local_after(&self, point: &Point, k: u64) -> Option<DpBound> {
+        if let Ok(Some(account)) = self.account(point) {
+            return account.bound_after(
+                &self.orders,
+                &point.method,
+                k,
+                self.delta,
+                self.conversion,
+            );
+        }
+        let (sigma, clip) = self.gaussian_noise(&point.method)?;
+        self.local_bound(Noise::new(sigma, clip).ok()?, k)
+    }
+
+    /// The local-view `(ε, δ)` of `k` contributions with `noise`.
+    fn local_bound(&self, noise: Noise, k: u64) -> Option<DpBound> {
         account(&View::Local { contributions: k }, &self.orders, noise)
             .and_then(|c| c.to_dp(self.delta, self.conversion))
             .ok()
-            .map(|b| Extreme {
-                figure: b.into(),
-                user: None,
-                contributions: k,
-            })
+    }
+
+    /// The local figure of a user with `k` contributions, all users alike (every user
+    /// contributes every round).
+    fn local_extreme(&self, noise: Noise, k: u64) -> Option<Extreme> {
+        self.local_bound(noise, k).map(|b| Extreme {
+            figure: b.into(),
+            user: None,
+            contributions: k,
+        })
     }
 
     fn walk_figures(

@@ -125,10 +125,13 @@ pub fn run_rounds(
         }
         done += chunk;
         progress(chunk * per_round);
+        let compute_seconds = start.elapsed().as_secs_f64() - eval_seconds;
         let t = Instant::now();
         runner.model(&mut z)?;
         let mut row = evaluator.evaluate_model(done * per_round, done * per_round, &z);
         row.bytes = done.saturating_mul(bytes_per_round);
+        row.compute_seconds = Some(compute_seconds);
+        row.most_contributions = Some(done);
         evals.push(row);
         eval_seconds += t.elapsed().as_secs_f64();
     }

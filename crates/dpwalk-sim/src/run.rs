@@ -251,11 +251,14 @@ pub fn run(
         }
         done += chunk;
         progress(chunk);
+        let compute_seconds = start.elapsed().as_secs_f64() - eval_seconds;
         let t = Instant::now();
         let u = (!state.u.is_empty()).then_some(state.u.as_slice());
         let mut row =
             evaluator.evaluate(done, contributions, algorithm, &state.w, u, prox.as_ref());
         row.bytes = bytes;
+        row.compute_seconds = Some(compute_seconds);
+        row.most_contributions = per_user.iter().copied().max();
         evals.push(row);
         eval_seconds += t.elapsed().as_secs_f64();
     }

@@ -7,39 +7,10 @@
 
 mod common;
 
-use common::{final_gap, scenario};
+use common::{LASSO, final_gap, scenario};
 use dpwalk_sim::scenario::{LoadedScenario, parse};
 use dpwalk_sim::simulate::{prepare, simulate};
 use std::path::{Path, PathBuf};
-
-/// Squared loss + ℓ₁ on a 3-regular graph of 10 users: every kind but pp-admm applies.
-const LASSO: &str = r#"
-seed = 3
-users = 10
-steps = 20000
-eval-every = 20000
-
-[data]
-source = "synthetic-lasso"
-rows = 100
-dim = 8
-sparsity = 3
-
-[problem]
-loss = "squared"
-l1 = 0.02
-
-[topology]
-kind = "random-regular"
-degree = 3
-
-[algorithm]
-rho = 1.0
-eta = 1.0
-eta-schedule = "constant"
-clip = 1e6
-lr = 0.5
-"#;
 
 /// Logistic + ℓ₂ with rows of norm ≤ 1 (what pp-admm's proof needs), one record per user.
 const LOGISTIC: &str = r#"

@@ -5,6 +5,39 @@ use dpwalk_sim::scenario::{LoadedScenario, parse};
 use dpwalk_sim::simulate::{prepare, simulate};
 use std::path::{Path, PathBuf};
 
+/// Squared loss + ℓ₁ on a 3-regular graph of 10 users: every kind but pp-admm applies.
+#[allow(
+    dead_code,
+    reason = "not every test file that shares these helpers runs it"
+)]
+pub const LASSO: &str = r#"
+seed = 3
+users = 10
+steps = 20000
+eval-every = 20000
+
+[data]
+source = "synthetic-lasso"
+rows = 100
+dim = 8
+sparsity = 3
+
+[problem]
+loss = "squared"
+l1 = 0.02
+
+[topology]
+kind = "random-regular"
+degree = 3
+
+[algorithm]
+rho = 1.0
+eta = 1.0
+eta-schedule = "constant"
+clip = 1e6
+lr = 0.5
+"#;
+
 /// `text` parsed with the `--set` overrides `sets`, its relative paths from the current directory.
 pub fn scenario(text: &str, sets: &[&str]) -> LoadedScenario {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();

@@ -8,8 +8,8 @@ use dpwalk_core::data::Dataset;
 use dpwalk_core::params::AdmmParams;
 use dpwalk_core::problem::{LocalProx, Loss, Problem};
 use dpwalk_privacy::ledger::Budget;
-use libp2p::Multiaddr;
-use std::collections::{HashMap, VecDeque};
+use libp2p::{Multiaddr, PeerId};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Instant;
 
 use super::connections::{address_book, eager_neighbours};
@@ -225,6 +225,7 @@ impl<'a> Node<'a> {
                     steps: run.steps(),
                     members: run.members().iter().map(|m| m.peer).collect(),
                     me,
+                    relayed: relayed_members(run),
                 },
                 Instant::now(),
             ),
@@ -302,6 +303,20 @@ impl<'a> Node<'a> {
         }
         Ok(())
     }
+}
+
+/// The members listed at a relayed address (custody waits for their reservations).
+fn relayed_members(run: &Run) -> HashSet<PeerId> {
+    run.members()
+        .iter()
+        .filter(|m| {
+            m.addrs
+                .iter()
+                .filter_map(|a| a.parse::<Multiaddr>().ok())
+                .any(|a| reach::is_relayed(&a))
+        })
+        .map(|m| m.peer)
+        .collect()
 }
 
 /// Member `index`'s own run-file addresses that parse (the others are said by

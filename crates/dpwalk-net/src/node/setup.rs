@@ -195,6 +195,7 @@ impl<'a> Node<'a> {
         let circuits = reach::circuit_listen_addrs(&own_addrs(run, loaded.index), me)
             .into_iter()
             .map(|addr| Circuit {
+                relay: reach::relays([&addr]).first().map(|(peer, _)| *peer),
                 addr,
                 listener: None,
             })

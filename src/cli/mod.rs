@@ -67,30 +67,43 @@ pub(crate) fn log_level_args() -> Vec<&'static str> {
         .map_or_else(Vec::new, |l| vec!["--log-level", l.as_str()])
 }
 
-/// The log filter: the flags, else RUST_LOG, else `info`. A level from the flags or the default
-/// keeps libp2p's Kademlia at `error`: it warns on every start without bootstrap peers
-/// ("Failed to trigger bootstrap"), which needs no action (members are dialled from the run file).
+/// Targets kept at `error` when the level comes from the flags or the default and is `info` or
+/// quieter, because their warnings need no action:
+/// - libp2p's Kademlia warns on every start without bootstrap peers ("Failed to trigger
+///   bootstrap"); members are dialled from the run file.
+/// - AutoNAT v2's server warns when a dial-back it made for a member fails or times out ("inbound
+///   request handle timed out"): the expected answer for a member behind NAT, which the member
+///   itself logs (at debug: "not reachable at …"). Only the dial-request handler is quietened: the
+///   server's warnings about the dial-back stream itself (a peer breaking the protocol) stay.
+const QUIET: [&str; 2] = [
+    "libp2p_kad",
+    "libp2p_autonat::v2::server::handler::dial_request",
+];
+
+/// The log filter: the flags, else RUST_LOG, else `info`; with [`QUIET`] at `error` unless the
+/// level is `debug` or `trace`.
 fn log_filter(level: Option<LogLevel>, verbose: u8) -> tracing_subscriber::EnvFilter {
     let level = level.or(match verbose {
         0 => None,
         1 => Some(LogLevel::Debug),
         _ => Some(LogLevel::Trace),
     });
-    let quiet_kad = |level: LogLevel| {
-        let kad = if level == LogLevel::Trace || level == LogLevel::Debug {
+    let quiet = |level: LogLevel| {
+        let quiet = if level == LogLevel::Trace || level == LogLevel::Debug {
             level.as_str()
         } else {
             "error"
         };
-        tracing_subscriber::EnvFilter::new(format!("{},libp2p_kad={kad}", level.as_str()))
+        let targets: String = QUIET.iter().map(|t| format!(",{t}={quiet}")).collect();
+        tracing_subscriber::EnvFilter::new(format!("{}{targets}", level.as_str()))
     };
     match level {
         Some(level) => {
             let _ = FLAG_LEVEL.set(level);
-            quiet_kad(level)
+            quiet(level)
         }
         None => tracing_subscriber::EnvFilter::try_from_default_env()
-            .unwrap_or_else(|_| quiet_kad(LogLevel::Info)),
+            .unwrap_or_else(|_| quiet(LogLevel::Info)),
     }
 }
 
@@ -155,6 +168,23 @@ pub fn main() -> ExitCode {
             // its source or chains it, never both, so each reason appears once.
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_that_need_no_action_are_quiet_unless_debugging() {
+        let info = log_filter(Some(LogLevel::Info), 0).to_string();
+        for target in QUIET {
+            assert!(info.contains(&format!("{target}=error")), "{info}");
+        }
+        let debug = log_filter(None, 1).to_string();
+        for target in QUIET {
+            assert!(debug.contains(&format!("{target}=debug")), "{debug}");
         }
     }
 }

@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use dpwalk_core::data::DataSpec;
 use dpwalk_core::spec::BudgetSpec;
-use dpwalk_core::topology::spec::toml_error_location;
+use dpwalk_core::topology::spec::{key_line, toml_error_location};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -157,6 +157,16 @@ pub struct NodeConfig {
     pub base_dir: PathBuf,
 }
 
+/// The line of `timeouts.<key>` in `text` and the key to name: the key where it is written, else
+/// the `[timeouts]` table where that is written (the key took its default), else line 1.
+fn timeouts_key(text: &str, key: &str) -> (usize, String) {
+    let full = format!("timeouts.{key}");
+    match key_line(text, &["timeouts", key]) {
+        Some(line) => (line, full),
+        None => (key_line(text, &["timeouts"]).unwrap_or(1), full),
+    }
+}
+
 impl NodeConfig {
     /// Reads `path`.
     pub fn load(path: &Path) -> Result<NodeConfig, ConfigError> {
@@ -197,11 +207,28 @@ impl NodeConfig {
             ));
         }
         let t = cfg.timeouts;
-        if [t.request, t.handoff, t.resume].contains(&0) {
+        if let Some(key) = [
+            ("request", t.request),
+            ("handoff", t.handoff),
+            ("resume", t.resume),
+        ]
+        .into_iter()
+        .find_map(|(key, ms)| (ms == 0).then_some(key))
+        {
+            let (line, key) = timeouts_key(text, key);
+            return Err(invalid(line, Some(key), "must be at least 1 ms".into()));
+        }
+        if t.resume <= t.handoff {
+            // Where the user wrote one of the two: `resume` if given, else `handoff`.
+            let given = key_line(text, &["timeouts", "resume"]).map_or("handoff", |_| "resume");
+            let (line, key) = timeouts_key(text, given);
             return Err(invalid(
-                1,
-                Some("timeouts".into()),
-                "request, handoff and resume must be at least 1 ms".into(),
+                line,
+                Some(key),
+                format!(
+                    "resume ({} ms) must be greater than handoff ({} ms): a predecessor waits that long for the news that its successor handed the token on, and the successor may retry its receiver for the whole hand-off timeout first; a shorter wait resumes a walk that is not lost, and forks it",
+                    t.resume, t.handoff
+                ),
             ));
         }
         Ok(cfg)
@@ -214,5 +241,68 @@ impl NodeConfig {
         } else {
             self.base_dir.join(p)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `node.toml` with these `[timeouts]` lines, parsed.
+    fn parse(timeouts: &str) -> Result<NodeConfig, ConfigError> {
+        let text = format!(
+            "run = \"run.toml\"\nidentity = \"node.key\"\nstate-dir = \"state\"\n\n[data]\nsource = \"csv\"\npath = \"data.csv\"\n\n[timeouts]\n{timeouts}"
+        );
+        NodeConfig::parse(&text, Path::new("node.toml"), Path::new(""))
+    }
+
+    /// The line, key and message of an [`ConfigError::Invalid`].
+    fn invalid(e: ConfigError) -> (usize, Option<String>, String) {
+        match e {
+            ConfigError::Invalid {
+                line, key, message, ..
+            } => (line, key, message),
+            other => panic!("not a config error: {other}"),
+        }
+    }
+
+    #[test]
+    fn resume_must_outlast_the_handoff() {
+        let ok = parse("handoff = 2000\nresume = 2001\n").unwrap();
+        assert_eq!((ok.timeouts.handoff, ok.timeouts.resume), (2000, 2001));
+
+        // The resume written too short: the error is at its line (line 11 of the file).
+        let (line, key, message) = invalid(parse("handoff = 4000\nresume = 4000\n").unwrap_err());
+        assert_eq!((line, key.as_deref()), (11, Some("timeouts.resume")));
+        assert!(
+            message.contains("resume (4000 ms) must be greater than handoff (4000 ms)"),
+            "{message}"
+        );
+
+        // A handoff beyond the default resume: the error is at the handoff, the key written.
+        let (line, key, message) = invalid(parse("request = 100\nhandoff = 20000\n").unwrap_err());
+        assert_eq!((line, key.as_deref()), (11, Some("timeouts.handoff")));
+        assert!(
+            message.contains("resume (10000 ms) must be greater than handoff (20000 ms)"),
+            "{message}"
+        );
+        let shown = ConfigError::Invalid {
+            path: "node.toml".into(),
+            line,
+            key,
+            message,
+        }
+        .to_string();
+        assert!(
+            shown.starts_with("node.toml, line 11: `timeouts.handoff`: resume"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_zero_timeout_is_refused_at_its_key() {
+        let (line, key, message) = invalid(parse("request = 0\n").unwrap_err());
+        assert_eq!((line, key.as_deref()), (10, Some("timeouts.request")));
+        assert_eq!(message, "must be at least 1 ms");
     }
 }

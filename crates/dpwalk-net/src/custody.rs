@@ -22,8 +22,9 @@
 //! A member is *down* from an instant on: a verified member whose connection closed, from the
 //! hand-off timeout after the close (a quick restart is waited for, which keeps the walk's path);
 //! a member whose dial failed, at once but only after the node's first hand-off timeout (members
-//! started together may not listen yet); a member that refused or did not take the token, at
-//! once. A member not connected stays down until it verifies again; one still connected is given
+//! started together may not listen yet), and from the hand-off timeout after the failure for a
+//! member reached through a relay (its reservation may be on its way; [`Machine::dial_failed`]);
+//! a member that refused or did not take the token, at once. A member not connected stays down until it verifies again; one still connected is given
 //! another chance after [`AVOID_FOR`]. Every draw of the next hop avoids members down and members
 //! that run another run file.
 //!
@@ -64,6 +65,9 @@ pub struct Config {
     pub members: Vec<PeerId>,
     /// This node.
     pub me: PeerId,
+    /// Members listed at a relayed address in the run file ([`crate::reach`]): a dial to one fails
+    /// while its reservation on the relay is being made, not only when it is down.
+    pub relayed: HashSet<PeerId>,
 }
 
 /// What the node does for custody.
@@ -351,9 +355,21 @@ impl<Id: Copy + Eq> Machine<Id> {
         self.mismatched.remove(&peer);
     }
 
-    /// A dial to member `peer` failed at `now`: it is down, once members had the time to start.
+    /// A dial to member `peer` failed at `now`. Within the node's first hand-off timeout members
+    /// may not listen yet: nothing. After it, a member reached through a relay is down from the
+    /// hand-off timeout on, unless it verifies first (its reservation on the relay may be on its
+    /// way: made at its start and again whenever it ends, retried every 2 s until the relay takes
+    /// it), as after a closed connection; any other member is down at once. A verified member is
+    /// connected: a dial that failed beside that connection (a hole punch, an address that does
+    /// not answer) says nothing about whether it is up.
     pub fn dial_failed(&mut self, peer: PeerId, now: Instant) {
-        if now.duration_since(self.started) > self.config.handoff {
+        if now.duration_since(self.started) <= self.config.handoff || self.verified.contains(&peer)
+        {
+            return;
+        }
+        if self.config.relayed.contains(&peer) {
+            self.down.entry(peer).or_insert(now + self.config.handoff);
+        } else {
             self.down.entry(peer).or_insert(now);
             self.hearsay.observe(peer, now);
         }
@@ -596,20 +612,28 @@ mod tests {
     const RESUME: Duration = Duration::from_secs(5);
     const STEPS: u64 = 10;
 
-    /// A node of a run of `n` members, started at `t0`, with every other member verified.
-    fn machine(n: usize) -> (Machine<u64>, Vec<PeerId>, Instant) {
+    /// A node (member 0) of a run of `n` members, started at `t0`, none verified yet; the members
+    /// at indices `relayed` are listed at a relayed address.
+    fn fresh(n: usize, relayed: &[usize]) -> (Machine<u64>, Vec<PeerId>, Instant) {
         let members: Vec<PeerId> = (0..n).map(|_| PeerId::random()).collect();
         let t0 = Instant::now();
-        let mut m = Machine::new(
+        let m = Machine::new(
             Config {
                 handoff: HANDOFF,
                 resume: RESUME,
                 steps: STEPS,
                 members: members.clone(),
                 me: members[0],
+                relayed: relayed.iter().map(|&i| members[i]).collect(),
             },
             t0,
         );
+        (m, members, t0)
+    }
+
+    /// A node of a run of `n` members, started at `t0`, with every other member verified.
+    fn machine(n: usize) -> (Machine<u64>, Vec<PeerId>, Instant) {
+        let (mut m, members, t0) = fresh(n, &[]);
         for p in &members[1..] {
             m.verified(*p);
         }
@@ -991,15 +1015,70 @@ mod tests {
 
     #[test]
     fn a_dial_failure_counts_only_after_the_startup_grace() {
-        let (mut m, p, t0) = machine(3);
-        m.closed(p[1], t0);
+        let (mut m, p, t0) = fresh(3, &[]);
         m.dial_failed(p[2], t0 + ms(10));
         assert!(!m.is_down(&p[2], t0 + ms(10)));
-        m.dial_failed(p[2], t0 + HANDOFF + ms(1));
-        m.closed(p[2], t0 + HANDOFF + ms(1));
-        assert!(m.is_down(&p[2], t0 + HANDOFF + ms(1)));
+        let t = t0 + HANDOFF + ms(1);
+        m.dial_failed(p[2], t);
+        assert!(m.is_down(&p[2], t));
         // Down and not connected: until it verifies, not only for AVOID_FOR.
-        assert!(m.is_down(&p[2], t0 + HANDOFF + AVOID_FOR * 2));
+        assert!(m.is_down(&p[2], t + AVOID_FOR * 2));
+        // And said to the others with the next token.
+        assert_eq!(m.advice(&p[1], t).len(), 1);
+    }
+
+    #[test]
+    fn a_dial_failure_of_a_member_behind_a_relay_is_waited_for() {
+        // Member 2 is listed at a relayed address, member 1 at a direct one; both dials fail
+        // after the start-up grace.
+        let (mut m, p, t0) = fresh(3, &[2]);
+        let t = t0 + HANDOFF + ms(1);
+        m.dial_failed(p[1], t);
+        m.dial_failed(p[2], t);
+        assert!(m.is_down(&p[1], t));
+        // Member 2's reservation may be on its way: not down, not advised to others, and a token
+        // drawn for it is handed to it (dialled), not re-routed.
+        assert!(!m.is_down(&p[2], t));
+        assert!(m.advice(&p[1], t).iter().all(|a| a.member != 2));
+        assert_eq!(m.stepped(Some((1, p[2])), t), None);
+        assert_eq!(m.poll(t, none), vec![Action::Dial(p[2])]);
+        // Its next dial fails too: still waited for, until the hand-off timeout after the first
+        // failure (a state change custody wakes up for).
+        m.dial_failed(p[2], t + DIAL_RECEIVER_EVERY);
+        assert!(!m.is_down(&p[2], t + HANDOFF - ms(1)));
+        assert!(!rerouted(&m.poll(t + HANDOFF - ms(1), none)));
+        assert_eq!(m.next_deadline(t + HANDOFF - ms(1)), Some(t + HANDOFF));
+        // It never came: down, the token goes elsewhere, and the others are told.
+        assert!(m.is_down(&p[2], t + HANDOFF));
+        assert_eq!(m.poll(t + HANDOFF, none), reroute_avoiding(&[p[1], p[2]]));
+        assert!(m.advice(&p[1], t + HANDOFF).iter().any(|a| a.member == 2));
+
+        // Another run: the relayed connection comes up within the hand-off timeout. The member
+        // was never down, and takes the token.
+        let (mut m, p, t0) = fresh(3, &[2]);
+        let t = t0 + HANDOFF + ms(1);
+        m.dial_failed(p[2], t);
+        assert_eq!(m.stepped(Some((1, p[2])), t), None);
+        assert_eq!(m.poll(t, none), vec![Action::Dial(p[2])]);
+        assert!(!m.verified(p[2]));
+        assert!(!m.is_down(&p[2], t + HANDOFF * 2));
+        assert_eq!(
+            m.poll(t + ms(600), all),
+            vec![Action::Send { to: p[2], seq: 1 }]
+        );
+    }
+
+    #[test]
+    fn a_failed_dial_beside_a_connection_is_no_news() {
+        // Member 1 is connected and verified; a dial to it fails (a hole punch over its relayed
+        // connection, or an address of it that does not answer).
+        let (mut m, p, t0) = machine(3);
+        let t = t0 + HANDOFF + ms(1);
+        m.dial_failed(p[1], t);
+        assert!(!m.is_down(&p[1], t));
+        assert!(m.advice(&p[2], t).is_empty());
+        assert_eq!(m.stepped(Some((1, p[1])), t), None);
+        assert_eq!(m.poll(t, all), vec![Action::Send { to: p[1], seq: 1 }]);
     }
 
     #[test]

@@ -18,18 +18,27 @@ use libp2p::{Multiaddr, PeerId, autonat, dcutr, relay};
 use super::{Node, member_name};
 use crate::reach::Via;
 
-/// A relayed address the node listens on, and its listener while open.
+/// A relayed address the node listens on, its relay, and its listener while open.
 #[derive(Debug)]
 pub(super) struct Circuit {
     pub(super) addr: Multiaddr,
+    pub(super) relay: Option<PeerId>,
     pub(super) listener: Option<ListenerId>,
 }
 
 impl Node<'_> {
-    /// Records how a connection with `peer` was made, says it for a member, and closes the
-    /// member's relayed connections once a direct one is open.
+    /// Records how a connection with `peer` was made, says it for a member, closes the member's
+    /// relayed connections once a direct one is open, and asks for the reservations on `peer`
+    /// that are missing when it is a relay of ours.
     pub(super) fn connected(&mut self, peer: PeerId, id: ConnectionId, endpoint: &ConnectedPoint) {
         let via = self.links.established(id, peer, endpoint);
+        // A reservation asked for while this connection was being dialled was given up at once
+        // (the relay client's own dial is not made while another dial of the relay is under
+        // way): ask again now that the relay is connected, rather than at the next redial.
+        let relay = |c: &Circuit| c.listener.is_none() && c.relay == Some(peer);
+        if via == Via::Direct && self.circuits.iter().any(relay) {
+            self.listen_on_circuits();
+        }
         let Some(index) = self.member_index(&peer) else {
             return;
         };
@@ -67,12 +76,24 @@ impl Node<'_> {
         }
     }
 
-    /// A listener closed: a relayed one is opened again at the next redial.
+    /// A listener closed: a relayed one is opened again once the relay is connected, or at the
+    /// next redial. It closes without an error when the node has no connection to the relay
+    /// (the relay client's dial failed or was not made, or the connection closed), with one when
+    /// the relay refused the reservation.
     pub(super) fn listener_closed(&mut self, id: ListenerId, reason: Result<(), std::io::Error>) {
         if let Some(c) = self.circuits.iter_mut().find(|c| c.listener == Some(id)) {
             c.listener = None;
-            let error = reason.err().map(|e| e.to_string()).unwrap_or_default();
-            tracing::info!(addr = %c.addr, %error, "reservation on the relay ended; making it again");
+            match reason {
+                Ok(()) => tracing::info!(
+                    addr = %c.addr,
+                    "no reservation on the relay: not connected to it (yet); making it again once connected"
+                ),
+                Err(error) => tracing::info!(
+                    addr = %c.addr,
+                    %error,
+                    "reservation on the relay ended; making it again"
+                ),
+            }
         }
     }
 

@@ -8,8 +8,8 @@ use dpwalk_core::data::Dataset;
 use dpwalk_core::params::AdmmParams;
 use dpwalk_core::problem::{LocalProx, Loss, Problem};
 use dpwalk_privacy::ledger::Budget;
-use libp2p::Multiaddr;
-use std::collections::{HashMap, VecDeque};
+use libp2p::{Multiaddr, PeerId};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Instant;
 
 use super::connections::{address_book, eager_neighbours};
@@ -195,6 +195,7 @@ impl<'a> Node<'a> {
         let circuits = reach::circuit_listen_addrs(&own_addrs(run, loaded.index), me)
             .into_iter()
             .map(|addr| Circuit {
+                relay: reach::relays([&addr]).first().map(|(peer, _)| *peer),
                 addr,
                 listener: None,
             })
@@ -225,6 +226,7 @@ impl<'a> Node<'a> {
                     steps: run.steps(),
                     members: run.members().iter().map(|m| m.peer).collect(),
                     me,
+                    relayed: relayed_members(run),
                 },
                 Instant::now(),
             ),
@@ -302,6 +304,20 @@ impl<'a> Node<'a> {
         }
         Ok(())
     }
+}
+
+/// The members listed at a relayed address (custody waits for their reservations).
+fn relayed_members(run: &Run) -> HashSet<PeerId> {
+    run.members()
+        .iter()
+        .filter(|m| {
+            m.addrs
+                .iter()
+                .filter_map(|a| a.parse::<Multiaddr>().ok())
+                .any(|a| reach::is_relayed(&a))
+        })
+        .map(|m| m.peer)
+        .collect()
 }
 
 /// Member `index`'s own run-file addresses that parse (the others are said by

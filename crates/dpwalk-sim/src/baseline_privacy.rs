@@ -171,8 +171,13 @@ impl Account {
 
     /// The local-view curve of the whole run, `None` without noise.
     pub fn curve(&self, orders: &Orders, method: &Method) -> Option<RdpCurve> {
+        self.curve_over(orders, method, self.rounds)
+    }
+
+    /// The local-view curve of the first `rounds` rounds, `None` without noise.
+    pub fn curve_over(&self, orders: &Orders, method: &Method, rounds: u64) -> Option<RdpCurve> {
         let knob = self.accountant_knob(method)?;
-        self.baseline.spent(orders, knob, self.rounds).ok()
+        self.baseline.spent(orders, knob, rounds).ok()
     }
 
     /// The curve of one round, `None` without noise.
@@ -189,7 +194,22 @@ impl Account {
         delta: f64,
         conversion: Conversion,
     ) -> Option<DpBound> {
-        self.curve(orders, method)?.to_dp(delta, conversion).ok()
+        self.bound_over(orders, method, self.rounds, delta, conversion)
+    }
+
+    /// The local-view `(ε, δ)` bound of the first `rounds` rounds (an audit's short runs),
+    /// `None` without noise.
+    pub fn bound_over(
+        &self,
+        orders: &Orders,
+        method: &Method,
+        rounds: u64,
+        delta: f64,
+        conversion: Conversion,
+    ) -> Option<DpBound> {
+        self.curve_over(orders, method, rounds)?
+            .to_dp(delta, conversion)
+            .ok()
     }
 
     /// The scenario's knob with the least noise that makes the run `(epsilon, delta)`-DP in the

@@ -28,7 +28,7 @@ use dpwalk_privacy::budget::{PLAN_QUANTILE, Policy};
 use dpwalk_privacy::calibrate::{REL_TOL, View, account, calibrate};
 use dpwalk_privacy::ledger::Budget as BudgetTarget;
 use dpwalk_privacy::network::{Charges, HittingOptions};
-use dpwalk_privacy::rdp::{Conversion, Orders};
+use dpwalk_privacy::rdp::{Conversion, DpBound, Orders};
 use dpwalk_privacy::walk::{
     ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, NETWORK_ONE_CONTRIBUTION, Passage, Setup,
     UserFigures, all_users, pair_epsilons, planned_contributions,
@@ -150,6 +150,17 @@ impl PrivacyContext {
     /// The accounting of a baseline point (`None` for dpwalk's own methods and fed-sgd).
     pub fn account(&self, point: &Point) -> Result<Option<Account>, ScenarioError> {
         Account::of(&self.baselines, &point.method, point.topology)
+    }
+
+    /// A baseline's local-view bound over its first `rounds` rounds (an audit's short runs), on
+    /// the orders, δ and conversion of every figure; `None` without noise.
+    pub fn baseline_bound(
+        &self,
+        account: &Account,
+        method: &Method,
+        rounds: u64,
+    ) -> Option<DpBound> {
+        account.bound_over(&self.orders, method, rounds, self.delta, self.conversion)
     }
 
     /// The orders, δ and conversion of every figure, with `noise`.

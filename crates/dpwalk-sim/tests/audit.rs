@@ -67,6 +67,7 @@ fn config(runs: usize, views: Vec<View>) -> Config {
         views,
         canary: CanaryKind::WhiteBox,
         steps: None,
+        contributions: 1,
         point: None,
         confidence: 0.95,
         quiet: true,

@@ -20,6 +20,7 @@
 
 use super::AuditError;
 use dpwalk_core::data::UserData;
+use dpwalk_core::params::SgdParams;
 use dpwalk_core::problem::{Loss, Problem, ProxScratch, Regularizer};
 use dpwalk_core::step::Algorithm;
 use serde::Serialize;
@@ -223,13 +224,7 @@ pub fn design(
     kind: CanaryKind,
     pick: Pick,
 ) -> Result<Canary, AuditError> {
-    let n = base.n_users();
-    if user >= n {
-        return Err(AuditError::Invalid(format!(
-            "--user {user} is not a user of the scenario (it has {n}: 0 to {})",
-            n.saturating_sub(1)
-        )));
-    }
+    check_user(base, user)?;
     let clip = algorithm.clip().ok_or_else(|| {
         AuditError::Invalid(
             "the scenario has no clip: there is no bound to audit (set algorithm.clip)".into(),
@@ -282,7 +277,30 @@ pub fn design(
             best
         }
     };
-    let unclipped_norm = norm(&update);
+    finish(base, kind, user, (scale, label), &update)
+}
+
+/// Refuses a canary user the scenario does not have.
+fn check_user(base: &UserData, user: usize) -> Result<(), AuditError> {
+    let n = base.n_users();
+    if user >= n {
+        return Err(AuditError::Invalid(format!(
+            "--user {user} is not a user of the scenario (it has {n}: 0 to {})",
+            n.saturating_sub(1)
+        )));
+    }
+    Ok(())
+}
+
+/// The canary of record `(s, y)` whose update from the zero state is `update`: its direction.
+fn finish(
+    base: &UserData,
+    kind: CanaryKind,
+    user: usize,
+    (scale, label): (f64, f64),
+    update: &[f64],
+) -> Result<Canary, AuditError> {
+    let unclipped_norm = norm(update);
     if !(unclipped_norm > 0.0 && unclipped_norm.is_finite()) {
         return Err(AuditError::Invalid(format!(
             "the canary record moves the model by {unclipped_norm}: nothing to audit"
@@ -318,6 +336,39 @@ pub fn build(
     kind: CanaryKind,
 ) -> Result<Worlds, AuditError> {
     let canary = design(base, loss, reg, algorithm, user, kind, Pick::Strongest)?;
+    worlds(base, loss, reg, canary)
+}
+
+/// The white-box canary of a method without a clip whose privacy proof bounds the features
+/// instead (penalty perturbation: `‖x‖ ≤ 1`): user `user`'s data replaced by the record
+/// `(±e_f, y)`, the largest the proof admits (`s = 1`). Only the record is forced: its update is
+/// whatever the method makes of it; the direction is its gradient step from the zero state.
+///
+/// # Errors
+/// A user out of range, a record that does not move the model.
+pub fn unit_record(
+    base: &UserData,
+    loss: Loss,
+    reg: Regularizer,
+    user: usize,
+) -> Result<Worlds, AuditError> {
+    check_user(base, user)?;
+    let unclipped = SgdParams::new(1.0, 0.0, None)
+        .map_err(|e| AuditError::Invalid(format!("the canary's probe: {e}")))?;
+    let record = (1.0, labels(loss)[0]);
+    let update = probe(loss, reg, &Algorithm::Sgd(unclipped), base, record)?;
+    let canary = finish(base, CanaryKind::WhiteBox, user, record, &update)?;
+    worlds(base, loss, reg, canary)
+}
+
+/// Worlds 0 and 1 of `canary` on `base`.
+fn worlds(
+    base: &UserData,
+    loss: Loss,
+    reg: Regularizer,
+    canary: Canary,
+) -> Result<Worlds, AuditError> {
+    let (kind, user) = (canary.kind, canary.user);
     let make = |sign: f64| {
         Problem::new(
             loss,

@@ -58,8 +58,12 @@ fn kind_name(method: &Method) -> &'static str {
     }
 }
 
-/// The two worlds of `method`'s canary (module docs).
-fn worlds(
+/// The two worlds of `method`'s canary for user `user` of `base` (module docs).
+///
+/// # Errors
+/// A canary the method cannot take (black box for pp-admm), no clip, a user out of range, a
+/// record that cannot reach the clip.
+pub fn worlds(
     base: &Problem,
     method: &Method,
     user: usize,
@@ -131,9 +135,13 @@ fn local_bound(
     })
 }
 
-/// One trial: `rounds` rounds from the zero state with run seed `seed`; the canary user's
-/// message of each round and the released model, on the canary direction.
-fn trial(
+/// One trial: `rounds` rounds from the zero state with run seed `seed` (user `l` draws from
+/// `node_rng(seed, l)`); the canary user's message of each round and the released model, on the
+/// canary direction, larger in world 1 (fed-sgd's message is a gradient: it is read negated).
+///
+/// # Errors
+/// A method that is not round-based, a round the baseline refuses.
+pub fn run_trial(
     problem: &Problem,
     topology: &Topology,
     method: &Method,
@@ -145,13 +153,18 @@ fn trial(
     let mut rngs: Vec<NodeRng> = (0..n as u64).map(|i| node_rng(seed, i)).collect();
     let mut runner = Runner::new(problem, topology, method)?.ok_or(RunError::NotRoundBased)?;
     runner.watch(canary.user);
+    let sign = if matches!(method, Method::FedSgd(_)) {
+        -1.0
+    } else {
+        1.0
+    };
     let mut out = Transcript::default();
     for r in 0..rounds {
         runner.round(problem, &mut rngs)?;
         let message = runner.message(canary.user).ok_or_else(|| {
             AuditError::Invalid(format!("no message of user {} was kept", canary.user))
         })?;
-        record(&mut out.tokens, r, canary.project(message));
+        record(&mut out.tokens, r, sign * canary.project(message));
     }
     let mut z = vec![0.0; problem.dim()];
     runner.model(&mut z)?;
@@ -210,7 +223,7 @@ pub(crate) fn audit_point(
         let runs: Result<Vec<Transcript>, AuditError> = (0..config.runs)
             .into_par_iter()
             .map(|r| {
-                let t = trial(
+                let t = run_trial(
                     problem,
                     &named.topology,
                     method,

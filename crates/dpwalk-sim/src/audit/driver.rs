@@ -382,15 +382,15 @@ pub fn audit(
     Ok(out)
 }
 
-/// The walk's algorithm at `point` (a baseline is refused).
+/// The walk's algorithm at `point` (a baseline is refused: the one-run mode audits walks only).
 ///
 /// # Errors
 /// [`AuditError::Invalid`] for a baseline.
 pub(crate) fn walk_algorithm(point: &Point) -> Result<Algorithm, AuditError> {
     point.method.walk().copied().ok_or_else(|| {
         AuditError::Invalid(format!(
-            "the audit runs dpwalk's walk (algorithm.kind = \"admm\" or \"dp-sgd\"); {} is a \
-             baseline, whose audit is not built yet",
+            "the one-run audit runs dpwalk's walk (algorithm.kind = \"admm\" or \"dp-sgd\"); {} \
+             is a baseline: audit it in two worlds (without --one-run)",
             point.method.describe()
         ))
     })

@@ -9,6 +9,9 @@
 // Test helpers abort the test on a failed set-up, as the tests themselves do.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod audit_common;
+
+use audit_common::config;
 use dpwalk_core::step::Algorithm;
 use dpwalk_privacy::Noise;
 use dpwalk_sim::audit::bound::bound;
@@ -57,21 +60,6 @@ fn load(sets: &[&str]) -> (LoadedScenario, Prepared) {
         LoadedScenario::new(scenario, PathBuf::from("."), "inline").expect("the scenario checks");
     let prepared = prepare(&loaded).expect("prepare");
     (loaded, prepared)
-}
-
-fn config(runs: usize, views: Vec<View>) -> Config {
-    Config {
-        runs,
-        user: 2,
-        observer: None,
-        views,
-        canary: CanaryKind::WhiteBox,
-        steps: None,
-        contributions: 1,
-        point: None,
-        confidence: 0.95,
-        quiet: true,
-    }
 }
 
 fn run(sets: &[&str], cfg: &Config) -> (Vec<PointAudit>, LoadedScenario, Prepared) {

@@ -12,6 +12,9 @@
 #[allow(dead_code)] // the shared helpers; this file needs `scenario` only
 mod common;
 
+mod audit_common;
+
+use audit_common::config;
 use dpwalk_core::baselines::dp_iadmm::Variant;
 use dpwalk_privacy::Noise;
 use dpwalk_privacy::network::Charges;
@@ -98,21 +101,6 @@ fn load(text: &str, sets: &[&str]) -> (LoadedScenario, Prepared) {
     let loaded = common::scenario(text, sets);
     let prepared = prepare(&loaded).expect("prepare");
     (loaded, prepared)
-}
-
-fn config(runs: usize, views: Vec<View>) -> Config {
-    Config {
-        runs,
-        user: 2,
-        observer: None,
-        views,
-        canary: CanaryKind::WhiteBox,
-        steps: None,
-        contributions: 1,
-        point: None,
-        confidence: 0.95,
-        quiet: true,
-    }
 }
 
 /// Every statistic of every view of `p` at or below its bound; returns the local first message's

@@ -133,8 +133,14 @@ fn a_white_box_canary_is_exactly_plus_or_minus_c_d() {
         panic!("admm")
     };
     let base = &prepared.problem;
-    let worlds =
-        canary::for_problem(base, point.method.walk().unwrap(), 2, CanaryKind::WhiteBox).unwrap();
+    let worlds = canary::for_problem(
+        base,
+        point.method.walk().unwrap(),
+        2,
+        CanaryKind::WhiteBox,
+        canary::Pick::Strongest,
+    )
+    .unwrap();
     let topology = &prepared.topologies[0].topology;
     let n = topology.n() as f64;
     for (w, problem) in worlds.problems.iter().enumerate() {

@@ -25,7 +25,7 @@
 
 use super::AuditError;
 use super::bound::Bound;
-use super::canary::{self, CanaryKind, Worlds};
+use super::canary::{self, CanaryKind, Pick, Worlds};
 use super::driver::{Activity, Config, PointAudit, Setting, trial_seed, view_audits};
 use super::estimate::Options;
 use super::statistic::View;
@@ -90,7 +90,15 @@ pub fn worlds(
     // baselines clips per-record gradients (ℓ₁ for dp-iadmm: an ℓ₂ norm above G₁ is an ℓ₁ one).
     let probe = SgdParams::new(1.0, 0.0, Some(clip))
         .map_err(|e| AuditError::Invalid(format!("the canary's probe: {e}")))?;
-    canary::build(data, loss, reg, &Algorithm::Sgd(probe), user, kind)
+    canary::build(
+        data,
+        loss,
+        reg,
+        &Algorithm::Sgd(probe),
+        user,
+        kind,
+        Pick::Strongest,
+    )
 }
 
 /// The accountant's local figure for `rounds` rounds of `point`'s method.

@@ -323,7 +323,8 @@ fn finish(
     })
 }
 
-/// Builds the two worlds for `user` of `base` (the scenario's users' data).
+/// Builds the two worlds for `user` of `base` (the scenario's users' data), the white-box record
+/// chosen by `pick`.
 ///
 /// # Errors
 /// As [`design`].
@@ -334,8 +335,9 @@ pub fn build(
     algorithm: &Algorithm,
     user: usize,
     kind: CanaryKind,
+    pick: Pick,
 ) -> Result<Worlds, AuditError> {
-    let canary = design(base, loss, reg, algorithm, user, kind, Pick::Strongest)?;
+    let canary = design(base, loss, reg, algorithm, user, kind, pick)?;
     worlds(base, loss, reg, canary)
 }
 
@@ -383,7 +385,9 @@ fn worlds(
     })
 }
 
-/// [`build`] for the users of `problem`, with its loss and regularizer.
+/// [`build`] for the users of `problem`, with its loss and regularizer: [`Pick::Strongest`]
+/// for one contribution from the zero state, [`Pick::Steadiest`] when the canary also
+/// contributes from the walk's state (composition).
 ///
 /// # Errors
 /// As [`build`].
@@ -392,6 +396,7 @@ pub fn for_problem(
     algorithm: &Algorithm,
     user: usize,
     kind: CanaryKind,
+    pick: Pick,
 ) -> Result<Worlds, AuditError> {
     build(
         problem.data(),
@@ -400,6 +405,7 @@ pub fn for_problem(
         algorithm,
         user,
         kind,
+        pick,
     )
 }
 
@@ -433,6 +439,7 @@ mod tests {
             &alg,
             1,
             CanaryKind::BlackBox,
+            Pick::Strongest,
         )
         .unwrap();
         let [a, b] = &w.problems;
@@ -449,6 +456,7 @@ mod tests {
             &alg,
             0,
             CanaryKind::WhiteBox,
+            Pick::Strongest,
         )
         .unwrap();
         assert_eq!(white.problems[1].data().records(0), 1);
@@ -469,6 +477,7 @@ mod tests {
                 &alg,
                 0,
                 CanaryKind::WhiteBox,
+                Pick::Strongest,
             )
             .unwrap();
             assert_eq!(w.canary.direction, vec![(2, 1.0)]);
@@ -479,6 +488,7 @@ mod tests {
                 &alg,
                 0,
                 CanaryKind::WhiteBox,
+                Pick::Strongest,
             )
             .unwrap();
             // The dedicated feature's column over the three classes.
@@ -495,6 +505,7 @@ mod tests {
                 &weak,
                 user,
                 CanaryKind::WhiteBox,
+                Pick::Strongest,
             )
             .unwrap_err()
         };

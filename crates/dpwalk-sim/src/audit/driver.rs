@@ -4,7 +4,7 @@
 
 use super::AuditError;
 use super::bound::{Bound, composed_bound};
-use super::canary::{self, Canary, CanaryKind};
+use super::canary::{self, Canary, CanaryKind, Pick};
 use super::estimate::{Estimate, Options, estimate};
 use super::statistic::{Statistic, View, scores};
 use super::trial::{Scratch, Transcript, World, run_trial};
@@ -443,8 +443,13 @@ fn audit_point(
     };
     let algorithm = walk_algorithm(point)?;
     let base = &prepared.problem;
-    let worlds = canary::for_problem(base, &algorithm, config.user, config.canary)?;
     let k = config.contributions;
+    let pick = if k > 1 {
+        Pick::Steadiest
+    } else {
+        Pick::Strongest
+    };
+    let worlds = canary::for_problem(base, &algorithm, config.user, config.canary, pick)?;
     let setup = accountant(prepared, &algorithm)?;
     let passage = prepared.privacy.passage(s, point);
     let start = Instant::now();

@@ -11,7 +11,7 @@
 
 mod audit_common;
 
-use audit_common::config;
+use audit_common::{SMALL, config};
 use dpwalk_core::step::Algorithm;
 use dpwalk_privacy::Noise;
 use dpwalk_sim::audit::bound::bound;
@@ -23,35 +23,6 @@ use dpwalk_sim::audit::trial::{Scratch, World, run_trial};
 use dpwalk_sim::scenario::{LoadedScenario, parse};
 use dpwalk_sim::simulate::{Prepared, prepare};
 use std::path::{Path, PathBuf};
-
-/// Eight users, two records each, p = 4 (+ the dedicated feature), a walk of 16 hops (2n).
-/// μ = 4C/σ = 2 on the first token: far from nothing, far from the ceiling of the runs.
-const SMALL: &str = r#"
-seed = 5
-users = 8
-steps = 16
-eval-every = 16
-
-[data]
-source = "synthetic-lasso"
-rows = 16
-dim = 4
-sparsity = 2
-
-[problem]
-loss = "squared"
-l1 = 0.01
-
-[algorithm]
-gamma = 2.0
-lambda = 0.5
-sigma = 1.0
-clip = 0.5
-lr = 0.1
-
-[privacy]
-delta = 1e-5
-"#;
 
 fn load(sets: &[&str]) -> (LoadedScenario, Prepared) {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();

@@ -14,7 +14,8 @@ mod common;
 
 mod audit_common;
 
-use audit_common::config;
+use audit_common::{SMALL, config};
+use common::LOGISTIC;
 use dpwalk_core::baselines::dp_iadmm::Variant;
 use dpwalk_privacy::Noise;
 use dpwalk_privacy::network::Charges;
@@ -28,77 +29,38 @@ use dpwalk_sim::method::Method;
 use dpwalk_sim::scenario::LoadedScenario;
 use dpwalk_sim::simulate::{Prepared, prepare};
 
-/// Eight users, two records each, p = 4 (+ the dedicated feature), squared loss, complete graph.
-const SQUARED: &str = r#"
-seed = 5
-users = 8
-steps = 80
-eval-every = 80
+/// The baselines' keys on the small walk of tests/audit.rs ([`SMALL`]): eight users, two
+/// records each, p = 4 (+ the dedicated feature), squared loss, complete graph, 10 rounds.
+const SQUARED: &[&str] = &[
+    "steps=80",
+    "eval-every=80",
+    "topology.kind=complete",
+    "algorithm.rho=1",
+    "algorithm.eta=1",
+    "algorithm.eta-schedule=constant",
+    "algorithm.inner-steps=1",
+    "algorithm.variant=objp",
+    "algorithm.eta-power=0",
+    "algorithm.clip-l1=0.5",
+    "algorithm.laplace-scale=0.1",
+];
 
-[data]
-source = "synthetic-lasso"
-rows = 16
-dim = 4
-sparsity = 2
+/// pp-admm on twelve users of one record of norm <= 1 each (logistic loss + l2, a 4-regular
+/// graph: what its proof covers), 4 rounds, ν = 4.
+const PP: &[&str] = &[
+    "users=12",
+    "data.rows=12",
+    "data.dim=3",
+    "steps=48",
+    "eval-every=48",
+    "algorithm.kind=pp-admm",
+    "algorithm.nu=4",
+];
 
-[problem]
-loss = "squared"
-l1 = 0.01
-
-[topology]
-kind = "complete"
-
-[algorithm]
-gamma = 2.0
-lambda = 0.5
-sigma = 1.0
-clip = 0.5
-lr = 0.1
-rho = 1.0
-eta = 1.0
-eta-schedule = "constant"
-inner-steps = 1
-variant = "objp"
-eta-power = 0.0
-clip-l1 = 0.5
-laplace-scale = 0.1
-
-[privacy]
-delta = 1e-5
-"#;
-
-/// Twelve users of one record of norm <= 1 each, logistic loss + l2, a 4-regular graph: what
-/// pp-admm's proof covers.
-const LOGISTIC: &str = r#"
-seed = 5
-users = 12
-steps = 48
-eval-every = 48
-
-[data]
-source = "synthetic-logistic"
-rows = 12
-dim = 3
-
-[problem]
-loss = "logistic"
-l2 = 0.05
-
-[topology]
-kind = "random-regular"
-degree = 4
-
-[algorithm]
-kind = "pp-admm"
-theta = 0.5
-nu = 4.0
-
-[privacy]
-delta = 1e-5
-"#;
-
-fn load(text: &str, sets: &[&str]) -> (LoadedScenario, Prepared) {
-    let loaded = common::scenario(text, sets);
+/// `text` with the overrides `base`, then `sets`.
+fn load(text: &str, base: &[&str], sets: &[&str]) -> (LoadedScenario, Prepared) {
+    let all: Vec<&str> = base.iter().chain(sets).copied().collect();
+    let loaded = common::scenario(text, &all);
     let prepared = prepare(&loaded).expect("prepare");
     (loaded, prepared)
 }
@@ -129,25 +91,47 @@ fn assert_below(label: &str, p: &PointAudit) -> f64 {
 #[test]
 fn measured_leakage_never_exceeds_the_baselines_bounds() {
     let views = vec![View::Local, View::Central];
-    let cases: &[(&str, &[&str], CanaryKind)] = &[
-        (SQUARED, &["algorithm.kind=fed-sgd"], CanaryKind::WhiteBox),
-        (SQUARED, &["algorithm.kind=fed-sgd"], CanaryKind::BlackBox),
-        (SQUARED, &["algorithm.kind=dp-iadmm"], CanaryKind::WhiteBox),
+    let cases: &[(&str, &[&str], &[&str], CanaryKind)] = &[
         (
+            SMALL,
+            SQUARED,
+            &["algorithm.kind=fed-sgd"],
+            CanaryKind::WhiteBox,
+        ),
+        (
+            SMALL,
+            SQUARED,
+            &["algorithm.kind=fed-sgd"],
+            CanaryKind::BlackBox,
+        ),
+        (
+            SMALL,
+            SQUARED,
+            &["algorithm.kind=dp-iadmm"],
+            CanaryKind::WhiteBox,
+        ),
+        (
+            SMALL,
             SQUARED,
             &["algorithm.kind=dp-iadmm", "algorithm.variant=objt"],
             CanaryKind::BlackBox,
         ),
-        (SQUARED, &["algorithm.kind=ipadmm"], CanaryKind::WhiteBox),
         (
+            SMALL,
+            SQUARED,
+            &["algorithm.kind=ipadmm"],
+            CanaryKind::WhiteBox,
+        ),
+        (
+            SMALL,
             SQUARED,
             &["algorithm.kind=ipadmm", "topology.kind=ring"],
             CanaryKind::WhiteBox,
         ),
-        (LOGISTIC, &[], CanaryKind::WhiteBox),
+        (LOGISTIC, PP, &[], CanaryKind::WhiteBox),
     ];
-    for &(text, sets, kind) in cases {
-        let (loaded, prepared) = load(text, sets);
+    for &(text, base, sets, kind) in cases {
+        let (loaded, prepared) = load(text, base, sets);
         let cfg = Config {
             canary: kind,
             ..config(6_000, views.clone())
@@ -175,7 +159,7 @@ fn a_white_box_canary_s_first_round_is_what_its_construction_forces() {
     for sets in cases {
         let mut sets = sets.to_vec();
         sets.push("problem.l1=0");
-        let (loaded, prepared) = load(SQUARED, &sets);
+        let (loaded, prepared) = load(SMALL, SQUARED, &sets);
         let point = loaded.points()[0];
         let method = point.method;
         let topology = &prepared.topologies[0].topology;
@@ -215,7 +199,7 @@ fn a_baseline_accounted_for_twice_its_noise_is_caught() {
     // One round, δ = 0.01: where the plain ε̂ is close to the truth with a few thousand runs.
     for kind in ["fed-sgd", "ipadmm"] {
         let set = format!("algorithm.kind={kind}");
-        let (loaded, prepared) = load(SQUARED, &[set.as_str(), "privacy.delta=0.01"]);
+        let (loaded, prepared) = load(SMALL, SQUARED, &[set.as_str(), "privacy.delta=0.01"]);
         let cfg = Config {
             steps: Some(1),
             ..config(10_000, vec![View::Local])
@@ -264,7 +248,6 @@ fn a_baseline_accounted_for_twice_its_noise_is_caught() {
 fn composition_stays_below_the_composed_bound_and_exceeds_one_contribution() {
     // The ADMM walk of tests/audit.rs with more noise, δ = 0.01, 64 hops: the canary contributes
     // at its first 4 visits (almost always all 4).
-    let walk = SQUARED.replace("steps = 80", "steps = 64");
     for (sets, topology) in [
         (
             ["algorithm.lambda=0.1", "topology.kind=complete"],
@@ -273,8 +256,8 @@ fn composition_stays_below_the_composed_bound_and_exceeds_one_contribution() {
         (["algorithm.lambda=1", "topology.kind=ring"], "ring"),
     ] {
         let mut sets = sets.to_vec();
-        sets.extend(["algorithm.sigma=4", "privacy.delta=0.01"]);
-        let (loaded, prepared) = load(&walk, &sets);
+        sets.extend(["steps=64", "algorithm.sigma=4", "privacy.delta=0.01"]);
+        let (loaded, prepared) = load(SMALL, SQUARED, &sets);
         let cfg = Config {
             contributions: 4,
             ..config(20_000, vec![View::Local, View::Network, View::Central])
@@ -315,14 +298,14 @@ fn point_sigma(loaded: &LoadedScenario) -> f64 {
 
 #[test]
 fn what_a_baseline_s_proof_does_not_cover_is_refused_with_a_reason() {
-    let (loaded, prepared) = load(LOGISTIC, &[]);
+    let (loaded, prepared) = load(LOGISTIC, PP, &[]);
     let cfg = Config {
         canary: CanaryKind::BlackBox,
         ..config(100, vec![View::Local])
     };
     let err = audit(&loaded, &prepared, &cfg).unwrap_err().to_string();
     assert!(err.contains("replaces one record"), "{err}");
-    let (loaded, prepared) = load(SQUARED, &["algorithm.kind=ipadmm"]);
+    let (loaded, prepared) = load(SMALL, SQUARED, &["algorithm.kind=ipadmm"]);
     let err = audit(&loaded, &prepared, &config(100, vec![View::Network]))
         .unwrap_err()
         .to_string();

@@ -218,6 +218,12 @@ pub(crate) fn audit_point(
             "no network view for a baseline: auditing local and central"
         );
     }
+    if config.contributions > 1 {
+        tracing::warn!(
+            kind = name,
+            "--contributions is for the walk: a baseline's users contribute every round ({rounds} here)"
+        );
+    }
     if !method.is_noisy() {
         return Err(AuditError::Invalid(format!(
             "kind = \"{name}\" adds no noise: no guarantee to audit"

@@ -57,9 +57,17 @@ pub struct AuditArgs {
     /// box: a record planted among user i's data.
     #[arg(long, value_enum, default_value = "white-box")]
     canary: CanaryArg,
-    /// Hops of each trial [default: min(scenario steps, 2 × users)].
+    /// Hops of each trial [default: min(scenario steps, 2 × users × contributions)]; rounds of
+    /// each trial of a baseline (fed-sgd, dp-iadmm, ipadmm, pp-admm) [default: min(scenario
+    /// rounds, 4)].
     #[arg(long)]
     steps: Option<u64>,
+    /// Composition: the canary user contributes at its first K visits (not only at hop 0); the
+    /// bound is the accountant's for K contributions, and a `composed` statistic sums the first
+    /// value each attacker sees after each contribution. The walk only (a baseline's users
+    /// contribute every round).
+    #[arg(long, default_value_t = 1, conflicts_with = "one_run")]
+    contributions: u64,
     /// Audit only this sweep point (0-based) [default: every point].
     #[arg(long)]
     point: Option<usize>,
@@ -199,6 +207,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<()> {
         views: views(args.view),
         canary: canary_kind(args.canary),
         steps: args.steps,
+        contributions: args.contributions,
         point: args.point,
         confidence: args.confidence,
         quiet: args.quiet,
@@ -223,7 +232,7 @@ fn print_table(points: &[PointAudit], out: &std::path::Path) {
         100.0 * confidence
     );
     println!(
-        "{:>5} {:<7} {:>9} {:<8} {:<14} {:>9} {:>9} {:>9}  bound is",
+        "{:>5} {:<8} {:>9} {:<8} {:<14} {:>9} {:>9} {:>9}  bound is",
         "point", "alg", "sigma", "view", "statistic", "eps_hat", "GDP", "bound"
     );
     let mut exceeded = false;
@@ -232,7 +241,7 @@ fn print_table(points: &[PointAudit], out: &std::path::Path) {
             for s in &v.statistics {
                 exceeded |= s.exceeds_bound;
                 println!(
-                    "{:>5} {:<7} {:>9.4} {:<8} {:<14} {:>9.4} {:>9.4} {:>9}  {}{}",
+                    "{:>5} {:<8} {:>9.4} {:<8} {:<14} {:>9.4} {:>9.4} {:>9}  {}{}",
                     p.setting.point,
                     p.setting.algorithm,
                     p.setting.sigma,
@@ -250,6 +259,17 @@ fn print_table(points: &[PointAudit], out: &std::path::Path) {
                 );
             }
         }
+        if p.contributions.mean_clipped.is_none() {
+            println!(
+                "      user {} ({} canary, every message read), {} rounds, {} trials/world, {:.0} trials/s",
+                p.canary.user,
+                p.canary.kind.as_str(),
+                p.setting.steps,
+                p.runs,
+                p.trials_per_second
+            );
+            continue;
+        }
         println!(
             "      user {} ({} canary), observer {}, {} hops, {} trials/world, token reached the observer in {:.1}% of trials, {:.0} trials/s",
             p.canary.user,
@@ -260,6 +280,14 @@ fn print_table(points: &[PointAudit], out: &std::path::Path) {
             100.0 * p.arrival_rate,
             p.trials_per_second
         );
+        if p.contributions.bound_for > 1 {
+            println!(
+                "      composition: at most {} contributions of the canary, {:.2} made per trial on average ({:.2} clipped)",
+                p.contributions.bound_for,
+                p.contributions.mean,
+                p.contributions.mean_clipped.unwrap_or(f64::NAN)
+            );
+        }
     }
     if exceeded {
         println!(

@@ -57,7 +57,14 @@ fn trials_100_users(b: Bencher) {
     let point = loaded.points()[0];
     let algorithm = *point.method.walk().unwrap();
     let base = &prepared.problem;
-    let worlds = canary::for_problem(base, &algorithm, 0, CanaryKind::WhiteBox).unwrap();
+    let worlds = canary::for_problem(
+        base,
+        &algorithm,
+        0,
+        CanaryKind::WhiteBox,
+        canary::Pick::Strongest,
+    )
+    .unwrap();
     let problem = &worlds.problems[1];
     let world = World::new(
         problem,

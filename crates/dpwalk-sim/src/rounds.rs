@@ -27,8 +27,9 @@ use dpwalk_core::rng::{NodeRng, node_rng};
 use dpwalk_core::topology::Topology;
 use std::time::Instant;
 
-/// A baseline's state, one variant per family.
-enum Runner<'a> {
+/// A baseline's state, one variant per family (also driven by the audit's trials,
+/// `crate::audit::baseline`).
+pub(crate) enum Runner<'a> {
     FedSgd(FedSgd),
     DpIadmm(DpIadmm),
     Ipadmm(Ipadmm<'a>),
@@ -37,7 +38,7 @@ enum Runner<'a> {
 
 impl<'a> Runner<'a> {
     /// The state at round 0; `None` for dpwalk's own methods (the walk's [`crate::run::run`]).
-    fn new(
+    pub(crate) fn new(
         problem: &'a Problem,
         topology: &Topology,
         method: &Method,
@@ -53,7 +54,11 @@ impl<'a> Runner<'a> {
     }
 
     /// One round; returns how many gradients the clip scaled down.
-    fn round(&mut self, problem: &Problem, rngs: &mut [NodeRng]) -> Result<u64, RunError> {
+    pub(crate) fn round(
+        &mut self,
+        problem: &Problem,
+        rngs: &mut [NodeRng],
+    ) -> Result<u64, RunError> {
         Ok(match self {
             Runner::FedSgd(r) => r.round(problem, rngs)?.clipped as u64,
             Runner::DpIadmm(r) => r.round(problem, rngs)?.clipped as u64,
@@ -66,7 +71,7 @@ impl<'a> Runner<'a> {
     }
 
     /// The released model: the server's, or the average of the last broadcasts.
-    fn model(&self, out: &mut [f64]) -> Result<(), RunError> {
+    pub(crate) fn model(&self, out: &mut [f64]) -> Result<(), RunError> {
         match self {
             Runner::FedSgd(r) => out.copy_from_slice(r.model()),
             Runner::DpIadmm(r) => out.copy_from_slice(r.model()),
@@ -74,6 +79,26 @@ impl<'a> Runner<'a> {
             Runner::PpAdmm(r) => r.exchange().average(out)?,
         }
         Ok(())
+    }
+
+    /// Starts keeping `user`'s messages (federated DP-SGD keeps only a watched agent's; the
+    /// others' messages are their state). Call before the first round.
+    pub(crate) fn watch(&mut self, user: usize) {
+        if let Runner::FedSgd(r) = self {
+            r.watch(user);
+        }
+    }
+
+    /// What `user` sent in the last round, as an eavesdropper on its links reads it: its
+    /// gradient message (federated DP-SGD, [`Runner::watch`]ed), its iterate `z_p` (DP-IADMM),
+    /// its broadcast (IPADMM, penalty perturbation). `None` for an unwatched federated agent.
+    pub(crate) fn message(&self, user: usize) -> Option<&[f64]> {
+        match self {
+            Runner::FedSgd(r) => r.watched(),
+            Runner::DpIadmm(r) => r.agents().get(user).map(|a| a.z()),
+            Runner::Ipadmm(r) => Some(r.exchange().broadcast(user)),
+            Runner::PpAdmm(r) => Some(r.exchange().broadcast(user)),
+        }
     }
 
     /// Bytes sent over all links in one round.

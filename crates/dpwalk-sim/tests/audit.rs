@@ -9,6 +9,9 @@
 // Test helpers abort the test on a failed set-up, as the tests themselves do.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod audit_common;
+
+use audit_common::{SMALL, config};
 use dpwalk_core::step::Algorithm;
 use dpwalk_privacy::Noise;
 use dpwalk_sim::audit::bound::bound;
@@ -21,35 +24,6 @@ use dpwalk_sim::scenario::{LoadedScenario, parse};
 use dpwalk_sim::simulate::{Prepared, prepare};
 use std::path::{Path, PathBuf};
 
-/// Eight users, two records each, p = 4 (+ the dedicated feature), a walk of 16 hops (2n).
-/// μ = 4C/σ = 2 on the first token: far from nothing, far from the ceiling of the runs.
-const SMALL: &str = r#"
-seed = 5
-users = 8
-steps = 16
-eval-every = 16
-
-[data]
-source = "synthetic-lasso"
-rows = 16
-dim = 4
-sparsity = 2
-
-[problem]
-loss = "squared"
-l1 = 0.01
-
-[algorithm]
-gamma = 2.0
-lambda = 0.5
-sigma = 1.0
-clip = 0.5
-lr = 0.1
-
-[privacy]
-delta = 1e-5
-"#;
-
 fn load(sets: &[&str]) -> (LoadedScenario, Prepared) {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let scenario = parse(SMALL, Path::new("inline.toml"), &sets).expect("parses");
@@ -57,20 +31,6 @@ fn load(sets: &[&str]) -> (LoadedScenario, Prepared) {
         LoadedScenario::new(scenario, PathBuf::from("."), "inline").expect("the scenario checks");
     let prepared = prepare(&loaded).expect("prepare");
     (loaded, prepared)
-}
-
-fn config(runs: usize, views: Vec<View>) -> Config {
-    Config {
-        runs,
-        user: 2,
-        observer: None,
-        views,
-        canary: CanaryKind::WhiteBox,
-        steps: None,
-        point: None,
-        confidence: 0.95,
-        quiet: true,
-    }
 }
 
 fn run(sets: &[&str], cfg: &Config) -> (Vec<PointAudit>, LoadedScenario, Prepared) {
@@ -144,8 +104,14 @@ fn a_white_box_canary_is_exactly_plus_or_minus_c_d() {
         panic!("admm")
     };
     let base = &prepared.problem;
-    let worlds =
-        canary::for_problem(base, point.method.walk().unwrap(), 2, CanaryKind::WhiteBox).unwrap();
+    let worlds = canary::for_problem(
+        base,
+        point.method.walk().unwrap(),
+        2,
+        CanaryKind::WhiteBox,
+        canary::Pick::Strongest,
+    )
+    .unwrap();
     let topology = &prepared.topologies[0].topology;
     let n = topology.n() as f64;
     for (w, problem) in worlds.problems.iter().enumerate() {

@@ -5,6 +5,10 @@
 // Test helpers abort the test on a failed set-up, as the tests themselves do.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+#[allow(dead_code)] // the shared helpers; this file needs `SMALL` only
+mod audit_common;
+
+use audit_common::SMALL;
 use dpwalk_sim::audit::canary::CanaryKind;
 use dpwalk_sim::audit::one_run::{self, Config, OneRunPoint};
 use dpwalk_sim::audit::statistic::View;
@@ -12,36 +16,18 @@ use dpwalk_sim::scenario::{LoadedScenario, parse};
 use dpwalk_sim::simulate::prepare;
 use std::path::{Path, PathBuf};
 
-/// 200 users, two records each, p = 4 (+ one dedicated feature per canary).
-const SMALL: &str = r#"
-seed = 11
-users = 200
-steps = 800
-eval-every = 800
-
-[data]
-source = "synthetic-lasso"
-rows = 400
-dim = 4
-sparsity = 2
-
-[problem]
-loss = "squared"
-l1 = 0.01
-
-[algorithm]
-gamma = 2.0
-lambda = 0.5
-sigma = 1.0
-clip = 0.5
-lr = 0.1
-
-[privacy]
-delta = 1e-5
-"#;
+/// The two-world tests' small walk ([`SMALL`]) with 200 users, two records each, p = 4 (+ one
+/// dedicated feature per canary), 800 hops.
+const LARGER: &[&str] = &[
+    "seed=11",
+    "users=200",
+    "steps=800",
+    "eval-every=800",
+    "data.rows=400",
+];
 
 fn audit(sets: &[&str], config: &Config) -> Vec<OneRunPoint> {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let sets: Vec<String> = LARGER.iter().chain(sets).map(|s| s.to_string()).collect();
     let scenario = parse(SMALL, Path::new("inline.toml"), &sets).expect("parses");
     let loaded = LoadedScenario::new(scenario, PathBuf::from("."), "inline").unwrap();
     let prepared = prepare(&loaded).expect("prepare");
@@ -137,7 +123,7 @@ fn one_run_files_are_written_and_bad_requests_refused() {
     assert_eq!(json["points"][0]["observer"], 199);
     std::fs::remove_dir_all(&dir).unwrap();
 
-    let sets: Vec<String> = Vec::new();
+    let sets: Vec<String> = LARGER.iter().map(|s| s.to_string()).collect();
     let scenario = parse(SMALL, Path::new("inline.toml"), &sets).unwrap();
     let loaded = LoadedScenario::new(scenario, PathBuf::from("."), "inline").unwrap();
     let prepared = prepare(&loaded).unwrap();

@@ -7,39 +7,10 @@
 
 mod common;
 
-use common::{LASSO, final_gap, scenario};
+use common::{LASSO, LOGISTIC, final_gap, scenario};
 use dpwalk_sim::scenario::{LoadedScenario, parse};
 use dpwalk_sim::simulate::{prepare, simulate};
 use std::path::{Path, PathBuf};
-
-/// Logistic + ℓ₂ with rows of norm ≤ 1 (what pp-admm's proof needs), one record per user.
-const LOGISTIC: &str = r#"
-seed = 5
-users = 40
-steps = 40000
-eval-every = 40000
-
-[data]
-source = "synthetic-logistic"
-rows = 40
-dim = 5
-
-[problem]
-loss = "logistic"
-l2 = 0.05
-
-[topology]
-kind = "random-regular"
-degree = 4
-
-[algorithm]
-rho = 0.2
-eta = 0.5
-eta-schedule = "constant"
-clip = 1e6
-theta = 0.5
-lr = 1.0
-"#;
 
 fn assert_converges(text: &str, kind: &str, extra: &[&str]) {
     let mut sets = vec![format!("algorithm.kind={kind}")];

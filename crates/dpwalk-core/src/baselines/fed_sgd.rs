@@ -26,6 +26,8 @@ pub struct FedSgd {
     g: Vec<f64>,
     eta: Vec<f64>,
     mean: Vec<f64>,
+    /// The agent whose message of the last round is kept (an auditor's eavesdropper), and it.
+    watched: Option<(usize, Vec<f64>)>,
 }
 
 /// What one round did, for metrics.
@@ -50,6 +52,7 @@ impl FedSgd {
             g: vec![0.0; dim],
             eta: vec![0.0; dim],
             mean: vec![0.0; dim],
+            watched: None,
         })
     }
 
@@ -78,6 +81,9 @@ impl FedSgd {
                 &mut self.eta,
             )?;
             clipped += usize::from(c.clipped);
+            if let Some((_, message)) = self.watched.as_mut().filter(|(a, _)| *a == user) {
+                message.copy_from_slice(&self.g);
+            }
             for (m, &gk) in self.mean.iter_mut().zip(&self.g) {
                 *m += inv_n * gk;
             }
@@ -89,6 +95,18 @@ impl FedSgd {
         problem.regularizer().prox(lr, &self.mean, &mut self.w);
         self.rounds += 1;
         Ok(FedSgdRound { clipped })
+    }
+
+    /// Keeps agent `agent`'s message `g_i` of every round from now on (what an eavesdropper on
+    /// its link reads; the audit's local view). Changes nothing else of the run.
+    pub fn watch(&mut self, agent: usize) {
+        self.watched = Some((agent, vec![0.0; self.w.len()]));
+    }
+
+    /// The watched agent's message of the last round (zeros before the first), `None` when no
+    /// agent is watched.
+    pub fn watched(&self) -> Option<&[f64]> {
+        self.watched.as_ref().map(|(_, m)| m.as_slice())
     }
 
     /// The model `w`.

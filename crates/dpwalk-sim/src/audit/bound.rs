@@ -15,7 +15,9 @@
 use super::statistic::View;
 use dpwalk_privacy::PrivacyError;
 use dpwalk_privacy::network::Charges;
-use dpwalk_privacy::walk::{ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Passage, Setup, user_figures};
+use dpwalk_privacy::walk::{
+    ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, NETWORK_ONE_CONTRIBUTION, Passage, Setup, user_figures,
+};
 use serde::Serialize;
 
 /// An upper bound from the accountant, and what it rests on.
@@ -52,11 +54,35 @@ pub fn bound(
     steps: u64,
     view: View,
 ) -> Result<Bound, PrivacyError> {
-    let figures = user_figures(setup, passage, user, &Charges::at_steps([0], steps))?;
+    composed_bound(setup, passage, user, steps, view, 1)
+}
+
+/// [`bound`] for up to `contributions` contributions of the user (the composition mode): the
+/// local view composes them (proved: the eavesdropper sees every increment, adaptive composition
+/// applies); no network figure is proved for more than one
+/// ([`dpwalk_privacy::walk::NETWORK_ONE_CONTRIBUTION`]), so every view is compared with the
+/// composed local figure, which holds for every observer.
+///
+/// # Errors
+/// The accountant refuses its inputs.
+pub fn composed_bound(
+    setup: &Setup,
+    passage: Option<&Passage>,
+    user: usize,
+    steps: u64,
+    view: View,
+    contributions: u64,
+) -> Result<Bound, PrivacyError> {
+    let k = contributions.max(1);
+    let figures = user_figures(setup, passage, user, &Charges::at_steps(0..k, steps))?;
     let local = Bound {
         epsilon: figures.local.epsilon,
         order: figures.local.order,
-        figure: "local view, one contribution (proved)",
+        figure: if k == 1 {
+            "local view, one contribution (proved)"
+        } else {
+            "local view, the contributions composed (proved); no network figure is proved for several"
+        },
         assumptions: Vec::new(),
         note: None,
     };
@@ -72,7 +98,11 @@ pub fn bound(
         (View::Network | View::Central, Some(n)) => n,
         (View::Network, None) => Bound {
             figure: "local view (holds for every observer): no network bound is proved for this walk",
-            note: Some(ADMM_NETWORK_WITHDRAWN),
+            note: Some(if k > 1 {
+                NETWORK_ONE_CONTRIBUTION
+            } else {
+                ADMM_NETWORK_WITHDRAWN
+            }),
             ..local
         },
         (View::Central, None) => Bound {

@@ -20,6 +20,7 @@
 
 use super::AuditError;
 use dpwalk_core::data::UserData;
+use dpwalk_core::params::SgdParams;
 use dpwalk_core::problem::{Loss, Problem, ProxScratch, Regularizer};
 use dpwalk_core::step::Algorithm;
 use serde::Serialize;
@@ -223,13 +224,7 @@ pub fn design(
     kind: CanaryKind,
     pick: Pick,
 ) -> Result<Canary, AuditError> {
-    let n = base.n_users();
-    if user >= n {
-        return Err(AuditError::Invalid(format!(
-            "--user {user} is not a user of the scenario (it has {n}: 0 to {})",
-            n.saturating_sub(1)
-        )));
-    }
+    check_user(base, user)?;
     let clip = algorithm.clip().ok_or_else(|| {
         AuditError::Invalid(
             "the scenario has no clip: there is no bound to audit (set algorithm.clip)".into(),
@@ -282,7 +277,30 @@ pub fn design(
             best
         }
     };
-    let unclipped_norm = norm(&update);
+    finish(base, kind, user, (scale, label), &update)
+}
+
+/// Refuses a canary user the scenario does not have.
+fn check_user(base: &UserData, user: usize) -> Result<(), AuditError> {
+    let n = base.n_users();
+    if user >= n {
+        return Err(AuditError::Invalid(format!(
+            "--user {user} is not a user of the scenario (it has {n}: 0 to {})",
+            n.saturating_sub(1)
+        )));
+    }
+    Ok(())
+}
+
+/// The canary of record `(s, y)` whose update from the zero state is `update`: its direction.
+fn finish(
+    base: &UserData,
+    kind: CanaryKind,
+    user: usize,
+    (scale, label): (f64, f64),
+    update: &[f64],
+) -> Result<Canary, AuditError> {
+    let unclipped_norm = norm(update);
     if !(unclipped_norm > 0.0 && unclipped_norm.is_finite()) {
         return Err(AuditError::Invalid(format!(
             "the canary record moves the model by {unclipped_norm}: nothing to audit"
@@ -305,7 +323,8 @@ pub fn design(
     })
 }
 
-/// Builds the two worlds for `user` of `base` (the scenario's users' data).
+/// Builds the two worlds for `user` of `base` (the scenario's users' data), the white-box record
+/// chosen by `pick`.
 ///
 /// # Errors
 /// As [`design`].
@@ -316,8 +335,42 @@ pub fn build(
     algorithm: &Algorithm,
     user: usize,
     kind: CanaryKind,
+    pick: Pick,
 ) -> Result<Worlds, AuditError> {
-    let canary = design(base, loss, reg, algorithm, user, kind, Pick::Strongest)?;
+    let canary = design(base, loss, reg, algorithm, user, kind, pick)?;
+    worlds(base, loss, reg, canary)
+}
+
+/// The white-box canary of a method without a clip whose privacy proof bounds the features
+/// instead (penalty perturbation: `‖x‖ ≤ 1`): user `user`'s data replaced by the record
+/// `(±e_f, y)`, the largest the proof admits (`s = 1`). Only the record is forced: its update is
+/// whatever the method makes of it; the direction is its gradient step from the zero state.
+///
+/// # Errors
+/// A user out of range, a record that does not move the model.
+pub fn unit_record(
+    base: &UserData,
+    loss: Loss,
+    reg: Regularizer,
+    user: usize,
+) -> Result<Worlds, AuditError> {
+    check_user(base, user)?;
+    let unclipped = SgdParams::new(1.0, 0.0, None)
+        .map_err(|e| AuditError::Invalid(format!("the canary's probe: {e}")))?;
+    let record = (1.0, labels(loss)[0]);
+    let update = probe(loss, reg, &Algorithm::Sgd(unclipped), base, record)?;
+    let canary = finish(base, CanaryKind::WhiteBox, user, record, &update)?;
+    worlds(base, loss, reg, canary)
+}
+
+/// Worlds 0 and 1 of `canary` on `base`.
+fn worlds(
+    base: &UserData,
+    loss: Loss,
+    reg: Regularizer,
+    canary: Canary,
+) -> Result<Worlds, AuditError> {
+    let (kind, user) = (canary.kind, canary.user);
     let make = |sign: f64| {
         Problem::new(
             loss,
@@ -332,7 +385,9 @@ pub fn build(
     })
 }
 
-/// [`build`] for the users of `problem`, with its loss and regularizer.
+/// [`build`] for the users of `problem`, with its loss and regularizer: [`Pick::Strongest`]
+/// for one contribution from the zero state, [`Pick::Steadiest`] when the canary also
+/// contributes from the walk's state (composition).
 ///
 /// # Errors
 /// As [`build`].
@@ -341,6 +396,7 @@ pub fn for_problem(
     algorithm: &Algorithm,
     user: usize,
     kind: CanaryKind,
+    pick: Pick,
 ) -> Result<Worlds, AuditError> {
     build(
         problem.data(),
@@ -349,6 +405,7 @@ pub fn for_problem(
         algorithm,
         user,
         kind,
+        pick,
     )
 }
 
@@ -382,6 +439,7 @@ mod tests {
             &alg,
             1,
             CanaryKind::BlackBox,
+            Pick::Strongest,
         )
         .unwrap();
         let [a, b] = &w.problems;
@@ -398,6 +456,7 @@ mod tests {
             &alg,
             0,
             CanaryKind::WhiteBox,
+            Pick::Strongest,
         )
         .unwrap();
         assert_eq!(white.problems[1].data().records(0), 1);
@@ -418,6 +477,7 @@ mod tests {
                 &alg,
                 0,
                 CanaryKind::WhiteBox,
+                Pick::Strongest,
             )
             .unwrap();
             assert_eq!(w.canary.direction, vec![(2, 1.0)]);
@@ -428,6 +488,7 @@ mod tests {
                 &alg,
                 0,
                 CanaryKind::WhiteBox,
+                Pick::Strongest,
             )
             .unwrap();
             // The dedicated feature's column over the three classes.
@@ -444,6 +505,7 @@ mod tests {
                 &weak,
                 user,
                 CanaryKind::WhiteBox,
+                Pick::Strongest,
             )
             .unwrap_err()
         };

@@ -3,8 +3,8 @@
 //! accountant's bound.
 
 use super::AuditError;
-use super::bound::{Bound, bound};
-use super::canary::{self, Canary, CanaryKind};
+use super::bound::{Bound, composed_bound};
+use super::canary::{self, Canary, CanaryKind, Pick};
 use super::estimate::{Estimate, Options, estimate};
 use super::statistic::{Statistic, View, scores};
 use super::trial::{Scratch, Transcript, World, run_trial};
@@ -33,8 +33,13 @@ pub struct Config {
     pub views: Vec<View>,
     /// White or black box.
     pub canary: CanaryKind,
-    /// Hops of a trial; default: `min(steps, 2n)` of the scenario.
+    /// Hops of a trial; default: `min(steps, 2n·k)` of the scenario (`k` the contributions).
+    /// Rounds for a baseline; default: `min(rounds, 4)`.
     pub steps: Option<u64>,
+    /// The canary's contributions `k` on the walk (composition mode when above 1): it
+    /// contributes at its first `k` visits. Ignored by the baselines, whose users contribute
+    /// every round.
+    pub contributions: u64,
     /// Only this sweep point; default: every point.
     pub point: Option<usize>,
     /// Confidence of ε̂.
@@ -77,11 +82,12 @@ pub struct ViewAudit {
 pub struct Setting {
     /// Index among the scenario's points.
     pub point: usize,
-    /// `admm` or `dp-sgd`.
+    /// `admm`, `dp-sgd` or a baseline's kind.
     pub algorithm: &'static str,
-    /// σ (after calibration to the point's budget, if any).
+    /// σ (after calibration to the point's budget, if any); a baseline's noise knob (σ,
+    /// `laplace-scale` b, ν: `crate::method`).
     pub sigma: f64,
-    /// C.
+    /// C (a baseline's clip, `G₁` for dp-iadmm; `+∞` for pp-admm, which has none).
     pub clip: f64,
     /// λ (ADMM).
     pub lambda: f64,
@@ -91,11 +97,11 @@ pub struct Setting {
     pub topology: String,
     /// Users.
     pub users: usize,
-    /// Hops of each trial (of the one run).
+    /// Hops of each trial (of the one run); rounds for a baseline.
     pub steps: u64,
     /// The scenario seed the trials' seeds derive from.
     pub seed: u64,
-    /// The network observer.
+    /// The network observer (for a baseline: the canary user, whose every message is read).
     pub observer: usize,
 }
 
@@ -149,6 +155,19 @@ impl Setting {
     }
 }
 
+/// How much the canary contributed in the trials.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Activity {
+    /// The contributions the bound is for (at most this many in a trial): `k` on the walk, the
+    /// rounds of a baseline.
+    pub bound_for: u64,
+    /// Mean contributions per trial.
+    pub mean: f64,
+    /// Mean contributions per trial that the clip scaled down (`None`: not observed, the
+    /// baselines; their first round's is forced by the canary's construction).
+    pub mean_clipped: Option<f64>,
+}
+
 /// The audit of one sweep point.
 #[derive(Debug, Clone, Serialize)]
 pub struct PointAudit {
@@ -159,7 +178,10 @@ pub struct PointAudit {
     pub runs: usize,
     /// The canary.
     pub canary: Canary,
-    /// Share of trials in which the token reached the observer before the end.
+    /// The canary's contributions.
+    pub contributions: Activity,
+    /// Share of trials in which the token reached the observer before the end (1 for a
+    /// baseline: the eavesdropper reads every message).
     pub arrival_rate: f64,
     /// Trials per second (both worlds).
     pub trials_per_second: f64,
@@ -217,6 +239,58 @@ fn sample(
     Ok(out?)
 }
 
+/// Each view's bound (from `bound_of`) beside the ε̂ of each of its statistics (those of
+/// `contributions` contributions) on the trials `pair` of `steps` hops (rounds).
+pub(crate) fn view_audits(
+    views: &[View],
+    pair: [&[Transcript]; 2],
+    steps: u64,
+    contributions: u64,
+    opts: &Options,
+    mut bound_of: impl FnMut(View) -> Result<Bound, AuditError>,
+) -> Result<Vec<ViewAudit>, AuditError> {
+    let mut out = Vec::new();
+    for &view in views {
+        let bound = bound_of(view)?;
+        let mut statistics = Vec::new();
+        for statistic in Statistic::for_contributions(view, contributions) {
+            let (scores, weights) = scores(view, statistic, pair, steps);
+            let estimate = estimate(&scores[0], &scores[1], opts)?;
+            statistics.push(StatisticAudit {
+                statistic,
+                exceeds_bound: estimate.epsilon > bound.epsilon_or_inf(),
+                gdp_exceeds_bound: estimate.gdp_epsilon > bound.epsilon_or_inf(),
+                estimate,
+                weights,
+                scores,
+            });
+        }
+        out.push(ViewAudit {
+            view,
+            bound,
+            statistics,
+        });
+    }
+    Ok(out)
+}
+
+/// The progress bar of `trials` trials (hidden when `quiet`).
+pub(crate) fn progress(trials: usize, quiet: bool) -> ProgressBar {
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(trials as u64)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} {elapsed_precise} [{bar:40}] {human_pos}/{human_len} trials ({per_sec}, eta {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar
+}
+
 pub(crate) fn algorithm_name(a: &Algorithm) -> &'static str {
     match a {
         Algorithm::Admm(_) => "admm",
@@ -235,7 +309,8 @@ pub(crate) fn walk_points(
     views: &[View],
 ) -> Result<(Vec<Point>, Vec<usize>), AuditError> {
     let s = loaded.scenario();
-    if s.algorithm.mode != Mode::Decentralized {
+    let walks = loaded.points().iter().any(|p| p.method.walk().is_some());
+    if walks && s.algorithm.mode != Mode::Decentralized {
         return Err(AuditError::Invalid(format!(
             "the audit runs walks: the scenario's mode is {} (set algorithm.mode = \"decentralized\")",
             s.algorithm.mode.as_str()
@@ -281,48 +356,41 @@ pub fn audit(
 ) -> Result<Vec<PointAudit>, AuditError> {
     let s = loaded.scenario();
     let (points, chosen) = walk_points(loaded, config.point, &config.views)?;
-    let steps = config.steps.unwrap_or(s.steps.min(2 * s.users as u64));
-    if steps == 0 {
+    if config.contributions == 0 {
+        return Err(AuditError::Invalid("--contributions must be >= 1".into()));
+    }
+    let k = config.contributions;
+    let steps = config
+        .steps
+        .unwrap_or(s.steps.min((2 * s.users as u64).saturating_mul(k)));
+    let rounds = config.steps.unwrap_or(s.rounds().min(4));
+    if steps == 0 || rounds == 0 {
         return Err(AuditError::Invalid("--steps must be >= 1".into()));
     }
-    let bar = if config.quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new((chosen.len() * 2 * config.runs) as u64)
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} {elapsed_precise} [{bar:40}] {human_pos}/{human_len} trials ({per_sec}, eta {eta})",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
+    let bar = progress(chosen.len() * 2 * config.runs, config.quiet);
     let mut out = Vec::new();
     for p in chosen {
         let resolved = prepared.privacy.resolve(s, &points[p])?;
-        out.push(audit_point(
-            loaded,
-            prepared,
-            config,
-            p,
-            &resolved.point,
-            steps,
-            &bar,
-        )?);
+        let point = &resolved.point;
+        out.push(if point.method.walk().is_some() {
+            audit_point(loaded, prepared, config, p, point, steps, &bar)?
+        } else {
+            super::baseline::audit_point(loaded, prepared, config, p, point, rounds, &bar)?
+        });
     }
     bar.finish_and_clear();
     Ok(out)
 }
 
-/// The walk's algorithm at `point` (a baseline is refused).
+/// The walk's algorithm at `point` (a baseline is refused: the one-run mode audits walks only).
 ///
 /// # Errors
 /// [`AuditError::Invalid`] for a baseline.
 pub(crate) fn walk_algorithm(point: &Point) -> Result<Algorithm, AuditError> {
     point.method.walk().copied().ok_or_else(|| {
         AuditError::Invalid(format!(
-            "the audit runs dpwalk's walk (algorithm.kind = \"admm\" or \"dp-sgd\"); {} is a \
-             baseline, whose audit is not built yet",
+            "the one-run audit runs dpwalk's walk (algorithm.kind = \"admm\" or \"dp-sgd\"); {} \
+             is a baseline: audit it in two worlds (without --one-run)",
             point.method.describe()
         ))
     })
@@ -375,7 +443,13 @@ fn audit_point(
     };
     let algorithm = walk_algorithm(point)?;
     let base = &prepared.problem;
-    let worlds = canary::for_problem(base, &algorithm, config.user, config.canary)?;
+    let k = config.contributions;
+    let pick = if k > 1 {
+        Pick::Steadiest
+    } else {
+        Pick::Strongest
+    };
+    let worlds = canary::for_problem(base, &algorithm, config.user, config.canary, pick)?;
     let setup = accountant(prepared, &algorithm)?;
     let passage = prepared.privacy.passage(s, point);
     let start = Instant::now();
@@ -388,7 +462,8 @@ fn audit_point(
             &worlds.canary,
             observer,
             steps,
-        )?;
+        )?
+        .with_contributions(k);
         transcripts.push(sample(&world, config.runs, s.seed, w, bar)?);
     }
     let trials_per_second = (2 * config.runs) as f64 / start.elapsed().as_secs_f64().max(1e-9);
@@ -398,40 +473,32 @@ fn audit_point(
         ..Options::default()
     };
     let pair = [transcripts[0].as_slice(), transcripts[1].as_slice()];
-    let mut views = Vec::new();
-    for &view in &config.views {
-        let bound = bound(&setup, passage, config.user, steps, view)?;
-        let mut statistics = Vec::new();
-        for &statistic in Statistic::for_view(view) {
-            let (scores, weights) = scores(view, statistic, pair, steps);
-            let estimate = estimate(&scores[0], &scores[1], &opts)?;
-            statistics.push(StatisticAudit {
-                statistic,
-                exceeds_bound: estimate.epsilon > bound.epsilon_or_inf(),
-                gdp_exceeds_bound: estimate.gdp_epsilon > bound.epsilon_or_inf(),
-                estimate,
-                weights,
-                scores,
-            });
-        }
-        views.push(ViewAudit {
+    let views = view_audits(&config.views, pair, steps, k, &opts, |view| {
+        Ok(composed_bound(
+            &setup,
+            passage,
+            config.user,
+            steps,
             view,
-            bound,
-            statistics,
-        });
-    }
-    let arrivals = pair
-        .iter()
-        .flat_map(|t| t.iter())
-        .filter(|t| t.arrival_count > 0)
-        .count();
+            k,
+        )?)
+    })?;
+    let all = || pair.iter().flat_map(|t| t.iter());
+    let arrivals = all().filter(|t| t.arrival_count > 0).count();
+    let trials = (2 * config.runs).max(1) as f64;
+    let contributions = Activity {
+        bound_for: k,
+        mean: all().map(|t| t.contributions).sum::<u64>() as f64 / trials,
+        mean_clipped: Some(all().map(|t| t.clipped).sum::<u64>() as f64 / trials),
+    };
     Ok(PointAudit {
         setting: Setting::new(
             index, point, &algorithm, &setup, named, steps, s.seed, observer,
         ),
         runs: config.runs,
         canary: worlds.canary,
-        arrival_rate: arrivals as f64 / (2 * config.runs).max(1) as f64,
+        contributions,
+        arrival_rate: arrivals as f64 / trials,
         trials_per_second,
         views,
     })

@@ -12,6 +12,7 @@
 //!   whole transcript).
 //! - [`bound`]: the accountant's figure each view is compared with.
 //! - [`driver`]: a scenario's points, both worlds' trials in parallel, the results.
+//! - [`baseline`]: the same for a seed baseline's point (its rounds, its local view).
 //! - [`output`]: `audit.json`, `audit.csv` and the plots.
 //! - [`one_run`]: the cheaper one-run mode (Steinke, Nasr & Jagielski 2023): many canaries in
 //!   one walk.
@@ -19,6 +20,7 @@
 //! An audit measures one attack: ε̂ is a lower bound on the true ε (at the stated confidence),
 //! never a guarantee; a bound it exceeds is wrong (or its assumptions do not hold).
 
+pub mod baseline;
 pub mod binomial;
 pub mod bound;
 pub mod canary;
@@ -54,4 +56,7 @@ pub enum AuditError {
     /// A trial failed.
     #[error("trial")]
     Trial(#[from] trial::TrialError),
+    /// A baseline's round failed.
+    #[error("a baseline's round")]
+    Round(#[from] crate::run::RunError),
 }

@@ -9,6 +9,9 @@
 //!   `K`). With noise that grows linearly in the hops and a shift that stays, this is the
 //!   direction of the Gaussian likelihood ratio given `M`: the attack the accountant's mixture
 //!   bound is exact for.
+//! - **composed** (composition mode, several contributions of the canary): the sum over its
+//!   contributions of the first value the attacker sees after each (local: the change each made
+//!   to the token; network: the first token the observer receives after it).
 //! - **transcript**: a linear score over everything the attacker sees (the first
 //!   [`KEPT_TOKENS`] tokens or arrivals one by one, the rest summed, the arrivals also divided by
 //!   their hop counts, and the final model), with
@@ -54,6 +57,8 @@ pub enum Statistic {
     HopWeighted,
     /// A linear score over the whole transcript.
     Transcript,
+    /// The sum over the canary's contributions of the first value seen after each.
+    Composed,
 }
 
 impl Statistic {
@@ -63,6 +68,7 @@ impl Statistic {
             Statistic::FirstArrival => "first-arrival",
             Statistic::HopWeighted => "hop-weighted",
             Statistic::Transcript => "transcript",
+            Statistic::Composed => "composed",
         }
     }
 
@@ -77,6 +83,26 @@ impl Statistic {
             ],
             View::Central => &[Statistic::FirstArrival],
         }
+    }
+
+    /// The statistics of `view` when the canary contributes `contributions` times: those of
+    /// [`Statistic::for_view`], and the composed sum where there are several to sum.
+    pub fn for_contributions(view: View, contributions: u64) -> Vec<Statistic> {
+        let mut out = Self::for_view(view).to_vec();
+        if contributions > 1 && view != View::Central {
+            out.push(Statistic::Composed);
+        }
+        out
+    }
+}
+
+/// The sum over the canary's contributions of the first value the attacker of `view` sees after
+/// each (the final model for the central view).
+fn composed(view: View, t: &Transcript) -> f64 {
+    match view {
+        View::Local => t.sent_sum,
+        View::Network => t.arrival_sum,
+        View::Central => t.final_model,
     }
 }
 
@@ -200,6 +226,10 @@ pub fn scores(
     match statistic {
         Statistic::FirstArrival => (
             worlds.map(|runs| runs.iter().map(|t| first(view, t)).collect()),
+            None,
+        ),
+        Statistic::Composed => (
+            worlds.map(|runs| runs.iter().map(|t| composed(view, t)).collect()),
             None,
         ),
         Statistic::HopWeighted => (

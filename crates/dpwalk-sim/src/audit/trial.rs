@@ -2,10 +2,11 @@
 //! same [`visit`] (step, noise, next hop, per-user RNG streams) as every simulated and daemon
 //! walk, recording what each attacker sees of the canary direction.
 //!
-//! The canary contributes once, at hop 0; at its later visits it makes the noise-only step of a
-//! user whose budget is spent ([`Turn::NoiseOnly`]), so the accountant's figure is for one
-//! contribution at step 0 of a `K`-hop walk whose final model every member sees. Every other
-//! visit is an ordinary contribution. Users' private state (`u_i`, RNG streams) starts afresh in
+//! The canary contributes at hop 0 and, in the composition mode ([`World::with_contributions`]),
+//! at its next visits until it has contributed `k` times; at its later visits it makes the
+//! noise-only step of a user whose budget is spent ([`Turn::NoiseOnly`]), so the accountant's
+//! figure is for at most `k` contributions (one by default, at step 0) of a `K`-hop walk whose
+//! final model every member sees. Every other visit is an ordinary contribution. Users' private state (`u_i`, RNG streams) starts afresh in
 //! every trial.
 
 use super::canary::Canary;
@@ -37,6 +38,17 @@ pub struct Transcript {
     pub first_hop: u64,
     /// The final model `z_K`.
     pub final_model: f64,
+    /// The sum, over the canary's contributions, of the change each made to the token (the
+    /// local eavesdropper sees the token before and after): `tokens[0]` for one contribution.
+    pub sent_sum: f64,
+    /// The sum, over the canary's contributions, of the first token the observer receives after
+    /// it (one arrival after several contributions counts once; the final model when the token
+    /// does not reach the observer after the last): the network first arrival for one.
+    pub arrival_sum: f64,
+    /// The canary's contributions in this trial (at most the `k` asked for).
+    pub contributions: u64,
+    /// How many of them the clip scaled down.
+    pub clipped: u64,
 }
 
 /// A world ready to run: its problem, prox and the walk's parameters.
@@ -54,6 +66,8 @@ pub struct World<'a> {
     pub observer: usize,
     /// Hops `K` (the final model is released after the last).
     pub steps: u64,
+    /// The canary's contributions `k` (at its first `k` visits).
+    pub contributions: u64,
 }
 
 impl<'a> World<'a> {
@@ -76,7 +90,16 @@ impl<'a> World<'a> {
             canary,
             observer,
             steps,
+            contributions: 1,
         })
+    }
+
+    /// The same world with the canary contributing at its first `k ≥ 1` visits (composition).
+    pub fn with_contributions(self, k: u64) -> Self {
+        Self {
+            contributions: k.max(1),
+            ..self
+        }
     }
 }
 
@@ -174,7 +197,7 @@ pub enum TrialError {
 }
 
 /// Adds `value` to a transcript row: kept as the `count`-th feature, or summed into the last.
-fn record(row: &mut [f64; KEPT_TOKENS + 1], count: u64, value: f64) {
+pub(crate) fn record(row: &mut [f64; KEPT_TOKENS + 1], count: u64, value: f64) {
     let k = (count as usize).min(KEPT_TOKENS);
     row[k] += value;
 }
@@ -194,10 +217,21 @@ pub fn run_trial(
     let canary = world.canary.user;
     let mut out = Transcript::default();
     let mut holder = canary;
+    // The canary's projection before its contribution in progress, and whether a contribution
+    // awaits its first arrival at the observer.
+    let mut before: Option<f64> = None;
+    let mut pending = false;
     let result = (|| {
         for t in 0..world.steps {
             if t >= 1 {
                 let seen = world.canary.project(&scratch.w);
+                if let Some(b) = before.take() {
+                    out.sent_sum += seen - b;
+                }
+                if holder == world.observer && pending {
+                    out.arrival_sum += seen;
+                    pending = false;
+                }
                 record(&mut out.tokens, t - 1, seen);
                 if holder == world.observer {
                     record(&mut out.arrivals, out.arrival_count, seen);
@@ -212,11 +246,17 @@ pub fn run_trial(
                     out.arrival_count += 1;
                 }
             }
-            let turn = if t > 0 && holder == canary {
+            let canary_contributes = holder == canary && out.contributions < world.contributions;
+            let turn = if holder == canary && !canary_contributes {
                 Turn::NoiseOnly
             } else {
                 Turn::Contribute
             };
+            if canary_contributes {
+                before = Some(world.canary.project(&scratch.w));
+                pending = true;
+                out.contributions += 1;
+            }
             let rng = match &mut scratch.rngs[holder] {
                 Some(r) => r,
                 slot @ None => {
@@ -242,6 +282,9 @@ pub fn run_trial(
                 rng,
                 &mut scratch.step,
             )?;
+            if canary_contributes && c.is_some_and(|c| c.clipped) {
+                out.clipped += 1;
+            }
             if t == 0 && require_clip && !c.is_some_and(|c| c.clipped) {
                 return Err(TrialError::NotClipped);
             }
@@ -252,6 +295,12 @@ pub fn run_trial(
             .algorithm()
             .model(world.problem.regularizer(), &scratch.w, &mut scratch.z);
         out.final_model = world.canary.project(&scratch.z);
+        if let Some(b) = before {
+            out.sent_sum += world.canary.project(&scratch.w) - b;
+        }
+        if pending {
+            out.arrival_sum += out.final_model;
+        }
         Ok(())
     })();
     scratch.reset(dim);

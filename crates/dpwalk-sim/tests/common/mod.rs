@@ -53,3 +53,33 @@ pub fn final_gap(text: &str, sets: &[&str]) -> f64 {
     let last = results[0].runs[0].evals.last().expect("evaluated");
     last.relative_gap
 }
+
+/// Logistic + ℓ₂ with rows of norm ≤ 1 (what pp-admm's proof needs), one record per user.
+#[allow(dead_code)] // not every test file runs it
+pub const LOGISTIC: &str = r#"
+seed = 5
+users = 40
+steps = 40000
+eval-every = 40000
+
+[data]
+source = "synthetic-logistic"
+rows = 40
+dim = 5
+
+[problem]
+loss = "logistic"
+l2 = 0.05
+
+[topology]
+kind = "random-regular"
+degree = 4
+
+[algorithm]
+rho = 0.2
+eta = 0.5
+eta-schedule = "constant"
+clip = 1e6
+theta = 0.5
+lr = 1.0
+"#;

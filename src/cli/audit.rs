@@ -241,14 +241,14 @@ fn print_table(points: &[PointAudit], out: &std::path::Path) {
             for s in &v.statistics {
                 exceeded |= s.exceeds_bound;
                 println!(
-                    "{:>5} {:<8} {:>9.4} {:<8} {:<14} {:>9.4} {:>9.4} {:>9}  {}{}",
+                    "{:>5} {:<8} {:>9.4} {:<8} {:<14} {:>9.4} {:>9} {:>9}  {}{}",
                     p.setting.point,
                     p.setting.algorithm,
                     p.setting.sigma,
                     v.view.as_str(),
                     s.statistic.as_str(),
                     s.estimate.epsilon,
-                    s.estimate.gdp_epsilon,
+                    s.gdp_epsilon().map_or("-".into(), |g| format!("{g:.4}")),
                     v.bound.epsilon.map_or("none".into(), |e| format!("{e:.4}")),
                     v.bound.figure,
                     if s.exceeds_bound {

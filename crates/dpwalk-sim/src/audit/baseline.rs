@@ -261,7 +261,9 @@ pub(crate) fn audit_point(
     };
     let local = local_bound(prepared, point, config.user, rounds)?;
     let pair = [transcripts[0].as_slice(), transcripts[1].as_slice()];
-    let views = view_audits(&views, pair, rounds, 1, &opts, |view| {
+    // dp-iadmm's noise is Laplace, pp-admm's radial (Gamma radius): not Gaussian.
+    let gaussian = !matches!(method, Method::DpIadmm(_) | Method::PpAdmm(_));
+    let views = view_audits(&views, pair, rounds, 1, gaussian, &opts, |view| {
         Ok(match view {
             View::Central => Bound {
                 figure: "local view (the released model is computed from the messages): no central bound is printed for the baselines",

@@ -34,7 +34,7 @@ pub fn csv_rows(p: &PointAudit) -> Vec<String> {
         for s in &v.statistics {
             let e = &s.estimate;
             rows.push(format!(
-                "{},{},{},{},{},{},{},{:.6},{},{:e},{:.6},{:.6},{},{},\"{}\",{},{},{:e},{},{},{:e},{:e}",
+                "{},{},{},{},{},{},{},{:.6},{},{:e},{},{},{},{},\"{}\",{},{},{:e},{},{},{:e},{:e}",
                 p.setting.csv(),
                 p.runs,
                 p.canary.kind.as_str(),
@@ -45,13 +45,13 @@ pub fn csv_rows(p: &PointAudit) -> Vec<String> {
                 e.epsilon,
                 e.confidence,
                 e.delta,
-                e.gdp_mu,
-                e.gdp_epsilon,
+                csv_opt(s.gdp_exceeds_bound.map(|_| e.gdp_mu)),
+                csv_opt(s.gdp_epsilon()),
                 csv_opt(v.bound.epsilon),
                 csv_opt(v.bound.order),
                 v.bound.figure,
                 s.exceeds_bound,
-                s.gdp_exceeds_bound,
+                s.gdp_exceeds_bound.map_or(String::new(), |b| b.to_string()),
                 e.test.threshold,
                 e.test.false_positives,
                 e.test.false_negatives,
@@ -125,11 +125,12 @@ fn plot(p: &PointAudit, v: &ViewAudit, s: &StatisticAudit, stem: &Path) -> Resul
     }
     let figure = LinePlot {
         title: format!(
-            "{} view, {}: eps_hat {:.3} (GDP {:.3}) vs bound {}",
+            "{} view, {}: eps_hat {:.3}{} vs bound {}",
             v.view.as_str(),
             s.statistic.as_str(),
             s.estimate.epsilon,
-            s.estimate.gdp_epsilon,
+            s.gdp_epsilon()
+                .map_or(String::new(), |g| format!(" (GDP {g:.3})")),
             v.bound.epsilon.map_or("none".into(), |e| format!("{e:.3}"))
         ),
         x_label: format!(

@@ -185,9 +185,11 @@ pub fn circuit_bytes(steps: u64, dimension: usize, hello_bytes: usize) -> u64 {
 /// libp2p's defaults are sized for a public relay serving strangers: 16 circuits in all, 4 per
 /// peer, 128 KiB and 2 minutes each, and new circuits rate-limited per peer and per IP address
 /// (one a minute once 60 are spent, per address: every member behind one NAT shares it). This
-/// relay lets in members only, so it allows a circuit between every ordered pair of members, and
+/// relay lets in members only, so it allows a circuit between every ordered pair of members,
+/// twice over (a circuit closed at one end lingers at the relay while its replacement opens), and
 /// rate-limits only what a member could not need: more than one new circuit per other member per
-/// 10 seconds, after a burst of two per member.
+/// 10 seconds, after a burst of two per member. libp2p counts a peer's circuits at either end,
+/// so a member may be in `2·(members − 1)` circuits at once, doubled for the same reason.
 pub fn relay_config(members: usize, circuit_bytes: u64) -> relay::Config {
     let members = members.max(2);
     let burst =
@@ -196,8 +198,8 @@ pub fn relay_config(members: usize, circuit_bytes: u64) -> relay::Config {
     relay::Config {
         max_reservations: members,
         max_reservations_per_peer: 4,
-        max_circuits: members * (members - 1),
-        max_circuits_per_peer: members,
+        max_circuits: 2 * members * (members - 1),
+        max_circuits_per_peer: 4 * (members - 1),
         max_circuit_duration: CIRCUIT_DURATION,
         max_circuit_bytes: circuit_bytes,
         reservation_rate_limiters: Vec::new(),
@@ -278,7 +280,9 @@ mod tests {
         assert!(bytes > 10_000 * 63_828, "{bytes}");
         assert!(bytes < 1 << 30, "{bytes}");
         let config = relay_config(6, bytes);
-        assert_eq!(config.max_circuits, 30);
+        // Every ordered pair twice; each member in both ends of a circuit with every other, twice.
+        assert_eq!(config.max_circuits, 60);
+        assert_eq!(config.max_circuits_per_peer, 20);
         assert_eq!(config.max_circuit_bytes, bytes);
         assert!(config.max_circuit_duration.as_secs() <= u64::from(u32::MAX));
     }

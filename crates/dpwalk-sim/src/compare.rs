@@ -18,7 +18,7 @@ use crate::metrics::mean_std;
 use crate::plot::{
     LinePlot, PlotError, Series, significant, write_line_plot, write_line_plot_with_data,
 };
-use crate::scenario::LoadedScenario;
+use crate::scenario::{LoadedScenario, Scenario};
 use crate::simulate::{PointResult, Prepared};
 use dpwalk_core::step::Algorithm;
 use std::fmt::Write as _;
@@ -126,7 +126,7 @@ pub fn write_convergence(
                 .iter()
                 .map(|pr| {
                     let label = point_label(pr, results, prepared);
-                    convergence_series(pr, label, x)
+                    convergence_series(loaded.scenario(), pr, label, x)
                 })
                 .collect();
             let plot = LinePlot {
@@ -215,7 +215,12 @@ pub(crate) enum Progress {
 }
 
 /// Relative gap per evaluation, mean and std across repetitions, against `x`.
-pub(crate) fn convergence_series(pr: &PointResult, label: String, x: Progress) -> Series {
+pub(crate) fn convergence_series(
+    scenario: &Scenario,
+    pr: &PointResult,
+    label: String,
+    x: Progress,
+) -> Series {
     let Some(first) = pr.runs.first() else {
         return Series {
             label,
@@ -223,7 +228,6 @@ pub(crate) fn convergence_series(pr: &PointResult, label: String, x: Progress) -
             spread: Some(Vec::new()),
         };
     };
-    let users = first.per_user.len().max(1) as f64;
     let mut points = Vec::new();
     let mut spread = Vec::new();
     for (k, e) in first.evals.iter().enumerate() {
@@ -236,7 +240,7 @@ pub(crate) fn convergence_series(pr: &PointResult, label: String, x: Progress) -
         let (m, s) = mean_std(&vals);
         let at = match x {
             Progress::Steps => e.step as f64,
-            Progress::Rounds => e.step as f64 / users,
+            Progress::Rounds => scenario.rounds_at(&pr.point.method, e.step),
             Progress::Bytes => e.bytes as f64,
             Progress::Compute => {
                 let seconds: Option<Vec<f64>> = pr

@@ -152,17 +152,6 @@ impl PrivacyContext {
         Account::of(&self.baselines, &point.method, point.topology)
     }
 
-    /// A baseline's local-view bound over its first `rounds` rounds (an audit's short runs), on
-    /// the orders, δ and conversion of every figure; `None` without noise.
-    pub fn baseline_bound(
-        &self,
-        account: &Account,
-        method: &Method,
-        rounds: u64,
-    ) -> Option<DpBound> {
-        account.bound_after(&self.orders, method, rounds, self.delta, self.conversion)
-    }
-
     /// The orders, δ and conversion of every figure, with `noise`.
     pub fn setup(&self, noise: Noise) -> Setup {
         Setup {

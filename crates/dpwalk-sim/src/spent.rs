@@ -11,7 +11,7 @@
 
 use crate::compare::{by_budget, point_label, skip_empty};
 use crate::plot::{LinePlot, PlotError, Series, write_line_plot_with_data};
-use crate::scenario::LoadedScenario;
+use crate::scenario::{BudgetView, LoadedScenario, Scenario};
 use crate::simulate::{PointResult, Prepared};
 use std::path::Path;
 
@@ -30,7 +30,7 @@ pub fn write_privacy_rounds(
             .points
             .iter()
             .filter_map(|pr| {
-                let points = spent_series(pr, prepared)?;
+                let points = spent_series(loaded.scenario(), pr, prepared)?;
                 Some(Series {
                     label: point_label(pr, results, prepared),
                     points,
@@ -41,7 +41,13 @@ pub fn write_privacy_rounds(
         if series.is_empty() {
             continue;
         }
-        if let Some(budget) = group.budget {
+        // The budget bounds these local curves only where it constrains the local view (a
+        // federated or centralized budget constrains the central one by default).
+        let local_budget = group
+            .points
+            .iter()
+            .all(|pr| loaded.scenario().budget_view(&pr.point.method) == BudgetView::Local);
+        if let Some(budget) = group.budget.filter(|_| local_budget) {
             let (lo, hi) = series
                 .iter()
                 .flat_map(|s| s.points.iter().map(|p| p.0))
@@ -49,7 +55,7 @@ pub fn write_privacy_rounds(
                     (lo.min(x), hi.max(x))
                 });
             series.push(Series {
-                label: format!("budget ε = {budget}"),
+                label: format!("{unit}budget ε = {budget} (local view)"),
                 points: vec![(lo, budget), (hi, budget)],
                 spread: None,
             });
@@ -71,9 +77,12 @@ pub fn write_privacy_rounds(
 
 /// `(rounds, ε)` at each evaluation of a point, `None` when the point has no guarantee or its
 /// runs did not count contributions.
-fn spent_series(pr: &PointResult, prepared: &Prepared) -> Option<Vec<(f64, f64)>> {
+fn spent_series(
+    scenario: &Scenario,
+    pr: &PointResult,
+    prepared: &Prepared,
+) -> Option<Vec<(f64, f64)>> {
     let first = pr.runs.first()?;
-    let users = first.per_user.len().max(1) as f64;
     first
         .evals
         .iter()
@@ -88,7 +97,7 @@ fn spent_series(pr: &PointResult, prepared: &Prepared) -> Option<Vec<(f64, f64)>
                 .into_iter()
                 .max()?;
             let epsilon = prepared.privacy.local_after(&pr.point, most)?.epsilon();
-            Some((e.step as f64 / users, epsilon))
+            Some((scenario.rounds_at(&pr.point.method, e.step), epsilon))
         })
         .collect()
 }

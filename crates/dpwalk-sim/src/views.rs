@@ -16,7 +16,7 @@ use crate::output::{PointSummary, Summary};
 use crate::plot::{LinePlot, PlotError, Series, write_line_plot_with_data};
 use std::path::Path;
 
-/// dpwalk's own kinds, the only ones with views beyond the local one.
+/// dpwalk's own kinds (fed-sgd among them, although it is accounted in the local view only).
 const OWN_KINDS: [&str; 3] = ["admm", "dp-sgd", "fed-sgd"];
 
 /// A point of a curve: ε, the mean final gap and its standard deviation.
@@ -126,6 +126,12 @@ fn caption(own: &[&PointSummary]) -> String {
         parts.push(
             "DP-SGD walk: a network figure is proved only when every user contributes once".into(),
         );
+    }
+    if own.iter().any(|p| p.privacy.accounting.network.is_some()) {
+        parts.push(format!(
+            "network assumes: {}",
+            dpwalk_privacy::walk::ASSUMPTIONS.join("; ")
+        ));
     }
     if own.iter().any(|p| p.algorithm == "fed-sgd") {
         parts.push("fed-sgd: local view only".into());

@@ -18,15 +18,13 @@ use audit_common::{SMALL, config};
 use common::LOGISTIC;
 use dpwalk_core::baselines::dp_iadmm::Variant;
 use dpwalk_privacy::Noise;
-use dpwalk_privacy::network::Charges;
-use dpwalk_privacy::walk::user_figures;
 use dpwalk_sim::audit::baseline::{run_trial, worlds};
 use dpwalk_sim::audit::bound::bound;
 use dpwalk_sim::audit::canary::CanaryKind;
 use dpwalk_sim::audit::driver::{Config, PointAudit, audit};
 use dpwalk_sim::audit::statistic::{Statistic, View};
 use dpwalk_sim::method::Method;
-use dpwalk_sim::scenario::LoadedScenario;
+use dpwalk_sim::scenario::{LoadedScenario, Point};
 use dpwalk_sim::simulate::{Prepared, prepare};
 
 /// The baselines' keys on the small walk of tests/audit.rs ([`SMALL`]): eight users, two
@@ -216,26 +214,17 @@ fn a_baseline_accounted_for_twice_its_noise_is_caught() {
         // The baseline adds σ; the broken accountant believes 2σ (the noise halved in the run,
         // not in the accounting).
         let doubled = point.method.with_knob(2.0 * point.method.knob()).unwrap();
-        let broken = match doubled {
-            Method::FedSgd(q) => {
-                let setup = prepared
-                    .privacy
-                    .setup(Noise::new(q.sigma(), q.clip().unwrap()).unwrap());
-                user_figures(&setup, None, 2, &Charges::open(1))
-                    .unwrap()
-                    .local
-                    .epsilon
-                    .unwrap()
-            }
-            _ => {
-                let account = prepared.privacy.account(&point).unwrap().unwrap();
-                prepared
-                    .privacy
-                    .baseline_bound(&account, &doubled, 1)
-                    .unwrap()
-                    .epsilon()
-            }
-        };
+        let broken = prepared
+            .privacy
+            .local_after(
+                &Point {
+                    method: doubled,
+                    ..point
+                },
+                1,
+            )
+            .unwrap()
+            .epsilon();
         let est = &p.views[0].statistics[0].estimate;
         let real = p.views[0].bound.epsilon_or_inf();
         eprintln!(

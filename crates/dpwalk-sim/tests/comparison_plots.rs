@@ -44,7 +44,12 @@ fn run(text: &str, tag: &str) -> (PathBuf, Summary) {
 /// A figure's data file: `(x, y)` per series, in file order.
 fn series(path: &Path) -> BTreeMap<String, Vec<(f64, f64)>> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    // The caption first (every figure of the comparison has one), then the header.
     let mut lines = text.lines();
+    assert!(
+        lines.next().is_some_and(|l| l.starts_with("# ")),
+        "{path:?}: the caption line"
+    );
     assert_eq!(lines.next(), Some("series,x,y,spread"), "{path:?}");
     let mut out: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for line in lines {
@@ -80,7 +85,7 @@ fn privacy_spent_grows_with_the_rounds_up_to_each_points_figure() {
             .collect();
         // One curve per point, and the budget's reference line.
         assert_eq!(curves.len(), points.len() + 1, "{:?}", curves.keys());
-        let line = &curves[&format!("budget ε = {budget}")];
+        let line = &curves[&format!("budget ε = {budget} (local view)")];
         assert!(line.iter().all(|&(_, y)| y == budget));
         for (label, curve) in curves.iter().filter(|(l, _)| !l.starts_with("budget")) {
             assert_eq!(curve.len(), 10, "{label}: one point per evaluation");

@@ -40,9 +40,6 @@ use dpwalk_core::problem::Problem;
 use dpwalk_core::rng::{NodeRng, node_rng};
 use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::Topology;
-use dpwalk_privacy::Noise;
-use dpwalk_privacy::network::Charges;
-use dpwalk_privacy::walk::user_figures;
 use indicatif::ProgressBar;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -101,35 +98,21 @@ pub fn worlds(
     )
 }
 
-/// The accountant's local figure for `rounds` rounds of `point`'s method.
-fn local_bound(
-    prepared: &Prepared,
-    point: &Point,
-    user: usize,
-    rounds: u64,
-) -> Result<Bound, AuditError> {
+/// The accountant's local figure for `rounds` rounds of `point`'s method: the one the
+/// privacy-spent plot draws (`PrivacyContext::local_after`).
+fn local_bound(prepared: &Prepared, point: &Point, rounds: u64) -> Result<Bound, AuditError> {
     let method = &point.method;
-    let epsilon_order = if let Method::FedSgd(p) = method {
-        let clip = prepared
-            .privacy
-            .accounted_clip(method)
-            .ok_or_else(|| AuditError::Invalid("no clip: nothing to audit".into()))?;
-        let setup = prepared.privacy.setup(Noise::new(p.sigma(), clip)?);
-        let f = user_figures(&setup, None, user, &Charges::open(rounds))?.local;
-        (f.epsilon, f.order)
-    } else {
-        let account = prepared.privacy.account(point)?.ok_or_else(|| {
+    let figure = prepared
+        .privacy
+        .local_after(point, rounds)
+        .map(dpwalk_privacy::walk::Figure::from)
+        .ok_or_else(|| {
             AuditError::Invalid(format!(
-                "kind = \"{}\" has no accountant",
+                "kind = \"{}\" has no local figure here (no noise or no clip): nothing to audit",
                 kind_name(method)
             ))
         })?;
-        let f = prepared
-            .privacy
-            .baseline_bound(&account, method, rounds)
-            .map(dpwalk_privacy::walk::Figure::from);
-        (f.and_then(|f| f.epsilon), f.and_then(|f| f.order))
-    };
+    let epsilon_order = (figure.epsilon, figure.order);
     Ok(Bound {
         epsilon: epsilon_order.0,
         order: epsilon_order.1,
@@ -259,7 +242,7 @@ pub(crate) fn audit_point(
         confidence: config.confidence,
         ..Options::default()
     };
-    let local = local_bound(prepared, point, config.user, rounds)?;
+    let local = local_bound(prepared, point, rounds)?;
     let pair = [transcripts[0].as_slice(), transcripts[1].as_slice()];
     // dp-iadmm's noise is Laplace, pp-admm's radial (Gamma radius): not Gaussian.
     let gaussian = !matches!(method, Method::DpIadmm(_) | Method::PpAdmm(_));

@@ -376,8 +376,15 @@ pub fn audit(
         .steps
         .unwrap_or(s.steps.min((2 * s.users as u64).saturating_mul(k)));
     let rounds = config.steps.unwrap_or(s.rounds().min(4));
-    if steps == 0 || rounds == 0 {
+    if steps == 0 || config.steps == Some(0) {
         return Err(AuditError::Invalid("--steps must be >= 1".into()));
+    }
+    let baselines = chosen.iter().any(|&p| points[p].method.walk().is_none());
+    if baselines && rounds == 0 {
+        return Err(AuditError::Invalid(format!(
+            "a baseline's trial runs whole rounds, and the scenario has none (steps = {} < users =              {}): give --steps ROUNDS",
+            s.steps, s.users
+        )));
     }
     let bar = progress(chosen.len() * 2 * config.runs, config.quiet);
     let mut out = Vec::new();

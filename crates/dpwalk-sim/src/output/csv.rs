@@ -1,6 +1,7 @@
 //! The CSV files of a run directory: `metrics.csv` (every evaluation) and
 //! `privacy_users.csv` (every user's figures).
 
+use crate::scenario::Scenario;
 use crate::simulate::PointResult;
 use dpwalk_privacy::walk::UserFigures;
 use std::fmt::Write as _;
@@ -10,14 +11,13 @@ pub(crate) fn csv_opt(v: Option<f64>) -> String {
 }
 
 /// `metrics.csv`: one row per evaluation of every run.
-pub fn metrics_csv(results: &[PointResult]) -> String {
+pub fn metrics_csv(scenario: &Scenario, results: &[PointResult]) -> String {
     let mut out = String::from(
         "point,repetition,algorithm,sigma,clip,gamma,lambda,lr,step,contributions,train_objective,test_objective,test_error,distance_to_optimum,relative_gap,round,bytes,consensus_gap\n",
     );
     for (p, pr) in results.iter().enumerate() {
         let alg = &pr.point.method;
         for (r, run) in pr.runs.iter().enumerate() {
-            let n = run.per_user.len().max(1) as f64;
             for e in &run.evals {
                 let _ = writeln!(
                     out,
@@ -35,7 +35,7 @@ pub fn metrics_csv(results: &[PointResult]) -> String {
                     csv_opt(e.test_error),
                     e.distance_to_optimum,
                     e.relative_gap,
-                    e.step as f64 / n,
+                    scenario.rounds_at(alg, e.step),
                     e.bytes,
                     csv_opt(e.consensus_gap),
                 );

@@ -93,7 +93,7 @@ pub fn write_all(
     let s = loaded.scenario();
     let summary = summarize(loaded, prepared, results);
     write_json(&dir.join("summary.json"), &summary)?;
-    write_atomic(&dir.join("metrics.csv"), metrics_csv(results).as_bytes())?;
+    write_atomic(&dir.join("metrics.csv"), metrics_csv(s, results).as_bytes())?;
     let single = results.len() == 1 && s.repetitions == 1;
     for (p, pr) in results.iter().enumerate() {
         for (r, run) in pr.runs.iter().enumerate() {
@@ -118,7 +118,7 @@ pub fn write_all(
         .iter()
         .map(|pr| {
             let label = point_label(pr, results, prepared);
-            convergence_series(pr, label, Progress::Steps)
+            convergence_series(s, pr, label, Progress::Steps)
         })
         .collect();
     write_line_plot(

@@ -112,8 +112,9 @@ pub fn write_line_plot(plot: &LinePlot, stem: &Path) -> Result<(), PlotError> {
 
 /// Writes `plot` like [`write_line_plot`], with `caption` (what the figure assumes or leaves out)
 /// in grey under the title, and the data it draws to `<stem>.csv`, so that a reader can check a
-/// figure's numbers without reading pixels: one row per point, `series,x,y,spread` (the series'
-/// label quoted; `spread` empty for a series without a band).
+/// figure's numbers without reading pixels: the caption on a first line `# …` (what the numbers
+/// assume travels with them), then one row per point, `series,x,y,spread` (the series' label
+/// quoted; `spread` empty for a series without a band).
 pub fn write_line_plot_with_data(
     plot: &LinePlot,
     caption: Option<&str>,
@@ -122,13 +123,15 @@ pub fn write_line_plot_with_data(
     let mut lines = Lines::new(plot)?;
     lines.caption = caption;
     let path = figure::with_extension(stem, "csv");
-    std::fs::write(&path, series_csv(plot)).map_err(|source| PlotError::Io { path, source })?;
+    std::fs::write(&path, series_csv(plot, caption))
+        .map_err(|source| PlotError::Io { path, source })?;
     write_figure(&lines, stem)
 }
 
 /// The rows of [`write_line_plot_with_data`]'s CSV.
-fn series_csv(plot: &LinePlot) -> String {
-    let mut csv = String::from("series,x,y,spread\n");
+fn series_csv(plot: &LinePlot, caption: Option<&str>) -> String {
+    let mut csv = caption.map_or_else(String::new, |c| format!("# {}\n", c.replace('\n', " ")));
+    csv.push_str("series,x,y,spread\n");
     for series in &plot.series {
         let label = series.label.replace('"', "\"\"");
         for (i, (x, y)) in series.points.iter().enumerate() {

@@ -299,7 +299,7 @@ fn a_plot_with_data_writes_its_points_and_caption() {
     let csv = std::fs::read_to_string(with_extension(&stem, "csv")).unwrap();
     assert_eq!(
         csv,
-        "series,x,y,spread\n\"a \"\"quoted\"\", label\",1,0.5,\n\"a \"\"quoted\"\", label\",2,0.25,\n\"banded\",1,2,0.1\n"
+        "# what the figure leaves out\nseries,x,y,spread\n\"a \"\"quoted\"\", label\",1,0.5,\n\"a \"\"quoted\"\", label\",2,0.25,\n\"banded\",1,2,0.1\n"
     );
     let svg = std::fs::read_to_string(with_extension(&stem, "svg")).unwrap();
     assert!(svg.contains(caption), "the caption is drawn");

@@ -323,6 +323,22 @@ impl Scenario {
         self.steps / self.users.max(1) as u64
     }
 
+    /// Updates per user after `step` steps of `method` (metrics.csv's `round`, the x axis of the
+    /// plots against rounds): a walk's hop and a baseline's step update one user (`step / n`),
+    /// a step of dpwalk's centralized mode updates every user (`step`), of its federated mode
+    /// `blocks-per-round` of them (`step · m / n`).
+    pub fn rounds_at(&self, method: &Method, step: u64) -> f64 {
+        let n = self.users.max(1) as f64;
+        let users_per_step = match (method.walk(), self.algorithm.mode) {
+            (Some(_), Mode::Centralized) => n,
+            (Some(_), Mode::Federated) => {
+                self.algorithm.blocks_per_round.unwrap_or(self.users) as f64
+            }
+            _ => 1.0,
+        };
+        step as f64 * users_per_step / n
+    }
+
     /// Evaluation interval in steps.
     pub fn eval_interval(&self) -> u64 {
         self.eval_every

@@ -168,3 +168,22 @@ fn scenario_level_refusals_name_their_key() {
     let err = s.check().expect_err("a budget without a clip").to_string();
     assert!(err.starts_with("`algorithm.clip`: "), "{err}");
 }
+
+#[test]
+fn rounds_count_updates_per_user_in_every_mode() {
+    let rounds = |sets: &[&str]| {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let s = parse(MINIMAL, p(), &sets).expect("parses");
+        let point = s.points().expect("valid")[0];
+        s.rounds_at(&point.method, 30)
+    };
+    // A hop of the walk, or a baseline's step, updates one of the 10 users.
+    assert_eq!(rounds(&[]), 3.0);
+    assert_eq!(rounds(&["algorithm.kind=fed-sgd", "algorithm.lr=0.1"]), 3.0);
+    // A step of the centralized mode updates every user, of the federated mode m of them.
+    assert_eq!(rounds(&["algorithm.mode=centralized"]), 30.0);
+    assert_eq!(
+        rounds(&["algorithm.mode=federated", "algorithm.blocks-per-round=5"]),
+        15.0
+    );
+}

@@ -233,7 +233,7 @@ fn print_table(points: &[PointAudit], out: &std::path::Path) {
     );
     println!(
         "{:>5} {:<8} {:>9} {:<8} {:<14} {:>9} {:>9} {:>9}  bound is",
-        "point", "alg", "sigma", "view", "statistic", "eps_hat", "GDP", "bound"
+        "point", "alg", "noise", "view", "statistic", "eps_hat", "GDP", "bound"
     );
     let mut exceeded = false;
     for p in points {
@@ -261,7 +261,8 @@ fn print_table(points: &[PointAudit], out: &std::path::Path) {
         }
         if p.contributions.mean_clipped.is_none() {
             println!(
-                "      user {} ({} canary, every message read), {} rounds, {} trials/world, {:.0} trials/s",
+                "      noise: {}; user {} ({} canary, every message read), {} rounds, {} trials/world, {:.0} trials/s",
+                p.setting.knob,
                 p.canary.user,
                 p.canary.kind.as_str(),
                 p.setting.steps,

@@ -260,6 +260,7 @@ pub(crate) fn audit_point(
             point: index,
             algorithm: name,
             sigma: method.knob(),
+            knob: method.knob_name(),
             clip: method.clip().unwrap_or(f64::INFINITY),
             lambda: point.lambda,
             budget: point.budget,

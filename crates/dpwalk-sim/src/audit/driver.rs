@@ -89,6 +89,9 @@ pub struct Setting {
     /// σ (after calibration to the point's budget, if any); a baseline's noise knob (σ,
     /// `laplace-scale` b, ν: `crate::method`).
     pub sigma: f64,
+    /// The name of the knob `sigma` holds: `sigma`, `laplace-scale` (dp-iadmm's b) or `nu`
+    /// (pp-admm's ν).
+    pub knob: &'static str,
     /// C (a baseline's clip, `G₁` for dp-iadmm; `+∞` for pp-admm, which has none).
     pub clip: f64,
     /// λ (ADMM).
@@ -109,7 +112,7 @@ pub struct Setting {
 
 /// The CSV columns of [`Setting::csv`].
 pub const SETTING_CSV_HEADER: &str =
-    "point,algorithm,sigma,clip,lambda,budget,topology,users,steps";
+    "point,algorithm,sigma,knob,clip,lambda,budget,topology,users,steps";
 
 impl Setting {
     /// The setting of sweep point `index` (`point`, run with `algorithm` on `named`; σ and C
@@ -129,6 +132,7 @@ impl Setting {
             point: index,
             algorithm: algorithm_name(algorithm),
             sigma: setup.noise.sigma(),
+            knob: "sigma",
             clip: setup.noise.clip(),
             lambda: point.lambda,
             budget: point.budget,
@@ -143,10 +147,11 @@ impl Setting {
     /// Its CSV fields (without the seed and observer), [`SETTING_CSV_HEADER`].
     pub fn csv(&self) -> String {
         format!(
-            "{},{},{:e},{:e},{:e},{},\"{}\",{},{}",
+            "{},{},{:e},{},{:e},{:e},{},\"{}\",{},{}",
             self.point,
             self.algorithm,
             self.sigma,
+            self.knob,
             self.clip,
             self.lambda,
             crate::output::csv_opt(self.budget),

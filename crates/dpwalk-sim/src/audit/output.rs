@@ -25,7 +25,7 @@ holding with probability >= confidence; gdp_epsilon assumes a Gaussian trade-off
 bound: the accountant's upper bound for the same user and view.";
 
 /// The CSV header of [`csv_rows`].
-pub const CSV_HEADER: &str = "point,algorithm,sigma,clip,lambda,budget,topology,users,steps,runs,canary,user,observer,view,statistic,epsilon_hat,confidence,delta,gdp_mu,gdp_epsilon,bound_epsilon,bound_order,bound_figure,exceeds_bound,gdp_exceeds_bound,threshold,false_positives,false_negatives,fpr_upper,fnr_upper";
+pub const CSV_HEADER: &str = "point,algorithm,sigma,knob,clip,lambda,budget,topology,users,steps,runs,canary,user,observer,view,statistic,epsilon_hat,confidence,delta,gdp_mu,gdp_epsilon,bound_epsilon,bound_order,bound_figure,exceeds_bound,gdp_exceeds_bound,threshold,false_positives,false_negatives,fpr_upper,fnr_upper";
 
 /// One CSV row per view and statistic of `p`.
 pub fn csv_rows(p: &PointAudit) -> Vec<String> {

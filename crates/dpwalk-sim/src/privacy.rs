@@ -14,11 +14,13 @@
 
 use crate::algorithm::Mode;
 use crate::baseline_privacy::{Account, Inputs};
-use crate::method::Method;
+use crate::method::{Method, PendingMethod};
 use crate::record_level::{RecordLevel, UnitReport};
 use crate::run::LATE_WINDOW;
 use crate::run::RunResult;
-use crate::scenario::{BudgetView, ConversionName, Point, Scenario, ScenarioError, UnitName};
+use crate::scenario::{
+    BudgetView, ConversionName, PendingPoint, Point, Scenario, ScenarioError, UnitName,
+};
 use dpwalk_core::problem::Problem;
 use dpwalk_core::spec::SpecError;
 use dpwalk_core::step::Algorithm;
@@ -147,9 +149,15 @@ impl PrivacyContext {
         UnitReport::new(self.unit, record_level)
     }
 
-    /// The accounting of a baseline point (`None` for dpwalk's own methods and fed-sgd).
-    pub fn account(&self, point: &Point) -> Result<Option<Account>, ScenarioError> {
-        Account::of(&self.baselines, &point.method, point.topology)
+    /// The accounting of a baseline method on topology `topology` (`None` for dpwalk's own
+    /// methods and fed-sgd). It reads every parameter but the knob, so a budget point's
+    /// noiseless method will do.
+    pub fn account(
+        &self,
+        method: &Method,
+        topology: usize,
+    ) -> Result<Option<Account>, ScenarioError> {
+        Account::of(&self.baselines, method, topology)
     }
 
     /// The orders, δ and conversion of every figure, with `noise`.
@@ -170,30 +178,42 @@ impl PrivacyContext {
         self.passage.get(point.topology)?.as_ref().ok()
     }
 
-    /// Calibrates σ for a point with a budget and builds the policy that enforces it.
-    pub fn resolve(&self, scenario: &Scenario, point: &Point) -> Result<Resolved, ScenarioError> {
-        let Some(epsilon) = point.budget else {
-            return Ok(Resolved {
-                point: *point,
-                policy: None,
-                calibrated_for: None,
-            });
+    /// The runnable point of `pending`: its noise as given, or its knob calibrated to its budget
+    /// with the policy that enforces it.
+    pub fn resolve(
+        &self,
+        scenario: &Scenario,
+        pending: &PendingPoint,
+    ) -> Result<Resolved, ScenarioError> {
+        let (epsilon, noiseless) = match pending.method {
+            PendingMethod::Given(method) => {
+                return Ok(Resolved {
+                    point: pending.runnable(method),
+                    policy: None,
+                    calibrated_for: None,
+                });
+            }
+            PendingMethod::Calibrated { epsilon, noiseless } => (epsilon, noiseless),
+        };
+        let calibrated = |knob: f64| -> Result<Point, ScenarioError> {
+            Ok(pending.runnable(noiseless.with_knob(knob)?))
         };
         let invalid = |m: String| ScenarioError::Invalid(m);
-        if let Some(account) = self.account(point)? {
+        let parameters = noiseless.parameters();
+        if let Some(account) = self.account(parameters, pending.topology)? {
             let knob = account.calibrate(epsilon, self.delta, self.conversion)?;
             return Ok(Resolved {
-                point: point.with_knob(knob)?,
+                point: calibrated(knob)?,
                 policy: None,
                 calibrated_for: Some(scenario.rounds()),
             });
         }
         let clip = self
-            .accounted_clip(&point.method)
+            .accounted_clip(parameters)
             .ok_or_else(|| invalid("a budget needs a clip".into()))?;
         let n = scenario.users as u64;
         let walk = scenario.algorithm.mode == Mode::Decentralized;
-        let fed_sgd = matches!(point.method, Method::FedSgd(_));
+        let fed_sgd = matches!(parameters, Method::FedSgd(_));
         let k = if fed_sgd {
             scenario.rounds()
         } else if walk {
@@ -219,7 +239,7 @@ impl PrivacyContext {
             REL_TOL,
         )
         .map_err(|e| invalid(format!("calibrating sigma to epsilon = {epsilon}: {e}")))?;
-        let point = point.with_knob(cal.sigma)?;
+        let point = calibrated(cal.sigma)?;
         // A central budget is accounted on rounds, not per user: nothing to enforce per user;
         // federated DP-SGD's users contribute exactly the planned rounds.
         let policy = match view {
@@ -307,7 +327,7 @@ impl PrivacyContext {
             notes: Vec::new(),
             unit: self.unit_report(&point.method),
         };
-        if let Ok(Some(account)) = self.account(point) {
+        if let Ok(Some(account)) = self.account(&point.method, point.topology) {
             let bound = account.bound(&self.orders, &point.method, self.delta, self.conversion);
             return PointPrivacy {
                 local: Some(Extreme {
@@ -386,7 +406,7 @@ impl PrivacyContext {
     /// figure is for the whole run, at any earlier time (the privacy-spent plot). `None` without
     /// a guarantee (no noise or no clip).
     pub fn local_after(&self, point: &Point, k: u64) -> Option<DpBound> {
-        if let Ok(Some(account)) = self.account(point) {
+        if let Ok(Some(account)) = self.account(&point.method, point.topology) {
             return account.bound_after(
                 &self.orders,
                 &point.method,

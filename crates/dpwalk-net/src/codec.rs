@@ -12,7 +12,7 @@
 //! 2. [`decode_payload`]: bincode with its own limit (also [`MAX_PAYLOAD`]), and every payload byte
 //!    must be consumed (trailing bytes are an error, not ignored: they would mean the two ends
 //!    disagree about the format).
-//! 3. [`validate`] / [`validate_final`]: a decoded message is well-formed but not yet acceptable;
+//! 3. [`validate`] / [`crate::seal::validate_final`] (a final model: also its seal): a decoded message is well-formed but not yet acceptable;
 //!    the run context decides, and a refusal carries a typed [`Rejection`] that is both logged and
 //!    sent back in [`Message::Refused`].
 //!

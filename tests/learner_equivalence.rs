@@ -59,7 +59,7 @@ fn learners_reproduce_the_simulator_bit_for_bit() {
     .expect("the scenario checks");
     let s = loaded.scenario();
     let prepared = simulate::prepare(&loaded).unwrap();
-    let point = loaded.points()[0];
+    let point = loaded.points()[0].given().expect("sigma is given");
     let topology = &prepared.topologies[0].topology;
     let evaluator = Evaluator {
         problem: &prepared.problem,

@@ -10,6 +10,7 @@
 //!   is the non-private reference solver.
 //! - [`step`]: the private ADMM step and the DP-SGD baseline step (one contribution of one user).
 //! - [`topology`]: graphs, their file format and generators, the walk's next hop.
+//! - [`toml_location`]: the line and key of a TOML error, for every file's located errors.
 //! - [`baselines`]: the other papers' private ADMM algorithms (IPADMM, penalty perturbation).
 //! - [`walk`]: the walk's first holder and a holder's visit (step, then next hop).
 //! - [`baselines`]: other papers' algorithms (federated DP-IADMM, federated DP-SGD), compared
@@ -27,5 +28,6 @@ pub mod problem;
 pub mod rng;
 pub mod spec;
 pub mod step;
+pub mod toml_location;
 pub mod topology;
 pub mod walk;

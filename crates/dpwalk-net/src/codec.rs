@@ -12,7 +12,7 @@
 //! 2. [`decode_payload`]: bincode with its own limit (also [`MAX_PAYLOAD`]), and every payload byte
 //!    must be consumed (trailing bytes are an error, not ignored: they would mean the two ends
 //!    disagree about the format).
-//! 3. [`validate`] / [`validate_final`]: a decoded message is well-formed but not yet acceptable;
+//! 3. [`validate`] / [`crate::seal::validate_final`] (a final model: also its seal): a decoded message is well-formed but not yet acceptable;
 //!    the run context decides, and a refusal carries a typed [`Rejection`] that is both logged and
 //!    sent back in [`Message::Refused`].
 //!
@@ -31,6 +31,7 @@
 //! refuses their streams rather than one end misreading the other's bytes.
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use libp2p_identity::PeerId;
 use serde::{Deserialize, Serialize};
@@ -49,6 +50,11 @@ pub const MAX_RUN_ID: usize = 64;
 /// in any run this daemon has been tested with, and a bound on what a sender can make a receiver
 /// store.
 pub const MAX_AVOIDED: usize = 64;
+
+/// How long a member is avoided on one observation: custody avoids a connected member that did
+/// not take a token in time this long (one that is not connected is avoided until it verifies
+/// again), and a token's advice may ask to avoid a member for at most this long.
+pub const AVOID_FOR: Duration = Duration::from_secs(10);
 
 /// Bytes of a payload beyond the `f64` values: the version and message tags (4 + 4), a refusal's
 /// reason, the run id with its length (8 + [`MAX_RUN_ID`]), `seq` (8) and the vector's length (8),
@@ -89,7 +95,7 @@ pub struct Avoided {
     /// The member's index in the run file.
     pub member: u32,
     /// Milliseconds the receiver should avoid it from receipt, at most
-    /// [`crate::custody::AVOID_FOR`].
+    /// [`AVOID_FOR`].
     pub for_ms: u32,
 }
 
@@ -401,7 +407,7 @@ pub struct RunContext {
 }
 
 /// The checks shared by tokens and final models: sender, run, dimension, finiteness.
-fn check_common(
+pub(crate) fn check_common(
     from: &PeerId,
     run_id: &str,
     values: &[f64],
@@ -460,14 +466,14 @@ pub fn validate(from: &PeerId, token: &Token, ctx: &RunContext) -> Result<(), Re
 }
 
 /// Whether a token's advice can be taken: at most [`MAX_AVOIDED`] entries, each naming a member
-/// of the run (`members` of them) once, for at most [`crate::custody::AVOID_FOR`]. A member that
+/// of the run (`members` of them) once, for at most [`AVOID_FOR`]. A member that
 /// sends more is refused like any malformed message: it runs other code than ours.
 pub fn validate_advice(avoid: &[Avoided], members: usize) -> Result<(), Rejection> {
     let bad = |reason: String| Err(Rejection::BadAdvice { reason });
     if avoid.len() > MAX_AVOIDED {
         return bad(format!("{} entries, at most {MAX_AVOIDED}", avoid.len()));
     }
-    let longest = crate::custody::AVOID_FOR.as_millis();
+    let longest = AVOID_FOR.as_millis();
     let mut seen = HashSet::new();
     for a in avoid {
         if a.member as usize >= members {
@@ -483,31 +489,6 @@ pub fn validate_advice(avoid: &[Avoided], members: usize) -> Result<(), Rejectio
     Ok(())
 }
 
-/// Whether a decoded final model from `from` may be written: as [`validate`], except that its
-/// `seq` must be exactly `K`, and its seal must verify over the run's hash and name a member (see
-/// [`crate::seal`]). Returns that member, the model's maker; `from` may be another member that
-/// relays the model.
-pub fn validate_final(
-    from: &PeerId,
-    model: &FinalModel,
-    ctx: &RunContext,
-) -> Result<PeerId, Rejection> {
-    check_common(from, &model.run_id, &model.z, ctx)?;
-    if model.seq != ctx.steps {
-        return Err(Rejection::SeqOutOfRange {
-            seq: model.seq,
-            steps: ctx.steps,
-        });
-    }
-    let maker = crate::seal::maker(model, &ctx.run_hash)?;
-    if !ctx.members.contains(&maker) {
-        return Err(Rejection::NotMember {
-            peer: maker.to_base58(),
-        });
-    }
-    Ok(maker)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -517,7 +498,7 @@ mod tests {
         (0..MAX_AVOIDED as u32)
             .map(|member| Avoided {
                 member,
-                for_ms: crate::custody::AVOID_FOR.as_millis() as u32,
+                for_ms: AVOID_FOR.as_millis() as u32,
             })
             .collect()
     }

@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use dpwalk_core::data::DataSpec;
 use dpwalk_core::spec::BudgetSpec;
-use dpwalk_core::topology::spec::{key_line, toml_error_location};
+use dpwalk_core::toml_location::{key_line, toml_error_location};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 

@@ -26,8 +26,7 @@ use std::time::{Duration, Instant};
 
 use libp2p::PeerId;
 
-use crate::codec::{Avoided, MAX_AVOIDED};
-pub use crate::custody::AVOID_FOR;
+use crate::codec::{AVOID_FOR, Avoided, MAX_AVOIDED};
 
 /// Members down as this node knows them from its own evidence and from the tokens it received.
 #[derive(Debug, Default)]

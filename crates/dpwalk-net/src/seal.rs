@@ -18,7 +18,7 @@
 use libp2p_identity::{Keypair, PeerId, PublicKey};
 use thiserror::Error;
 
-use crate::codec::{FinalModel, Rejection, Seal};
+use crate::codec::{FinalModel, Rejection, RunContext, Seal, check_common};
 
 /// What the signed bytes start with: a signature for something else never verifies as a seal.
 const DOMAIN: &[u8] = b"dpwalk/final-model/1";
@@ -87,6 +87,31 @@ pub fn maker(model: &FinalModel, run_hash: &[u8; 32]) -> Result<PeerId, Rejectio
         return Err(Rejection::BadSeal);
     }
     Ok(key.to_peer_id())
+}
+
+/// Whether a decoded final model from `from` may be written: as [`crate::codec::validate`], except that its
+/// `seq` must be exactly `K`, and its seal must verify over the run's hash and name a member (see
+/// this module). Returns that member, the model's maker; `from` may be another member that
+/// relays the model.
+pub fn validate_final(
+    from: &PeerId,
+    model: &FinalModel,
+    ctx: &RunContext,
+) -> Result<PeerId, Rejection> {
+    check_common(from, &model.run_id, &model.z, ctx)?;
+    if model.seq != ctx.steps {
+        return Err(Rejection::SeqOutOfRange {
+            seq: model.seq,
+            steps: ctx.steps,
+        });
+    }
+    let maker = maker(model, &ctx.run_hash)?;
+    if !ctx.members.contains(&maker) {
+        return Err(Rejection::NotMember {
+            peer: maker.to_base58(),
+        });
+    }
+    Ok(maker)
 }
 
 #[cfg(test)]

@@ -345,12 +345,18 @@ fn final_model_validation() {
     let member = key.public().to_peer_id();
     let ctx = context(member, Some(99));
     let model = seal(&key, &[5; 32], "demo".into(), 100, vec![0.0; 3]).unwrap();
-    assert_eq!(codec::validate_final(&member, &model, &ctx), Ok(member));
+    assert_eq!(
+        dpwalk_net::seal::validate_final(&member, &model, &ctx),
+        Ok(member)
+    );
     // Relayed by another member: the maker is still the sealing member.
     let relay = PeerId::random();
     let mut both = ctx.clone();
     both.members.insert(relay);
-    assert_eq!(codec::validate_final(&relay, &model, &both), Ok(member));
+    assert_eq!(
+        dpwalk_net::seal::validate_final(&relay, &model, &both),
+        Ok(member)
+    );
     // Sealed by a key outside the run, or for another run file.
     let outsider = seal(
         &Keypair::generate_ed25519(),
@@ -361,19 +367,19 @@ fn final_model_validation() {
     )
     .unwrap();
     assert!(matches!(
-        codec::validate_final(&member, &outsider, &ctx),
+        dpwalk_net::seal::validate_final(&member, &outsider, &ctx),
         Err(Rejection::NotMember { .. })
     ));
     let other_run = seal(&key, &[6; 32], "demo".into(), 100, vec![0.0; 3]).unwrap();
     assert_eq!(
-        codec::validate_final(&member, &other_run, &ctx),
+        dpwalk_net::seal::validate_final(&member, &other_run, &ctx),
         Err(Rejection::BadSeal)
     );
     // Altered after sealing.
     let mut altered = model.clone();
     altered.z[0] = 1.0;
     assert_eq!(
-        codec::validate_final(&member, &altered, &ctx),
+        dpwalk_net::seal::validate_final(&member, &altered, &ctx),
         Err(Rejection::BadSeal)
     );
     let early = FinalModel {
@@ -381,7 +387,7 @@ fn final_model_validation() {
         ..model.clone()
     };
     assert_eq!(
-        codec::validate_final(&member, &early, &ctx),
+        dpwalk_net::seal::validate_final(&member, &early, &ctx),
         Err(Rejection::SeqOutOfRange {
             seq: 99,
             steps: 100
@@ -392,11 +398,11 @@ fn final_model_validation() {
         ..model.clone()
     };
     assert_eq!(
-        codec::validate_final(&member, &nan, &ctx),
+        dpwalk_net::seal::validate_final(&member, &nan, &ctx),
         Err(Rejection::NonFinite { index: 2 })
     );
     assert!(matches!(
-        codec::validate_final(&PeerId::random(), &model, &ctx),
+        dpwalk_net::seal::validate_final(&PeerId::random(), &model, &ctx),
         Err(Rejection::NotMember { .. })
     ));
 }

@@ -54,7 +54,7 @@ fn trials_100_users(b: Bencher) {
     )
     .expect("the scenario checks");
     let prepared = prepare(&loaded).unwrap();
-    let point = loaded.points()[0];
+    let point = loaded.points()[0].given().expect("sigma is given");
     let algorithm = *point.method.walk().unwrap();
     let base = &prepared.problem;
     let worlds = canary::for_problem(

@@ -5,7 +5,7 @@
 //! (`convergence_rounds[_eps-<ε>].png`, `convergence_bytes[_eps-<ε>].png`,
 //! `convergence_compute[_eps-<ε>].png`); and what every convergence plot shares (the points
 //! grouped by budget, the series of a point against steps, rounds, bytes or seconds, and its
-//! legend), which [`crate::output`], [`crate::spent`] and [`crate::views`] draw too.
+//! legend), which [`crate::output`] (with its views panel) and [`crate::spent`] draw too.
 //!
 //! Local computation is measured as wall-clock time, not counted in gradient-equivalents: the
 //! prox solvers do not report their Newton and CG iterations, so an honest count is not

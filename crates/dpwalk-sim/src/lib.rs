@@ -12,9 +12,9 @@
 //!   accounted with).
 //! - [`output`]: the run directory (`summary.json`, `metrics.csv`, final models, plots).
 //! - [`plot`]: PNG and SVG figures with a vendored font.
-//! - [`compare`], [`spent`], [`views`]: the comparison's figures beyond privacy–utility
-//!   (convergence against rounds, bytes and computing time; privacy spent against rounds; the
-//!   views panel of dpwalk's own algorithms).
+//! - [`compare`], [`spent`]: the comparison's figures beyond privacy–utility (convergence
+//!   against rounds, bytes and computing time; privacy spent against rounds); the views panel of
+//!   dpwalk's own algorithms is drawn from the summary by [`output`].
 //! - [`audit`]: `dpwalk audit`: measured leakage (an empirical lower bound ε̂) beside the
 //!   accountant's bound, from short walks in two worlds through the same step.
 //!
@@ -46,4 +46,3 @@ pub mod run;
 pub mod scenario;
 pub mod simulate;
 pub mod spent;
-pub mod views;

@@ -52,7 +52,7 @@ pub enum Family {
 }
 
 /// What is known of a point's noise before validation: σ as given, or a budget ε that the
-/// noise knob is calibrated to once the point is validated (`Point::with_knob`).
+/// noise knob is calibrated to once the point is resolved ([`PendingMethod::Calibrated`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum PointNoise {
     /// σ as given (`sigma`, `[sweep] sigma`).
@@ -71,22 +71,84 @@ impl PointNoise {
         }
     }
 
-    /// The σ a method is built with: the given one, or 0 (no noise) for a budget. A budget
-    /// point's method is thus noise-free until `Point::with_knob` gives it the calibrated knob,
-    /// like every noise knob that is absent (b = 0, ν = ∞; module table).
-    fn build_sigma(&self) -> f64 {
-        match *self {
-            PointNoise::Sigma(sigma) => sigma,
-            PointNoise::Budget(_) => 0.0,
-        }
-    }
-
     /// How an error names the point's σ.
     fn describe(&self) -> String {
         match *self {
             PointNoise::Sigma(sigma) => format!("sigma={sigma}"),
             PointNoise::Budget(epsilon) => format!("sigma calibrated to epsilon={epsilon}"),
         }
+    }
+}
+
+/// A method whose every parameter is validated but its noise knob, which a budget's calibration
+/// sets ([`crate::privacy::PrivacyContext::resolve`]). It holds the method *without noise*
+/// (σ = 0, b = 0, ν = ∞), which is what the accountant reads before the knob is known (the clip,
+/// the rounds' shape), and gives a method a driver can run only with a knob
+/// ([`Noiseless::with_knob`]): no budget point can run noise-free by mistake.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Noiseless(Method);
+
+impl Noiseless {
+    /// The runnable method with its knob set to `knob`.
+    ///
+    /// # Errors
+    /// A [`SpecError`] on the knob's key when `knob` is out of its range.
+    pub fn with_knob(&self, knob: f64) -> Result<Method, SpecError> {
+        self.0.with_knob(knob)
+    }
+
+    /// Every parameter but the knob, for the accountant and the checks made before calibration.
+    pub(crate) fn parameters(&self) -> &Method {
+        &self.0
+    }
+}
+
+/// A point's method as its scenario gives it: runnable with the noise as given, or waiting for
+/// the knob a budget calibrates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PendingMethod {
+    /// The noise knob as given (`sigma`, `laplace-scale`, `nu`; absent: no noise).
+    Given(Method),
+    /// The knob is calibrated to the budget `epsilon`.
+    Calibrated {
+        /// The total budget ε (at the scenario's δ).
+        epsilon: f64,
+        /// Every other parameter.
+        noiseless: Noiseless,
+    },
+}
+
+impl PendingMethod {
+    /// The budget ε, when the knob is calibrated to one.
+    pub fn budget(&self) -> Option<f64> {
+        match self {
+            PendingMethod::Given(_) => None,
+            PendingMethod::Calibrated { epsilon, .. } => Some(*epsilon),
+        }
+    }
+
+    /// Every parameter but (for a budget) the knob: for what is decided before calibration.
+    pub(crate) fn parameters(&self) -> &Method {
+        match self {
+            PendingMethod::Given(method) => method,
+            PendingMethod::Calibrated { noiseless, .. } => noiseless.parameters(),
+        }
+    }
+
+    /// Whether it is dpwalk's own update (ADMM or DP-SGD on the scenario's schedule).
+    pub fn is_walk(&self) -> bool {
+        self.parameters().walk().is_some()
+    }
+
+    /// How the method schedules its rounds.
+    pub fn family(&self) -> Family {
+        self.parameters().family()
+    }
+
+    /// The parameters that tell two points of one kind apart ([`Method::describe`]: the knob is
+    /// not among them).
+    pub fn describe(&self) -> String {
+        self.parameters().describe()
     }
 }
 
@@ -123,7 +185,8 @@ fn required(kind: AlgorithmName, key: &str, v: Option<f64>) -> Result<f64, SpecE
 }
 
 impl Method {
-    /// Builds and validates the method `kind` from the section `a` and the point's `knobs`.
+    /// Builds and validates the method `kind` from the section `a` and the point's `knobs`: as
+    /// given, or without noise when a budget calibrates its knob.
     ///
     /// # Errors
     /// A [`SpecError`] naming the key that is missing or out of range, and why.
@@ -132,7 +195,7 @@ impl Method {
         a: &AlgorithmSpec,
         k: &Knobs,
         record_level: bool,
-    ) -> Result<Method, SpecError> {
+    ) -> Result<PendingMethod, SpecError> {
         let walk_param = |e: ParamError| {
             key_error(
                 param_key(&e),
@@ -147,8 +210,13 @@ impl Method {
                 ),
             )
         };
-        let sigma = k.noise.build_sigma();
-        Ok(match kind {
+        // A budget's method is built without noise (σ = 0 here, b = 0 and ν = ∞ in the baselines'
+        // builders) and wrapped as `Noiseless` below, so that nothing runs it before calibration.
+        let sigma = match k.noise {
+            PointNoise::Sigma(sigma) => sigma,
+            PointNoise::Budget(_) => 0.0,
+        };
+        let method = match kind {
             AlgorithmName::Admm => Method::Walk(Algorithm::Admm(
                 AdmmParams::new(k.gamma, k.lambda, sigma, k.clip).map_err(walk_param)?,
             )),
@@ -159,8 +227,15 @@ impl Method {
                 Method::FedSgd(SgdParams::new(k.lr, sigma, k.clip).map_err(walk_param)?)
             }
             AlgorithmName::DpIadmm => Method::DpIadmm(dp_iadmm(a, k)?),
-            AlgorithmName::Ipadmm => Method::Ipadmm(ipadmm(a, k, record_level)?),
+            AlgorithmName::Ipadmm => Method::Ipadmm(ipadmm(a, k, sigma, record_level)?),
             AlgorithmName::PpAdmm => Method::PpAdmm(pp_admm(a, k)?),
+        };
+        Ok(match k.noise {
+            PointNoise::Sigma(_) => PendingMethod::Given(method),
+            PointNoise::Budget(epsilon) => PendingMethod::Calibrated {
+                epsilon,
+                noiseless: Noiseless(method),
+            },
         })
     }
 
@@ -332,14 +407,20 @@ fn dp_iadmm(a: &AlgorithmSpec, k: &Knobs) -> Result<DpIadmmParams, SpecError> {
     DpIadmmParams::new(variant, rho, b, a.clip_l1).map_err(|e| key_error("laplace-scale", e))
 }
 
-/// \[HG\]: `inner-steps` (l), `rho`, `sigma`, `clip` (required), `eta` and `eta-schedule`.
-fn ipadmm(a: &AlgorithmSpec, k: &Knobs, record_level: bool) -> Result<IpadmmParams, SpecError> {
+/// \[HG\]: `inner-steps` (l), `rho`, `sigma` (the multiplier, 0 without noise), `clip`
+/// (required), `eta` and `eta-schedule`.
+fn ipadmm(
+    a: &AlgorithmSpec,
+    k: &Knobs,
+    sigma: f64,
+    record_level: bool,
+) -> Result<IpadmmParams, SpecError> {
     let kind = AlgorithmName::Ipadmm;
     let eta = required(kind, "eta", a.eta)?;
     let settings = IpadmmSettings {
         inner_steps: a.inner_steps,
         rho: required(kind, "rho", a.rho)?,
-        sigma: k.noise.build_sigma(),
+        sigma,
         clip: required(kind, "clip", k.clip)?,
         eta: match a.eta_schedule {
             EtaScheduleName::SqrtTotal => EtaSchedule::SqrtTotal { eta0: eta },

@@ -113,11 +113,10 @@ pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
     let privacy = PrivacyContext::new(s, &problem, &graphs)?;
     // The baselines refuse what they cannot run (a loss outside a proof, a graph) now, with the
     // reason, rather than after the other points have run.
-    for point in loaded.points() {
-        if point.method.walk().is_none() {
-            crate::rounds::check(&problem, graphs[point.topology], &point.method)?;
-            privacy.account(point)?;
-        }
+    for point in loaded.points().iter().filter(|p| !p.method.is_walk()) {
+        let method = point.method.parameters();
+        crate::rounds::check(&problem, graphs[point.topology], method)?;
+        privacy.account(method, point.topology)?;
     }
     Ok(Prepared {
         problem,

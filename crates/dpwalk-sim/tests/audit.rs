@@ -99,7 +99,7 @@ fn measured_leakage_never_exceeds_the_bound_on_small_walks() {
 #[test]
 fn a_white_box_canary_is_exactly_plus_or_minus_c_d() {
     let (loaded, prepared) = load(&["algorithm.sigma=0"]);
-    let point = loaded.points()[0];
+    let point = loaded.points()[0].given().expect("sigma is given");
     let Algorithm::Admm(params) = *point.method.walk().unwrap() else {
         panic!("admm")
     };
@@ -143,7 +143,7 @@ fn an_accountant_that_counts_twice_the_noise_is_caught() {
     let sets = ["privacy.delta=0.01"];
     let (points, loaded, prepared) = run(&sets, &config(10_000, vec![View::Local]));
     let p = &points[0];
-    let point = loaded.points()[0];
+    let point = loaded.points()[0].given().expect("sigma is given");
     // The walk adds σ; the broken accountant believes 2σ (as if the walk's noise had been
     // halved and the accounting not).
     let broken = Noise::new(2.0 * point.method.walk().unwrap().sigma(), 0.5).unwrap();

@@ -165,7 +165,7 @@ fn a_white_box_canary_s_first_round_is_what_its_construction_forces() {
         let mut sets = sets.to_vec();
         sets.push("problem.l1=0");
         let (loaded, prepared) = load(SMALL, SQUARED, &sets);
-        let point = loaded.points()[0];
+        let point = loaded.points()[0].given().expect("sigma is given");
         let method = point.method;
         let topology = &prepared.topologies[0].topology;
         let w = worlds(&prepared.problem, &method, 2, CanaryKind::WhiteBox).unwrap();
@@ -210,7 +210,7 @@ fn a_baseline_accounted_for_twice_its_noise_is_caught() {
             ..config(10_000, vec![View::Local])
         };
         let p = &audit(&loaded, &prepared, &cfg).unwrap()[0];
-        let point = loaded.points()[0];
+        let point = loaded.points()[0].given().expect("sigma is given");
         // The baseline adds σ; the broken accountant believes 2σ (the noise halved in the run,
         // not in the accounting).
         let doubled = point.method.with_knob(2.0 * point.method.knob()).unwrap();
@@ -289,7 +289,13 @@ fn composition_stays_below_the_composed_bound_and_exceeds_one_contribution() {
 }
 
 fn point_sigma(loaded: &LoadedScenario) -> f64 {
-    loaded.points()[0].method.walk().unwrap().sigma()
+    loaded.points()[0]
+        .given()
+        .expect("sigma is given")
+        .method
+        .walk()
+        .unwrap()
+        .sigma()
 }
 
 #[test]

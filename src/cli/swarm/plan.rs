@@ -42,7 +42,7 @@ pub(super) fn plan(
     let resolved = prepared.privacy.resolve(s, point)?;
     // An enforced budget goes into the run file: every node calibrates the same σ from it and
     // enforces it with the simulator's policy. Without enforcement the calibrated σ is given.
-    let budget = match (resolved.policy, point.budget) {
+    let budget = match (resolved.policy, resolved.point.budget) {
         (Some(_), Some(epsilon)) => Some(BudgetSpec {
             epsilon,
             delta: s.privacy.delta,

@@ -1,6 +1,6 @@
 //! [`SpecError`]: a key path and a reason, and the line of the key in a TOML text.
 
-use crate::topology::spec::{key_line, line_of_offset};
+use crate::toml_location::{key_line, line_of_offset};
 use thiserror::Error;
 use toml::de::{DeTable, DeValue};
 

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use rand::RngExt;
 
-use super::spec::{key_line, toml_error_location};
 use super::spectral::{dense_extremes, lanczos_extremes};
 use super::*;
 use crate::rng::node_rng;
+use crate::toml_location::{key_line, toml_error_location};
 
 fn graph(t: &Topology) -> &Graph {
     match t {

@@ -37,12 +37,14 @@ use std::time::{Duration, Instant};
 
 use libp2p::PeerId;
 
-use crate::codec::Avoided;
+use crate::codec::{AVOID_FOR, Avoided};
 use crate::hearsay::Hearsay;
 
-/// How long a member that is connected but did not take a token in time is avoided (one that is
-/// not connected is avoided until it verifies again).
-pub const AVOID_FOR: Duration = Duration::from_secs(10);
+/// `member 3`, or `a non-member` for a peer that is not in the run: how logs name a peer.
+pub(crate) fn member_name(index: Option<usize>) -> String {
+    index.map_or_else(|| "a non-member".into(), |i| format!("member {i}"))
+}
+
 /// Pause before retrying the same receiver after a failed request.
 pub const RETRY_PAUSE: Duration = Duration::from_millis(100);
 /// Pause before retrying a receiver that has not verified this node yet.
@@ -205,7 +207,7 @@ impl<Id: Copy + Eq> Machine<Id> {
 
     /// `member 3`, or `a non-member`.
     fn name(&self, peer: &PeerId) -> String {
-        crate::node::member_name(self.index.get(peer).copied())
+        member_name(self.index.get(peer).copied())
     }
 
     /// The durable state held outgoing token `seq` for `to` at start: it is handed over again,

@@ -128,7 +128,7 @@ impl Node<'_> {
             }
             Message::FinalModel(model) => {
                 let ctx = self.run.context(self.learner.state().last_seq);
-                let maker = match codec::validate_final(&peer, &model, &ctx) {
+                let maker = match crate::seal::validate_final(&peer, &model, &ctx) {
                     Ok(maker) => maker,
                     Err(why) => {
                         self.refuse(peer, channel, why);

@@ -71,7 +71,7 @@ use crate::addresses::AddressBook;
 use crate::behaviour::{Behaviour, BehaviourEvent};
 use crate::codec::{Hello, Message};
 use crate::config::NodeConfig;
-use crate::custody::{Action, Machine};
+use crate::custody::{Action, Machine, member_name};
 use crate::learner::{Learner, Outcome};
 use crate::limits::{Refusals, Refused};
 use crate::publish::Publish;
@@ -121,11 +121,6 @@ pub async fn run(
         result = node.event_loop(stop) => result,
         () = serve => unreachable_serve(),
     }
-}
-
-/// `member 3`, or `a non-member` for a peer that is not in the run.
-pub(crate) fn member_name(index: Option<usize>) -> String {
-    index.map_or_else(|| "a non-member".into(), |i| format!("member {i}"))
 }
 
 /// The endpoint's accept loop never ends; typed so that `select!` needs no panic.

@@ -66,7 +66,7 @@ use dpwalk_core::spec::topology::Source;
 use dpwalk_core::spec::{
     BudgetSpec, Noise, ProblemSpec, RecordUnit, SpecError, UnitSpec, build_topology, check_step,
 };
-use dpwalk_core::topology::spec::toml_error_location;
+use dpwalk_core::toml_location::toml_error_location;
 use dpwalk_core::topology::{Topology, TopologySpec};
 use dpwalk_privacy::PrivacyError;
 use dpwalk_privacy::budget::PLAN_QUANTILE;

@@ -9,7 +9,7 @@ use super::estimate::{Estimate, Options, estimate};
 use super::statistic::{Statistic, View, scores};
 use super::trial::{Scratch, Transcript, World, run_trial};
 use crate::algorithm::Mode;
-use crate::scenario::{LoadedScenario, Point, UnitName};
+use crate::scenario::{LoadedScenario, PendingPoint, Point, UnitName};
 use crate::simulate::{NamedTopology, Prepared};
 use dpwalk_core::rng::{Purpose, derive_seed};
 use dpwalk_core::step::Algorithm;
@@ -324,9 +324,9 @@ pub(crate) fn walk_points(
     loaded: &LoadedScenario,
     point: Option<usize>,
     views: &[View],
-) -> Result<(Vec<Point>, Vec<usize>), AuditError> {
+) -> Result<(Vec<PendingPoint>, Vec<usize>), AuditError> {
     let s = loaded.scenario();
-    let walks = loaded.points().iter().any(|p| p.method.walk().is_some());
+    let walks = loaded.points().iter().any(|p| p.method.is_walk());
     if walks && s.algorithm.mode != Mode::Decentralized {
         return Err(AuditError::Invalid(format!(
             "the audit runs walks: the scenario's mode is {} (set algorithm.mode = \"decentralized\")",
@@ -384,7 +384,7 @@ pub fn audit(
     if steps == 0 || config.steps == Some(0) {
         return Err(AuditError::Invalid("--steps must be >= 1".into()));
     }
-    let baselines = chosen.iter().any(|&p| points[p].method.walk().is_none());
+    let baselines = chosen.iter().any(|&p| !points[p].method.is_walk());
     if baselines && rounds == 0 {
         return Err(AuditError::Invalid(format!(
             "a baseline's trial runs whole rounds, and the scenario has none (steps = {} < users =              {}): give --steps ROUNDS",

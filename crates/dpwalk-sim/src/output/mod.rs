@@ -66,6 +66,7 @@ pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Out
 mod csv;
 mod figures;
 mod summary;
+mod views;
 
 pub(crate) use csv::csv_opt;
 pub use csv::metrics_csv;
@@ -144,7 +145,7 @@ pub fn write_all(
     }
     write_convergence(dir, loaded, prepared, results)?;
     crate::spent::write_privacy_rounds(dir, loaded, prepared, results)?;
-    crate::views::write_privacy_views(dir, &summary)?;
+    views::write_privacy_views(dir, &summary)?;
     write_privacy_details(dir, loaded.scenario(), prepared, results, &summary)?;
     Ok(summary)
 }

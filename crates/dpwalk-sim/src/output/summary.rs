@@ -176,7 +176,7 @@ fn privacy(
     clipped_fraction: f64,
     accounting: PointPrivacy,
 ) -> Privacy {
-    if let Ok(Some(account)) = prepared.privacy.account(point) {
+    if let Ok(Some(account)) = prepared.privacy.account(&point.method, point.topology) {
         let curve = Orders::new(orders)
             .ok()
             .and_then(|o| account.round_curve(&o, &point.method));

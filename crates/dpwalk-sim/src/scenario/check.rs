@@ -2,14 +2,14 @@
 //! keys, keys that must fit each other (`mode` and `blocks-per-round`, the budget's view and the
 //! kinds), each refusal naming its key as [`SpecError`] does.
 
-use super::{BudgetView, Point, Scenario, ScenarioError};
+use super::{BudgetView, PendingPoint, Scenario, ScenarioError};
 use crate::algorithm::{AlgorithmName, Mode};
 use dpwalk_core::spec::{SpecError, check_delta};
 
 impl Scenario {
     /// Checks the scenario-level ranges that the sections' own types do not, and returns the
     /// validated sweep points.
-    pub fn check(&self) -> Result<Vec<Point>, ScenarioError> {
+    pub fn check(&self) -> Result<Vec<PendingPoint>, ScenarioError> {
         let at = |key: &[&str], message: String| Err(SpecError::new(key, message).into());
         if self.users < 1 {
             return at(&["users"], "must be >= 1".into());

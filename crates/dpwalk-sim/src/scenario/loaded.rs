@@ -1,6 +1,6 @@
 //! [`LoadedScenario`]: the checked form of a scenario that every driver takes.
 
-use super::{Point, Scenario, ScenarioError};
+use super::{PendingPoint, Scenario, ScenarioError};
 use std::path::{Path, PathBuf};
 
 /// A scenario read and checked, with the directory its relative paths start from: the only form
@@ -10,7 +10,7 @@ pub struct LoadedScenario {
     scenario: Scenario,
     base_dir: PathBuf,
     name: String,
-    points: Vec<Point>,
+    points: Vec<PendingPoint>,
 }
 
 impl LoadedScenario {
@@ -41,7 +41,7 @@ impl LoadedScenario {
         &self.name
     }
     /// The validated sweep points (one when there is no sweep).
-    pub fn points(&self) -> &[Point] {
+    pub fn points(&self) -> &[PendingPoint] {
         &self.points
     }
 }

@@ -284,7 +284,7 @@ mod sweep;
 
 pub use loaded::LoadedScenario;
 pub use parse::{load, parse};
-pub use sweep::Point;
+pub use sweep::{PendingPoint, Point};
 
 impl Scenario {
     /// The algorithms of the scenario: the sweep's list, else `[algorithm] kind`.

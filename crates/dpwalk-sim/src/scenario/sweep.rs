@@ -3,10 +3,53 @@
 
 use super::{Scenario, ScenarioError, UnitName};
 use crate::algorithm::AlgorithmName;
-use crate::method::{Family, Knobs, Method, PointNoise, key_error};
+use crate::method::{Family, Knobs, Method, PendingMethod, PointNoise, key_error};
 use dpwalk_core::spec::{SpecError, check_epsilon};
 
-/// One sweep point: the algorithm with validated parameters, on one of the scenario's topologies.
+/// One sweep point as the scenario gives it, validated; its noise is given or still to be
+/// calibrated to a budget ([`PendingMethod`]). Only [`PendingPoint::given`] and
+/// [`crate::privacy::PrivacyContext::resolve`] make it a [`Point`] a driver can run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PendingPoint {
+    /// Index into [`Scenario::topologies`] (0 for the federated baselines, which use no graph).
+    pub topology: usize,
+    /// Which algorithm.
+    pub name: AlgorithmName,
+    /// Its validated parameters, with the noise given or pending.
+    pub method: PendingMethod,
+    /// γ (reported even where it is unused).
+    pub gamma: f64,
+    /// λ (reported even where it is unused).
+    pub lambda: f64,
+    /// DP-SGD step size (reported even where it is unused).
+    pub lr: f64,
+}
+
+impl PendingPoint {
+    /// The runnable point when the noise is given; `None` when a budget calibrates it.
+    pub fn given(&self) -> Option<Point> {
+        match self.method {
+            PendingMethod::Given(method) => Some(self.runnable(method)),
+            PendingMethod::Calibrated { .. } => None,
+        }
+    }
+
+    /// The runnable point with `method` (the given one, or the calibrated one).
+    pub(crate) fn runnable(&self, method: Method) -> Point {
+        Point {
+            topology: self.topology,
+            name: self.name,
+            method,
+            gamma: self.gamma,
+            lambda: self.lambda,
+            lr: self.lr,
+            budget: self.method.budget(),
+        }
+    }
+}
+
+/// One sweep point a driver runs: the algorithm with validated parameters and its noise knob
+/// (given, or calibrated to `budget`), on one of the scenario's topologies.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
     /// Index into [`Scenario::topologies`] (0 for the federated baselines, which use no graph).
@@ -21,19 +64,8 @@ pub struct Point {
     pub lambda: f64,
     /// DP-SGD step size (reported even where it is unused).
     pub lr: f64,
-    /// The budget ε this point's noise is calibrated to; until [`Point::with_knob`] sets the
-    /// calibrated knob, the method of such a point adds no noise ([`PointNoise`]).
+    /// The budget ε the noise knob was calibrated to, if any.
     pub budget: Option<f64>,
-}
-
-impl Point {
-    /// The same point with its noise knob set to `knob` (after calibration).
-    pub fn with_knob(&self, knob: f64) -> Result<Point, ScenarioError> {
-        Ok(Point {
-            method: self.method.with_knob(knob)?,
-            ..*self
-        })
-    }
 }
 
 impl Scenario {
@@ -77,7 +109,7 @@ impl Scenario {
     }
 
     /// The sweep points (one when there is no sweep), validated.
-    pub fn points(&self) -> Result<Vec<Point>, ScenarioError> {
+    pub fn points(&self) -> Result<Vec<PendingPoint>, ScenarioError> {
         let s = &self.sweep;
         let or = |v: &Vec<f64>, d: f64| if v.is_empty() { vec![d] } else { v.clone() };
         let record_level = self.privacy.unit == UnitName::Record;
@@ -119,17 +151,16 @@ impl Scenario {
                                         Family::Federated => 0,
                                         _ => topology,
                                     };
-                                    let point = Point {
+                                    let point = PendingPoint {
                                         topology,
                                         name,
                                         method,
                                         gamma,
                                         lambda,
                                         lr,
-                                        budget,
                                     };
                                     // Parameters that do not apply to an algorithm do not multiply its points.
-                                    if !points.iter().any(|q: &Point| same_run(q, &point)) {
+                                    if !points.iter().any(|q: &PendingPoint| same_run(q, &point)) {
                                         points.push(point);
                                     }
                                 }
@@ -150,6 +181,6 @@ fn needs_l2_clip(kind: AlgorithmName) -> bool {
 
 /// Whether two points run the same computation (DP-SGD ignores γ, λ; ADMM ignores lr; the
 /// baselines ignore what is not theirs).
-fn same_run(a: &Point, b: &Point) -> bool {
-    a.method == b.method && a.topology == b.topology && a.budget == b.budget
+fn same_run(a: &PendingPoint, b: &PendingPoint) -> bool {
+    a.method == b.method && a.topology == b.topology
 }

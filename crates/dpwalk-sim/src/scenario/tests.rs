@@ -136,6 +136,24 @@ fn sweep_is_a_product_without_duplicate_runs() {
 }
 
 #[test]
+fn a_budget_point_cannot_run_before_its_noise_is_calibrated() {
+    let text = format!("{MINIMAL}\n[privacy]\nepsilon = 2.0\n").replace("sigma = 0.5", "");
+    let s = parse(&text, p(), &[]).expect("parses");
+    let point = s.points().expect("valid")[0];
+    assert_eq!(point.method.budget(), Some(2.0));
+    assert!(
+        point.given().is_none(),
+        "no runnable point without its knob"
+    );
+    let given = parse(MINIMAL, p(), &[])
+        .expect("parses")
+        .points()
+        .expect("valid")[0];
+    let runnable = given.given().expect("sigma is given");
+    assert_eq!((runnable.budget, runnable.method.knob()), (None, 0.5));
+}
+
+#[test]
 fn scenario_level_refusals_name_their_key() {
     for (set, key) in [
         ("users=0", "`users`: "),
@@ -174,7 +192,9 @@ fn rounds_count_updates_per_user_in_every_mode() {
     let rounds = |sets: &[&str]| {
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
         let s = parse(MINIMAL, p(), &sets).expect("parses");
-        let point = s.points().expect("valid")[0];
+        let point = s.points().expect("valid")[0]
+            .given()
+            .expect("sigma is given");
         s.rounds_at(&point.method, 30)
     };
     // A hop of the walk, or a baseline's step, updates one of the 10 users.

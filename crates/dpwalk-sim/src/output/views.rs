@@ -11,8 +11,8 @@
 //! privacy") nor for a DP-SGD walk whose users contribute more than once, and federated DP-SGD
 //! is accounted in the local view only. The caption says which of these the panel lacks.
 
+use super::{PointSummary, Summary};
 use crate::compare::skip_empty;
-use crate::output::{PointSummary, Summary};
 use crate::plot::{LinePlot, PlotError, Series, write_line_plot_with_data};
 use std::path::Path;
 

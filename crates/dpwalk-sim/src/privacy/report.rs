@@ -1,266 +1,24 @@
-//! Privacy in the simulator: calibrating σ to a budget, the budget policy that enforces it,
-//! and the privacy figures of `summary.json`. Every number comes from `dpwalk_privacy` (its
-//! `walk`, `calibrate` and `budget` modules); this module only decides which view applies.
-//!
-//! Budgets are on the local view (walks) or the central view (federated, centralized): no network
-//! budget is offered ([`dpwalk_privacy::budget`] says why). Network figures are reported only
-//! where one is proved: a DP-SGD walk's users with at most one contribution
-//! ([`dpwalk_privacy::walk::NETWORK_ONE_CONTRIBUTION`]); ADMM walks have none
-//! ([`dpwalk_privacy::walk::ADMM_NETWORK_WITHDRAWN`]).
-//!
-//! The clip every figure of dpwalk's own kinds is accounted with comes from one place,
-//! [`PrivacyContext::accounted_clip`]: `C` at user level, the record-level clip of
-//! [`crate::record_level`] under `[privacy] unit = "record"`.
+//! The privacy figures of a point's runs (`summary.json`, `privacy_users.csv`, the pairwise
+//! heatmap, the privacy-spent curve): the worst user in each view the point has a proof for.
 
+use super::{PrivacyContext, Resolved, has_network_view};
 use crate::algorithm::Mode;
-use crate::baseline_privacy::{Account, Inputs};
 use crate::method::Method;
-use crate::record_level::{RecordLevel, UnitReport};
-use crate::run::LATE_WINDOW;
-use crate::run::RunResult;
-use crate::scenario::{BudgetView, ConversionName, Point, Scenario, ScenarioError, UnitName};
-use dpwalk_core::problem::Problem;
-use dpwalk_core::spec::SpecError;
-use dpwalk_core::step::Algorithm;
-use dpwalk_core::topology::Topology;
+use crate::record_level::UnitReport;
+use crate::run::{LATE_WINDOW, RunResult};
+use crate::scenario::{BudgetView, Point, Scenario};
 use dpwalk_privacy::Noise;
-use dpwalk_privacy::budget::{PLAN_QUANTILE, Policy};
-use dpwalk_privacy::calibrate::{REL_TOL, View, account, calibrate};
-use dpwalk_privacy::ledger::Budget as BudgetTarget;
-use dpwalk_privacy::network::{Charges, HittingOptions};
-use dpwalk_privacy::rdp::{Conversion, DpBound, Orders};
+use dpwalk_privacy::budget::PLAN_QUANTILE;
+use dpwalk_privacy::calibrate::{View, account};
+use dpwalk_privacy::network::Charges;
+use dpwalk_privacy::rdp::{Conversion, DpBound};
 use dpwalk_privacy::walk::{
-    ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, NETWORK_ONE_CONTRIBUTION, Passage, Setup,
-    UserFigures, all_users, pair_epsilons, planned_contributions,
+    ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, NETWORK_ONE_CONTRIBUTION, Setup, UserFigures,
+    all_users, pair_epsilons,
 };
 use serde::Serialize;
 
-/// What the privacy figures of a scenario share: orders, δ, conversion, and the walk's
-/// first-passage laws per topology.
-#[derive(Debug)]
-pub struct PrivacyContext {
-    orders: Orders,
-    delta: f64,
-    conversion: Conversion,
-    /// Per topology: the laws, or why they were not computed.
-    passage: Vec<Result<Passage, String>>,
-    /// What the baselines' accounting reads of the problem and the graphs.
-    baselines: Inputs,
-    /// The privacy unit.
-    unit: UnitName,
-    /// The record-level clip's inputs for dpwalk's own kinds, under `unit = "record"`.
-    record_level: Option<RecordLevel>,
-}
-
-/// A point ready to run: σ calibrated if it had a budget, and the policy that enforces it.
-#[derive(Debug, Clone)]
-pub struct Resolved {
-    /// The point with its final σ.
-    pub point: Point,
-    /// The budget policy, when the budget is enforced.
-    pub policy: Option<Policy>,
-    /// Contributions per user the calibration planned for.
-    pub calibrated_for: Option<u64>,
-}
-
-fn conversion(name: ConversionName) -> Conversion {
-    match name {
-        ConversionName::Tight => Conversion::Tight,
-        ConversionName::Classic => Conversion::Classic,
-    }
-}
-
-/// Whether a point's walk has a network view: DP-SGD only.
-fn has_network_view(point: &Point, scenario: &Scenario) -> bool {
-    scenario.algorithm.mode == Mode::Decentralized
-        && matches!(point.method, Method::Walk(Algorithm::Sgd(_)))
-}
-
 impl PrivacyContext {
-    /// Orders from `[output]`, δ and conversion from `[privacy]`, the walk's laws for each
-    /// topology (the walk only), and what the baselines' accounting and the record-level unit
-    /// need of `problem`.
-    ///
-    /// # Errors
-    /// The accountant's refusal of the orders (at `output.orders`), and the record-level unit's
-    /// refusals ([`RecordLevel::new`]).
-    pub fn new(
-        scenario: &Scenario,
-        problem: &Problem,
-        topologies: &[&Topology],
-    ) -> Result<Self, ScenarioError> {
-        let mut orders = Orders::default_grid().as_slice().to_vec();
-        orders.extend(scenario.output.orders.iter().copied());
-        orders.sort_by(f64::total_cmp);
-        orders.dedup();
-        let passage = topologies
-            .iter()
-            .map(|t| {
-                let walks = scenario.kinds().iter().any(|k| k.is_walk());
-                if scenario.algorithm.mode != Mode::Decentralized || !walks {
-                    return Err("not a walk: no network view".to_string());
-                }
-                Passage::for_topology(t, &HittingOptions::default()).map_err(|e| e.to_string())
-            })
-            .collect();
-        Ok(Self {
-            orders: Orders::new(&orders)
-                .map_err(|e| SpecError::new(&["output", "orders"], e.to_string()))?,
-            delta: scenario.privacy.delta,
-            conversion: conversion(scenario.privacy.conversion),
-            passage,
-            baselines: Inputs::new(scenario, problem, topologies),
-            unit: scenario.privacy.unit,
-            record_level: RecordLevel::new(scenario, problem)?,
-        })
-    }
-
-    /// The clip dpwalk's own methods (the walk's ADMM and DP-SGD, federated DP-SGD) are
-    /// accounted with: `C` at user level, [`RecordLevel::clip`] at record level; `None` when
-    /// unclipped. The one place every view, calibration and budget policy takes it from.
-    pub fn accounted_clip(&self, method: &Method) -> Option<f64> {
-        match &self.record_level {
-            Some(r) => r.clip(method),
-            None => method.clip(),
-        }
-    }
-
-    /// The noise (σ, accounted clip) of dpwalk's own methods and federated DP-SGD, `None` for
-    /// the baselines (accounted by [`Account`]) and when unclipped.
-    fn gaussian_noise(&self, method: &Method) -> Option<(f64, f64)> {
-        let sigma = match method {
-            Method::Walk(a) => a.sigma(),
-            Method::FedSgd(p) => p.sigma(),
-            _ => return None,
-        };
-        Some((sigma, self.accounted_clip(method)?))
-    }
-
-    /// `"record-level "` at record level, `""` at user level: the prefix of figure names.
-    pub fn unit_prefix(&self) -> &'static str {
-        UnitReport::new(self.unit, None).prefix()
-    }
-
-    /// The unit of `method`'s figures, with the record-level clip where it applies.
-    pub fn unit_report(&self, method: &Method) -> UnitReport {
-        let record_level = self.record_level.and_then(|r| Some((r, r.clip(method)?)));
-        UnitReport::new(self.unit, record_level)
-    }
-
-    /// The accounting of a baseline point (`None` for dpwalk's own methods and fed-sgd).
-    pub fn account(&self, point: &Point) -> Result<Option<Account>, ScenarioError> {
-        Account::of(&self.baselines, &point.method, point.topology)
-    }
-
-    /// The orders, δ and conversion of every figure, with `noise`.
-    pub fn setup(&self, noise: Noise) -> Setup {
-        Setup {
-            orders: self.orders.clone(),
-            noise,
-            delta: self.delta,
-            conversion: self.conversion,
-        }
-    }
-
-    /// The laws of a point's topology when its walk has a network view.
-    pub fn passage(&self, scenario: &Scenario, point: &Point) -> Option<&Passage> {
-        if !has_network_view(point, scenario) {
-            return None;
-        }
-        self.passage.get(point.topology)?.as_ref().ok()
-    }
-
-    /// Calibrates σ for a point with a budget and builds the policy that enforces it.
-    pub fn resolve(&self, scenario: &Scenario, point: &Point) -> Result<Resolved, ScenarioError> {
-        let Some(epsilon) = point.budget else {
-            return Ok(Resolved {
-                point: *point,
-                policy: None,
-                calibrated_for: None,
-            });
-        };
-        let invalid = |m: String| ScenarioError::Invalid(m);
-        if let Some(account) = self.account(point)? {
-            let knob = account.calibrate(epsilon, self.delta, self.conversion)?;
-            return Ok(Resolved {
-                point: point.with_knob(knob)?,
-                policy: None,
-                calibrated_for: Some(scenario.rounds()),
-            });
-        }
-        let clip = self
-            .accounted_clip(&point.method)
-            .ok_or_else(|| invalid("a budget needs a clip".into()))?;
-        let n = scenario.users as u64;
-        let walk = scenario.algorithm.mode == Mode::Decentralized;
-        let fed_sgd = matches!(point.method, Method::FedSgd(_));
-        let k = if fed_sgd {
-            scenario.rounds()
-        } else if walk {
-            planned_contributions(scenario.steps, 1.0 / n as f64, PLAN_QUANTILE)
-        } else {
-            scenario.steps
-        };
-        let view = if fed_sgd {
-            View::Local { contributions: k }
-        } else {
-            self.budget_view(scenario, k)
-        };
-        // Calibration and the policy use the default grid, as every daemon does, so that a run
-        // file made from this scenario gets the same σ and skips the same steps.
-        let grid = Orders::default_grid();
-        let cal = calibrate(
-            &view,
-            &grid,
-            clip,
-            epsilon,
-            self.delta,
-            self.conversion,
-            REL_TOL,
-        )
-        .map_err(|e| invalid(format!("calibrating sigma to epsilon = {epsilon}: {e}")))?;
-        let point = point.with_knob(cal.sigma)?;
-        // A central budget is accounted on rounds, not per user: nothing to enforce per user;
-        // federated DP-SGD's users contribute exactly the planned rounds.
-        let policy = match view {
-            View::Local { .. } if scenario.privacy.enforce && !fed_sgd => {
-                let noise = Noise::new(cal.sigma, clip).map_err(|e| invalid(e.to_string()))?;
-                let target =
-                    BudgetTarget::new(epsilon, self.delta).map_err(|e| invalid(e.to_string()))?;
-                Some(
-                    Policy::new(target, self.conversion, &grid, noise, scenario.steps)
-                        .map_err(|e| invalid(format!("budget policy: {e}")))?,
-                )
-            }
-            _ => None,
-        };
-        Ok(Resolved {
-            point,
-            policy,
-            calibrated_for: Some(k),
-        })
-    }
-
-    /// The local or central view a budget constrains for `k` contributions (rounds).
-    fn budget_view(&self, scenario: &Scenario, k: u64) -> View {
-        let n = scenario.users as u64;
-        match (scenario.privacy.view, scenario.algorithm.mode) {
-            (Some(BudgetView::Central) | None, Mode::Federated) => View::Federated {
-                rounds: scenario.steps,
-                sampling_rate: scenario
-                    .algorithm
-                    .blocks_per_round
-                    .unwrap_or(scenario.users) as f64
-                    / n as f64,
-            },
-            (Some(BudgetView::Central) | None, Mode::Centralized) => View::Centralized {
-                rounds: scenario.steps,
-                users: n,
-            },
-            _ => View::Local { contributions: k },
-        }
-    }
-
     /// Each user's contributions in one run, with the horizons the run knows.
     fn charges(run: &RunResult) -> Vec<Charges> {
         let mut recent: Vec<Vec<u64>> = vec![Vec::new(); run.per_user.len()];
@@ -307,7 +65,7 @@ impl PrivacyContext {
             notes: Vec::new(),
             unit: self.unit_report(&point.method),
         };
-        if let Ok(Some(account)) = self.account(point) {
+        if let Ok(Some(account)) = self.account(&point.method, point.topology) {
             let bound = account.bound(&self.orders, &point.method, self.delta, self.conversion);
             return PointPrivacy {
                 local: Some(Extreme {
@@ -386,7 +144,7 @@ impl PrivacyContext {
     /// figure is for the whole run, at any earlier time (the privacy-spent plot). `None` without
     /// a guarantee (no noise or no clip).
     pub fn local_after(&self, point: &Point, k: u64) -> Option<DpBound> {
-        if let Ok(Some(account)) = self.account(point) {
+        if let Ok(Some(account)) = self.account(&point.method, point.topology) {
             return account.bound_after(
                 &self.orders,
                 &point.method,

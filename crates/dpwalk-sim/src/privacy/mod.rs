@@ -1,0 +1,165 @@
+//! Privacy in the simulator: calibrating σ to a budget, the budget policy that enforces it,
+//! and the privacy figures of `summary.json`. Every number comes from `dpwalk_privacy` (its
+//! `walk`, `calibrate` and `budget` modules); this module only decides which view applies:
+//! `resolve` turns a scenario's point into a runnable one, `report` gives its runs' figures.
+//!
+//! Budgets are on the local view (walks) or the central view (federated, centralized): no network
+//! budget is offered ([`dpwalk_privacy::budget`] says why). Network figures are reported only
+//! where one is proved: a DP-SGD walk's users with at most one contribution
+//! ([`dpwalk_privacy::walk::NETWORK_ONE_CONTRIBUTION`]); ADMM walks have none
+//! ([`dpwalk_privacy::walk::ADMM_NETWORK_WITHDRAWN`]).
+//!
+//! The clip every figure of dpwalk's own kinds is accounted with comes from one place,
+//! [`PrivacyContext::accounted_clip`]: `C` at user level, the record-level clip of
+//! [`crate::record_level`] under `[privacy] unit = "record"`.
+
+mod report;
+mod resolve;
+
+pub use report::{Budget, Extreme, NetworkExtreme, PointPrivacy};
+pub use resolve::Resolved;
+
+use crate::algorithm::Mode;
+use crate::baseline_privacy::{Account, Inputs};
+use crate::method::Method;
+use crate::record_level::{RecordLevel, UnitReport};
+use crate::scenario::{ConversionName, Point, Scenario, ScenarioError, UnitName};
+use dpwalk_core::problem::Problem;
+use dpwalk_core::spec::SpecError;
+use dpwalk_core::step::Algorithm;
+use dpwalk_core::topology::Topology;
+use dpwalk_privacy::Noise;
+use dpwalk_privacy::network::HittingOptions;
+use dpwalk_privacy::rdp::{Conversion, Orders};
+use dpwalk_privacy::walk::{Passage, Setup};
+
+/// What the privacy figures of a scenario share: orders, δ, conversion, and the walk's
+/// first-passage laws per topology.
+#[derive(Debug)]
+pub struct PrivacyContext {
+    orders: Orders,
+    delta: f64,
+    conversion: Conversion,
+    /// Per topology: the laws, or why they were not computed.
+    passage: Vec<Result<Passage, String>>,
+    /// What the baselines' accounting reads of the problem and the graphs.
+    baselines: Inputs,
+    /// The privacy unit.
+    unit: UnitName,
+    /// The record-level clip's inputs for dpwalk's own kinds, under `unit = "record"`.
+    record_level: Option<RecordLevel>,
+}
+
+fn conversion(name: ConversionName) -> Conversion {
+    match name {
+        ConversionName::Tight => Conversion::Tight,
+        ConversionName::Classic => Conversion::Classic,
+    }
+}
+
+/// Whether a point's walk has a network view: DP-SGD only.
+fn has_network_view(point: &Point, scenario: &Scenario) -> bool {
+    scenario.algorithm.mode == Mode::Decentralized
+        && matches!(point.method, Method::Walk(Algorithm::Sgd(_)))
+}
+
+impl PrivacyContext {
+    /// Orders from `[output]`, δ and conversion from `[privacy]`, the walk's laws for each
+    /// topology (the walk only), and what the baselines' accounting and the record-level unit
+    /// need of `problem`.
+    ///
+    /// # Errors
+    /// The accountant's refusal of the orders (at `output.orders`), and the record-level unit's
+    /// refusals ([`RecordLevel::new`]).
+    pub fn new(
+        scenario: &Scenario,
+        problem: &Problem,
+        topologies: &[&Topology],
+    ) -> Result<Self, ScenarioError> {
+        let mut orders = Orders::default_grid().as_slice().to_vec();
+        orders.extend(scenario.output.orders.iter().copied());
+        orders.sort_by(f64::total_cmp);
+        orders.dedup();
+        let passage = topologies
+            .iter()
+            .map(|t| {
+                let walks = scenario.kinds().iter().any(|k| k.is_walk());
+                if scenario.algorithm.mode != Mode::Decentralized || !walks {
+                    return Err("not a walk: no network view".to_string());
+                }
+                Passage::for_topology(t, &HittingOptions::default()).map_err(|e| e.to_string())
+            })
+            .collect();
+        Ok(Self {
+            orders: Orders::new(&orders)
+                .map_err(|e| SpecError::new(&["output", "orders"], e.to_string()))?,
+            delta: scenario.privacy.delta,
+            conversion: conversion(scenario.privacy.conversion),
+            passage,
+            baselines: Inputs::new(scenario, problem, topologies),
+            unit: scenario.privacy.unit,
+            record_level: RecordLevel::new(scenario, problem)?,
+        })
+    }
+
+    /// The clip dpwalk's own methods (the walk's ADMM and DP-SGD, federated DP-SGD) are
+    /// accounted with: `C` at user level, [`RecordLevel::clip`] at record level; `None` when
+    /// unclipped. The one place every view, calibration and budget policy takes it from.
+    pub fn accounted_clip(&self, method: &Method) -> Option<f64> {
+        match &self.record_level {
+            Some(r) => r.clip(method),
+            None => method.clip(),
+        }
+    }
+
+    /// The noise (σ, accounted clip) of dpwalk's own methods and federated DP-SGD, `None` for
+    /// the baselines (accounted by [`Account`]) and when unclipped.
+    fn gaussian_noise(&self, method: &Method) -> Option<(f64, f64)> {
+        let sigma = match method {
+            Method::Walk(a) => a.sigma(),
+            Method::FedSgd(p) => p.sigma(),
+            _ => return None,
+        };
+        Some((sigma, self.accounted_clip(method)?))
+    }
+
+    /// `"record-level "` at record level, `""` at user level: the prefix of figure names.
+    pub fn unit_prefix(&self) -> &'static str {
+        UnitReport::new(self.unit, None).prefix()
+    }
+
+    /// The unit of `method`'s figures, with the record-level clip where it applies.
+    pub fn unit_report(&self, method: &Method) -> UnitReport {
+        let record_level = self.record_level.and_then(|r| Some((r, r.clip(method)?)));
+        UnitReport::new(self.unit, record_level)
+    }
+
+    /// The accounting of a baseline method on topology `topology` (`None` for dpwalk's own
+    /// methods and fed-sgd). It reads every parameter but the knob, so a budget point's
+    /// noiseless method will do.
+    pub fn account(
+        &self,
+        method: &Method,
+        topology: usize,
+    ) -> Result<Option<Account>, ScenarioError> {
+        Account::of(&self.baselines, method, topology)
+    }
+
+    /// The orders, δ and conversion of every figure, with `noise`.
+    pub fn setup(&self, noise: Noise) -> Setup {
+        Setup {
+            orders: self.orders.clone(),
+            noise,
+            delta: self.delta,
+            conversion: self.conversion,
+        }
+    }
+
+    /// The laws of a point's topology when its walk has a network view.
+    pub fn passage(&self, scenario: &Scenario, point: &Point) -> Option<&Passage> {
+        if !has_network_view(point, scenario) {
+            return None;
+        }
+        self.passage.get(point.topology)?.as_ref().ok()
+    }
+}

@@ -1,0 +1,129 @@
+//! Resolving a point: its noise as given, or its knob calibrated to its budget, with the
+//! policy that enforces the budget on the walk.
+
+use super::PrivacyContext;
+use crate::algorithm::Mode;
+use crate::method::{Method, PendingMethod};
+use crate::scenario::{BudgetView, PendingPoint, Point, Scenario, ScenarioError};
+use dpwalk_privacy::Noise;
+use dpwalk_privacy::budget::{PLAN_QUANTILE, Policy};
+use dpwalk_privacy::calibrate::{REL_TOL, View, calibrate};
+use dpwalk_privacy::ledger::Budget as BudgetTarget;
+use dpwalk_privacy::rdp::Orders;
+use dpwalk_privacy::walk::planned_contributions;
+
+/// A point ready to run: σ calibrated if it had a budget, and the policy that enforces it.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The point with its final σ.
+    pub point: Point,
+    /// The budget policy, when the budget is enforced.
+    pub policy: Option<Policy>,
+    /// Contributions per user the calibration planned for.
+    pub calibrated_for: Option<u64>,
+}
+
+impl PrivacyContext {
+    /// The runnable point of `pending`: its noise as given, or its knob calibrated to its budget
+    /// with the policy that enforces it.
+    pub fn resolve(
+        &self,
+        scenario: &Scenario,
+        pending: &PendingPoint,
+    ) -> Result<Resolved, ScenarioError> {
+        let (epsilon, noiseless) = match pending.method {
+            PendingMethod::Given(method) => {
+                return Ok(Resolved {
+                    point: pending.runnable(method),
+                    policy: None,
+                    calibrated_for: None,
+                });
+            }
+            PendingMethod::Calibrated { epsilon, noiseless } => (epsilon, noiseless),
+        };
+        let calibrated = |knob: f64| -> Result<Point, ScenarioError> {
+            Ok(pending.runnable(noiseless.with_knob(knob)?))
+        };
+        let invalid = |m: String| ScenarioError::Invalid(m);
+        let parameters = noiseless.parameters();
+        if let Some(account) = self.account(parameters, pending.topology)? {
+            let knob = account.calibrate(epsilon, self.delta, self.conversion)?;
+            return Ok(Resolved {
+                point: calibrated(knob)?,
+                policy: None,
+                calibrated_for: Some(scenario.rounds()),
+            });
+        }
+        let clip = self
+            .accounted_clip(parameters)
+            .ok_or_else(|| invalid("a budget needs a clip".into()))?;
+        let n = scenario.users as u64;
+        let walk = scenario.algorithm.mode == Mode::Decentralized;
+        let fed_sgd = matches!(parameters, Method::FedSgd(_));
+        let k = if fed_sgd {
+            scenario.rounds()
+        } else if walk {
+            planned_contributions(scenario.steps, 1.0 / n as f64, PLAN_QUANTILE)
+        } else {
+            scenario.steps
+        };
+        let view = if fed_sgd {
+            View::Local { contributions: k }
+        } else {
+            self.budget_view(scenario, k)
+        };
+        // Calibration and the policy use the default grid, as every daemon does, so that a run
+        // file made from this scenario gets the same σ and skips the same steps.
+        let grid = Orders::default_grid();
+        let cal = calibrate(
+            &view,
+            &grid,
+            clip,
+            epsilon,
+            self.delta,
+            self.conversion,
+            REL_TOL,
+        )
+        .map_err(|e| invalid(format!("calibrating sigma to epsilon = {epsilon}: {e}")))?;
+        let point = calibrated(cal.sigma)?;
+        // A central budget is accounted on rounds, not per user: nothing to enforce per user;
+        // federated DP-SGD's users contribute exactly the planned rounds.
+        let policy = match view {
+            View::Local { .. } if scenario.privacy.enforce && !fed_sgd => {
+                let noise = Noise::new(cal.sigma, clip).map_err(|e| invalid(e.to_string()))?;
+                let target =
+                    BudgetTarget::new(epsilon, self.delta).map_err(|e| invalid(e.to_string()))?;
+                Some(
+                    Policy::new(target, self.conversion, &grid, noise, scenario.steps)
+                        .map_err(|e| invalid(format!("budget policy: {e}")))?,
+                )
+            }
+            _ => None,
+        };
+        Ok(Resolved {
+            point,
+            policy,
+            calibrated_for: Some(k),
+        })
+    }
+
+    /// The local or central view a budget constrains for `k` contributions (rounds).
+    fn budget_view(&self, scenario: &Scenario, k: u64) -> View {
+        let n = scenario.users as u64;
+        match (scenario.privacy.view, scenario.algorithm.mode) {
+            (Some(BudgetView::Central) | None, Mode::Federated) => View::Federated {
+                rounds: scenario.steps,
+                sampling_rate: scenario
+                    .algorithm
+                    .blocks_per_round
+                    .unwrap_or(scenario.users) as f64
+                    / n as f64,
+            },
+            (Some(BudgetView::Central) | None, Mode::Centralized) => View::Centralized {
+                rounds: scenario.steps,
+                users: n,
+            },
+            _ => View::Local { contributions: k },
+        }
+    }
+}

@@ -7,6 +7,7 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use dpwalk_sim::audit::canary::CanaryKind;
 use dpwalk_sim::audit::driver::{self, Config, PointAudit};
+use dpwalk_sim::audit::record::RecordCanary;
 use dpwalk_sim::audit::statistic::View;
 use dpwalk_sim::audit::{one_run, output};
 use dpwalk_sim::{scenario, simulate};
@@ -220,6 +221,26 @@ pub fn run(args: AuditArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The record-level canary: what the pair is, and how close its messages come to the proof's
+/// sensitivity.
+fn print_record_level(r: &RecordCanary) {
+    println!(
+        "      record level: the canary user holds {} records; canary record norm {:.4} (data bound R = {:.4})",
+        r.records, r.record_norm, r.feature_norm
+    );
+    if let (Some(m), Some(g), Some(c)) = (r.fewest_records, r.grad_bound, r.accounted_clip) {
+        println!(
+            "      accounted: m = {m} (fewest records), G2 = {g:.4}, clip min(C, gamma*G2/m) = {c:.4e}"
+        );
+    }
+    if let (Some(d), Some(s)) = (r.realized_difference, r.sensitivity) {
+        println!(
+            "      first message, two worlds, no noise: |m1 - m0| = {d:.6e} of the sensitivity {s:.6e} ({:.5})",
+            d / s
+        );
+    }
+}
+
 fn print_table(points: &[PointAudit], out: &std::path::Path) {
     let confidence = points
         .first()
@@ -258,6 +279,9 @@ fn print_table(points: &[PointAudit], out: &std::path::Path) {
                     }
                 );
             }
+        }
+        if let Some(r) = &p.canary.record_level {
+            print_record_level(r);
         }
         if p.contributions.mean_clipped.is_none() {
             println!(

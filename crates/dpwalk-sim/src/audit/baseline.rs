@@ -31,9 +31,10 @@ use super::estimate::Options;
 use super::statistic::View;
 use super::trial::{Transcript, record};
 use crate::method::Method;
+use crate::privacy::PrivacyContext;
 use crate::rounds::Runner;
 use crate::run::RunError;
-use crate::scenario::{LoadedScenario, Point};
+use crate::scenario::{LoadedScenario, Point, UnitName};
 use crate::simulate::Prepared;
 use dpwalk_core::params::SgdParams;
 use dpwalk_core::problem::Problem;
@@ -99,11 +100,11 @@ pub fn worlds(
 }
 
 /// The accountant's local figure for `rounds` rounds of `point`'s method: the one the
-/// privacy-spent plot draws (`PrivacyContext::local_after`).
-fn local_bound(prepared: &Prepared, point: &Point, rounds: u64) -> Result<Bound, AuditError> {
+/// privacy-spent plot draws (`PrivacyContext::local_after`), by `privacy` (the scenario's, or
+/// the audited data's at record level).
+fn local_bound(privacy: &PrivacyContext, point: &Point, rounds: u64) -> Result<Bound, AuditError> {
     let method = &point.method;
-    let figure = prepared
-        .privacy
+    let figure = privacy
         .local_after(point, rounds)
         .map(dpwalk_privacy::walk::Figure::from)
         .ok_or_else(|| {
@@ -120,7 +121,8 @@ fn local_bound(prepared: &Prepared, point: &Point, rounds: u64) -> Result<Bound,
             "local view, the rounds' contributions composed (the walk's DP-SGD accountant, proved)"
         } else {
             "local view, the rounds composed (dpwalk_privacy::baseline, worst user; proved by the paper's argument as the accountant states it)"
-        },
+        }
+        .into(),
         assumptions: Vec::new(),
         note: None,
     })
@@ -213,7 +215,16 @@ pub(crate) fn audit_point(
         )));
     }
     let named = &prepared.topologies[point.topology];
-    let worlds = worlds(&prepared.problem, method, config.user, config.canary)?;
+    let record_level = s.privacy.unit == UnitName::Record;
+    let (worlds, privacy) = if record_level {
+        let pair = super::record::baseline(s, prepared, method, config.user, config.canary)?;
+        (pair.worlds, Some(pair.privacy))
+    } else {
+        (
+            worlds(&prepared.problem, method, config.user, config.canary)?,
+            None,
+        )
+    };
     let start = Instant::now();
     let mut transcripts = Vec::with_capacity(2);
     for (w, problem) in worlds.problems.iter().enumerate() {
@@ -242,14 +253,19 @@ pub(crate) fn audit_point(
         confidence: config.confidence,
         ..Options::default()
     };
-    let local = local_bound(prepared, point, rounds)?;
+    let local = local_bound(privacy.as_ref().unwrap_or(&prepared.privacy), point, rounds)?;
+    let local = if record_level {
+        super::record::label(local, matches!(method, Method::FedSgd(_)))
+    } else {
+        local
+    };
     let pair = [transcripts[0].as_slice(), transcripts[1].as_slice()];
     // dp-iadmm's noise is Laplace, pp-admm's radial (Gamma radius): not Gaussian.
     let gaussian = !matches!(method, Method::DpIadmm(_) | Method::PpAdmm(_));
     let views = view_audits(&views, pair, rounds, 1, gaussian, &opts, |view| {
         Ok(match view {
             View::Central => Bound {
-                figure: "local view (the released model is computed from the messages): no central bound is printed for the baselines",
+                figure: "local view (the released model is computed from the messages): no central bound is printed for the baselines".into(),
                 ..local.clone()
             },
             _ => local.clone(),

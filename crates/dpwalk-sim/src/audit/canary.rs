@@ -61,8 +61,13 @@ pub struct Canary {
     /// Unit direction `d` (sparse: model coordinate, weight) pointing towards world 1.
     pub direction: Vec<(usize, f64)>,
     /// The norm of the canary's unclipped update from the zero state (`‖prox_{γ f}(0)‖` for
-    /// ADMM, `‖∇f(0)‖` for DP-SGD): above `C` means the clip is active.
+    /// ADMM, `‖∇f(0)‖` for DP-SGD): above `C` means the clip is active. From the trials' start
+    /// state for the record-level white box.
     pub unclipped_norm: f64,
+    /// At record level: the records, norms and sensitivity the pair is audited against
+    /// ([`super::record`]); absent at user level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record_level: Option<super::record::RecordCanary>,
 }
 
 impl Canary {
@@ -137,7 +142,7 @@ fn world_data(base: &UserData, kind: CanaryKind, user: usize, record: (f64, f64)
 
 /// The canary record's unclipped update from the zero state, by the real prox (ADMM) or
 /// gradient (DP-SGD) of a one-user problem holding only that record.
-fn probe(
+pub(crate) fn probe(
     loss: Loss,
     reg: Regularizer,
     algorithm: &Algorithm,
@@ -180,7 +185,7 @@ fn probe(
 
 /// Labels to try for the white-box canary: any real for the squared loss (a larger one pushes
 /// harder), the positive class for the logistic loss, class 0 for the multinomial.
-fn labels(loss: Loss) -> &'static [f64] {
+pub(crate) fn labels(loss: Loss) -> &'static [f64] {
     match loss {
         Loss::Squared => &[1.0, 1e2, 1e4, 1e6],
         Loss::Logistic => &[1.0],
@@ -188,7 +193,7 @@ fn labels(loss: Loss) -> &'static [f64] {
     }
 }
 
-fn norm(v: &[f64]) -> f64 {
+pub(crate) fn norm(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
@@ -231,10 +236,7 @@ pub fn design(
         )
     })?;
     let (scale, label, update) = match kind {
-        CanaryKind::BlackBox => {
-            let label = labels(loss)[0];
-            (1.0, label, probe(loss, reg, algorithm, base, (1.0, label))?)
-        }
+        CanaryKind::BlackBox => return black_box(base, loss, reg, algorithm, user, 1.0),
         CanaryKind::WhiteBox => {
             // The strongest record of a grid of scales and labels (the logistic loss saturates:
             // too large an `s` pushes less, so the grid spans both sides); with
@@ -280,8 +282,26 @@ pub fn design(
     finish(base, kind, user, (scale, label), &update)
 }
 
+/// The black-box canary of `user`: the record `(±scale·e_f, y)` planted among its data.
+///
+/// # Errors
+/// As [`design`].
+pub(crate) fn black_box(
+    base: &UserData,
+    loss: Loss,
+    reg: Regularizer,
+    algorithm: &Algorithm,
+    user: usize,
+    scale: f64,
+) -> Result<Canary, AuditError> {
+    check_user(base, user)?;
+    let label = labels(loss)[0];
+    let update = probe(loss, reg, algorithm, base, (scale, label))?;
+    finish(base, CanaryKind::BlackBox, user, (scale, label), &update)
+}
+
 /// Refuses a canary user the scenario does not have.
-fn check_user(base: &UserData, user: usize) -> Result<(), AuditError> {
+pub(crate) fn check_user(base: &UserData, user: usize) -> Result<(), AuditError> {
     let n = base.n_users();
     if user >= n {
         return Err(AuditError::Invalid(format!(
@@ -320,6 +340,7 @@ fn finish(
         feature: base.data.n_features,
         direction,
         unclipped_norm,
+        record_level: None,
     })
 }
 
@@ -364,7 +385,7 @@ pub fn unit_record(
 }
 
 /// Worlds 0 and 1 of `canary` on `base`.
-fn worlds(
+pub(crate) fn worlds(
     base: &UserData,
     loss: Loss,
     reg: Regularizer,

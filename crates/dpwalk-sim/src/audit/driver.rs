@@ -6,9 +6,10 @@ use super::AuditError;
 use super::bound::{Bound, composed_bound};
 use super::canary::{self, Canary, CanaryKind, Pick};
 use super::estimate::{Estimate, Options, estimate};
+use super::points::{accountant, walk_algorithm, walk_points};
+use super::record;
 use super::statistic::{Statistic, View, scores};
 use super::trial::{Scratch, Transcript, World, run_trial};
-use crate::algorithm::Mode;
 use crate::scenario::{LoadedScenario, Point, UnitName};
 use crate::simulate::{NamedTopology, Prepared};
 use dpwalk_core::rng::{Purpose, derive_seed};
@@ -229,7 +230,9 @@ fn sample(
     index: usize,
     bar: &ProgressBar,
 ) -> Result<Vec<Transcript>, AuditError> {
-    let require_clip = world.canary.kind == CanaryKind::WhiteBox;
+    // The user-level white box is forced to `±C·d`; the record-level one is measured instead.
+    let require_clip =
+        world.canary.kind == CanaryKind::WhiteBox && world.canary.record_level.is_none();
     let out: Result<Vec<Transcript>, _> = (0..runs)
         .into_par_iter()
         .map_init(
@@ -315,52 +318,6 @@ pub(crate) fn algorithm_name(a: &Algorithm) -> &'static str {
     }
 }
 
-/// The scenario's sweep points and the indices of those to audit (`point`, or all), after
-/// checking that the scenario runs walks and that there is a view to audit.
-///
-/// # Errors
-/// [`AuditError`]: not a walk, no view, a point out of range, an invalid sweep.
-pub(crate) fn walk_points(
-    loaded: &LoadedScenario,
-    point: Option<usize>,
-    views: &[View],
-) -> Result<(Vec<Point>, Vec<usize>), AuditError> {
-    let s = loaded.scenario();
-    let walks = loaded.points().iter().any(|p| p.method.walk().is_some());
-    if walks && s.algorithm.mode != Mode::Decentralized {
-        return Err(AuditError::Invalid(format!(
-            "the audit runs walks: the scenario's mode is {} (set algorithm.mode = \"decentralized\")",
-            s.algorithm.mode.as_str()
-        )));
-    }
-    // The canaries change a user's data (white box) or plant a record of any norm (black box),
-    // and the bound beside them is the user-level one: neither fits a record-level point.
-    if s.privacy.unit == UnitName::Record {
-        return Err(AuditError::Invalid(
-            "[privacy] unit = \"record\": the audit's worlds and bounds are user-level (its \
-             canary replaces a user's data or plants a record outside the data's norm bound); \
-             audit the scenario with unit = \"user\""
-                .into(),
-        ));
-    }
-    if views.is_empty() {
-        return Err(AuditError::Invalid("no view to audit".into()));
-    }
-    let points = loaded.points().to_vec();
-    let chosen: Vec<usize> = match point {
-        Some(p) if p >= points.len() => {
-            return Err(AuditError::Invalid(format!(
-                "--point {p}: the scenario has {} point(s), 0 to {}",
-                points.len(),
-                points.len() - 1
-            )));
-        }
-        Some(p) => vec![p],
-        None => (0..points.len()).collect(),
-    };
-    Ok((points, chosen))
-}
-
 /// Audits the points of `loaded` (prepared by [`crate::simulate::prepare`]).
 ///
 /// # Errors
@@ -406,35 +363,6 @@ pub fn audit(
     Ok(out)
 }
 
-/// The walk's algorithm at `point` (a baseline is refused: the one-run mode audits walks only).
-///
-/// # Errors
-/// [`AuditError::Invalid`] for a baseline.
-pub(crate) fn walk_algorithm(point: &Point) -> Result<Algorithm, AuditError> {
-    point.method.walk().copied().ok_or_else(|| {
-        AuditError::Invalid(format!(
-            "the one-run audit runs dpwalk's walk (algorithm.kind = \"admm\" or \"dp-sgd\"); {} \
-             is a baseline: audit it in two worlds (without --one-run)",
-            point.method.describe()
-        ))
-    })
-}
-
-/// The accountant's setup for `algorithm`'s noise.
-///
-/// # Errors
-/// [`AuditError`]: no clip, or a noise the accountant refuses.
-pub(crate) fn accountant(
-    prepared: &Prepared,
-    algorithm: &Algorithm,
-) -> Result<dpwalk_privacy::walk::Setup, AuditError> {
-    let clip = algorithm
-        .clip()
-        .ok_or_else(|| AuditError::Invalid("no clip: nothing to audit".into()))?;
-    let noise = Noise::new(algorithm.sigma(), clip)?;
-    Ok(prepared.privacy.setup(noise))
-}
-
 #[allow(clippy::too_many_arguments)]
 fn audit_point(
     loaded: &LoadedScenario,
@@ -473,8 +401,19 @@ fn audit_point(
     } else {
         Pick::Strongest
     };
-    let worlds = canary::for_problem(base, &algorithm, config.user, config.canary, pick)?;
-    let setup = accountant(prepared, &algorithm)?;
+    let record_level = s.privacy.unit == UnitName::Record;
+    let (worlds, initial, setup) = if record_level {
+        let pair = record::walk(s, prepared, &algorithm, config.user, config.canary)?;
+        let clip = pair
+            .privacy
+            .accounted_clip(&point.method)
+            .ok_or_else(|| AuditError::Invalid("no clip: nothing to audit".into()))?;
+        let setup = pair.privacy.setup(Noise::new(algorithm.sigma(), clip)?);
+        (pair.worlds, pair.start, setup)
+    } else {
+        let worlds = canary::for_problem(base, &algorithm, config.user, config.canary, pick)?;
+        (worlds, None, accountant(prepared, &algorithm)?)
+    };
     let passage = prepared.privacy.passage(s, point);
     let start = Instant::now();
     let mut transcripts = Vec::with_capacity(2);
@@ -487,7 +426,8 @@ fn audit_point(
             observer,
             steps,
         )?
-        .with_contributions(k);
+        .with_contributions(k)
+        .with_start(initial.as_ref());
         transcripts.push(sample(&world, config.runs, s.seed, w, bar)?);
     }
     let trials_per_second = (2 * config.runs) as f64 / start.elapsed().as_secs_f64().max(1e-9);
@@ -498,14 +438,12 @@ fn audit_point(
     };
     let pair = [transcripts[0].as_slice(), transcripts[1].as_slice()];
     let views = view_audits(&config.views, pair, steps, k, true, &opts, |view| {
-        Ok(composed_bound(
-            &setup,
-            passage,
-            config.user,
-            steps,
-            view,
-            k,
-        )?)
+        let bound = composed_bound(&setup, passage, config.user, steps, view, k)?;
+        Ok(if record_level {
+            record::label(bound, true)
+        } else {
+            bound
+        })
     })?;
     let all = || pair.iter().flat_map(|t| t.iter());
     let arrivals = all().filter(|t| t.arrival_count > 0).count();
@@ -515,10 +453,13 @@ fn audit_point(
         mean: all().map(|t| t.contributions).sum::<u64>() as f64 / trials,
         mean_clipped: Some(all().map(|t| t.clipped).sum::<u64>() as f64 / trials),
     };
+    let mut setting = Setting::new(
+        index, point, &algorithm, &setup, named, steps, s.seed, observer,
+    );
+    // The step's own clip C (the record-level one is the canary's `accounted_clip`).
+    setting.clip = algorithm.clip().unwrap_or(f64::INFINITY);
     Ok(PointAudit {
-        setting: Setting::new(
-            index, point, &algorithm, &setup, named, steps, s.seed, observer,
-        ),
+        setting,
         runs: config.runs,
         canary: worlds.canary,
         contributions,

@@ -36,8 +36,9 @@ use crate::rounds::Runner;
 use crate::run::RunError;
 use crate::scenario::{LoadedScenario, Point, UnitName};
 use crate::simulate::Prepared;
+use dpwalk_core::data::UserData;
 use dpwalk_core::params::SgdParams;
-use dpwalk_core::problem::Problem;
+use dpwalk_core::problem::{Loss, Problem, Regularizer};
 use dpwalk_core::rng::{NodeRng, node_rng};
 use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::Topology;
@@ -76,7 +77,7 @@ pub fn worlds(
                     .into(),
             ));
         }
-        return canary::unit_record(data, loss, reg, user);
+        return unit_record(data, loss, reg, user);
     }
     let clip = method.clip().ok_or_else(|| {
         AuditError::Invalid(format!(
@@ -97,6 +98,34 @@ pub fn worlds(
         kind,
         Pick::Strongest,
     )
+}
+
+/// A unit step of plain gradient descent: what a record's direction is read with where the
+/// method has no clip or its clip should not decide the direction.
+pub(crate) fn unclipped_probe() -> Result<Algorithm, AuditError> {
+    SgdParams::new(1.0, 0.0, None)
+        .map(Algorithm::Sgd)
+        .map_err(|e| AuditError::Invalid(format!("the canary's probe: {e}")))
+}
+
+/// The white-box canary of a method without a clip whose privacy proof bounds the features
+/// instead (penalty perturbation: `‖x‖ ≤ 1`): user `user`'s data replaced by the record
+/// `(±e_f, y)`, the largest the proof admits (`s = 1`). Only the record is forced: its update is
+/// whatever the method makes of it; the direction is its gradient step from the zero state.
+///
+/// # Errors
+/// A user out of range, a record that does not move the model.
+fn unit_record(
+    base: &UserData,
+    loss: Loss,
+    reg: Regularizer,
+    user: usize,
+) -> Result<Worlds, AuditError> {
+    canary::check_user(base, user)?;
+    let record = (1.0, canary::labels(loss)[0]);
+    let update = canary::probe(loss, reg, &unclipped_probe()?, base, record)?;
+    let canary = canary::finish(base, CanaryKind::WhiteBox, user, record, &update)?;
+    canary::worlds(base, loss, reg, canary)
 }
 
 /// The accountant's local figure for `rounds` rounds of `point`'s method: the one the
@@ -254,21 +283,21 @@ pub(crate) fn audit_point(
         ..Options::default()
     };
     let local = local_bound(privacy.as_ref().unwrap_or(&prepared.privacy), point, rounds)?;
-    let local = if record_level {
-        super::record::label(local, matches!(method, Method::FedSgd(_)))
-    } else {
-        local
-    };
     let pair = [transcripts[0].as_slice(), transcripts[1].as_slice()];
     // dp-iadmm's noise is Laplace, pp-admm's radial (Gamma radius): not Gaussian.
     let gaussian = !matches!(method, Method::DpIadmm(_) | Method::PpAdmm(_));
     let views = view_audits(&views, pair, rounds, 1, gaussian, &opts, |view| {
-        Ok(match view {
+        let bound = match view {
             View::Central => Bound {
                 figure: "local view (the released model is computed from the messages): no central bound is printed for the baselines".into(),
                 ..local.clone()
             },
             _ => local.clone(),
+        };
+        Ok(if record_level {
+            super::record::label(bound, matches!(method, Method::FedSgd(_)))
+        } else {
+            bound
         })
     })?;
     Ok(PointAudit {

@@ -20,7 +20,6 @@
 
 use super::AuditError;
 use dpwalk_core::data::UserData;
-use dpwalk_core::params::SgdParams;
 use dpwalk_core::problem::{Loss, Problem, ProxScratch, Regularizer};
 use dpwalk_core::step::Algorithm;
 use serde::Serialize;
@@ -313,7 +312,7 @@ pub(crate) fn check_user(base: &UserData, user: usize) -> Result<(), AuditError>
 }
 
 /// The canary of record `(s, y)` whose update from the zero state is `update`: its direction.
-fn finish(
+pub(crate) fn finish(
     base: &UserData,
     kind: CanaryKind,
     user: usize,
@@ -359,28 +358,6 @@ pub fn build(
     pick: Pick,
 ) -> Result<Worlds, AuditError> {
     let canary = design(base, loss, reg, algorithm, user, kind, pick)?;
-    worlds(base, loss, reg, canary)
-}
-
-/// The white-box canary of a method without a clip whose privacy proof bounds the features
-/// instead (penalty perturbation: `‖x‖ ≤ 1`): user `user`'s data replaced by the record
-/// `(±e_f, y)`, the largest the proof admits (`s = 1`). Only the record is forced: its update is
-/// whatever the method makes of it; the direction is its gradient step from the zero state.
-///
-/// # Errors
-/// A user out of range, a record that does not move the model.
-pub fn unit_record(
-    base: &UserData,
-    loss: Loss,
-    reg: Regularizer,
-    user: usize,
-) -> Result<Worlds, AuditError> {
-    check_user(base, user)?;
-    let unclipped = SgdParams::new(1.0, 0.0, None)
-        .map_err(|e| AuditError::Invalid(format!("the canary's probe: {e}")))?;
-    let record = (1.0, labels(loss)[0]);
-    let update = probe(loss, reg, &Algorithm::Sgd(unclipped), base, record)?;
-    let canary = finish(base, CanaryKind::WhiteBox, user, record, &update)?;
     worlds(base, loss, reg, canary)
 }
 

@@ -37,7 +37,6 @@ use crate::privacy::PrivacyContext;
 use crate::scenario::Scenario;
 use crate::simulate::Prepared;
 use dpwalk_core::data::UserData;
-use dpwalk_core::params::SgdParams;
 use dpwalk_core::problem::{Loss, Problem, ProxScratch};
 use dpwalk_core::step::{Algorithm, clip_in_place};
 use dpwalk_core::topology::Topology;
@@ -416,9 +415,7 @@ pub fn baseline(
     } else {
         r
     };
-    let unclipped = SgdParams::new(1.0, 0.0, None)
-        .map_err(|e| AuditError::Invalid(format!("the canary's probe: {e}")))?;
-    let probe = Algorithm::Sgd(unclipped);
+    let probe = super::baseline::unclipped_probe()?;
     let (mut worlds, s) = match kind {
         CanaryKind::BlackBox => {
             let s = cap.min(1.0);

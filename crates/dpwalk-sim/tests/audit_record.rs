@@ -1,0 +1,262 @@
+//! The record-level audit (`[privacy] unit = "record"`) on small walks and a baseline: the
+//! measured ε̂ never exceeds the record-level bound (ADMM and DP-SGD walks, white and black box,
+//! ipadmm and pp-admm), the white-box canary's two messages differ by at most the proof's
+//! sensitivity `2·min(C, γG₂/m)` and come within 0.1 % of it, and a broken record-level
+//! accounting (`G₂/m` where the ADMM proof needs `γG₂/m`, γ = 4) is caught. The user-level
+//! output keeps its shape (no record-level fields or names).
+//!
+//! Fixed seeds: every figure here is the same on every run.
+
+// Test helpers abort the test on a failed set-up, as the tests themselves do.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+#[allow(dead_code)] // the shared helpers; this file needs `scenario` only
+mod common;
+
+#[allow(dead_code)] // the shared helpers; this file needs `config` only
+mod audit_common;
+
+use audit_common::config;
+use dpwalk_privacy::Noise;
+use dpwalk_sim::audit::bound::bound;
+use dpwalk_sim::audit::canary::CanaryKind;
+use dpwalk_sim::audit::driver::{Config, PointAudit, audit};
+use dpwalk_sim::audit::one_run;
+use dpwalk_sim::audit::statistic::View;
+use dpwalk_sim::scenario::LoadedScenario;
+use dpwalk_sim::simulate::{Prepared, prepare};
+
+/// Eight users of four unit-norm logistic records (p = 4, + the canaries' two features), a walk
+/// of 16 hops, γ = 4 and C = 10: the accounted clip is `min(C, γG₂/m) = 4·1/4 = 1` (DP-SGD:
+/// `min(C, G₂/m) = 0.25`); σ gives μ = 2·clip/(σ/2) = 2 on the first token.
+const RECORD: &str = r#"
+seed = 5
+users = 8
+steps = 16
+eval-every = 16
+
+[data]
+source = "synthetic-logistic"
+rows = 40
+dim = 4
+test-fraction = 0.2
+
+[problem]
+loss = "logistic"
+l2 = 0.01
+
+[topology]
+kind = "complete"
+
+[algorithm]
+gamma = 4.0
+lambda = 0.5
+sigma = 2.0
+clip = 10.0
+lr = 1.0
+
+[privacy]
+delta = 1e-5
+unit = "record"
+"#;
+
+fn load(sets: &[&str]) -> (LoadedScenario, Prepared) {
+    let loaded = common::scenario(RECORD, sets);
+    let prepared = prepare(&loaded).expect("prepare");
+    (loaded, prepared)
+}
+
+fn run(sets: &[&str], cfg: &Config) -> (Vec<PointAudit>, LoadedScenario, Prepared) {
+    let (loaded, prepared) = load(sets);
+    let points = audit(&loaded, &prepared, cfg).expect("audit");
+    (points, loaded, prepared)
+}
+
+/// Every statistic of `p` at or below its bound, every bound named record-level; returns the
+/// local first token's ε̂.
+fn assert_below(label: &str, p: &PointAudit) -> f64 {
+    for v in &p.views {
+        let bound = v.bound.epsilon_or_inf();
+        assert!(
+            v.bound.figure.starts_with("record-level "),
+            "{label}: {}",
+            v.bound.figure
+        );
+        for s in &v.statistics {
+            let e = &s.estimate;
+            eprintln!(
+                "{label} {:?} {:?}: eps_hat {:.3} (GDP {:?}) <= bound {bound:.3}",
+                v.view,
+                s.statistic,
+                e.epsilon,
+                s.gdp_epsilon()
+            );
+            assert!(
+                e.epsilon <= bound && !s.exceeds_bound,
+                "{label} {:?} {:?}: eps_hat {} > bound {bound}",
+                v.view,
+                s.statistic,
+                e.epsilon
+            );
+        }
+    }
+    p.views[0].statistics[0].estimate.epsilon
+}
+
+#[test]
+fn record_level_leakage_never_exceeds_the_record_level_bound_on_small_walks() {
+    let views = vec![View::Local, View::Network, View::Central];
+    let cases: &[(&[&str], CanaryKind)] = &[
+        (&[], CanaryKind::WhiteBox),
+        (
+            &["topology.kind=ring", "algorithm.lambda=1"],
+            CanaryKind::WhiteBox,
+        ),
+        (
+            &["algorithm.kind=dp-sgd", "algorithm.sigma=0.5"],
+            CanaryKind::WhiteBox,
+        ),
+        (&[], CanaryKind::BlackBox),
+    ];
+    for &(sets, kind) in cases {
+        let cfg = Config {
+            canary: kind,
+            ..config(6_000, views.clone())
+        };
+        let (points, _, _) = run(sets, &cfg);
+        let p = &points[0];
+        let record = p
+            .canary
+            .record_level
+            .as_ref()
+            .expect("a record-level canary");
+        let (realized, sensitivity) = (
+            record.realized_difference.unwrap(),
+            record.sensitivity.unwrap(),
+        );
+        eprintln!(
+            "{sets:?} {kind:?}: m = {:?}, clip {:?}, |m1 - m0| = {realized:e} of {sensitivity:e}",
+            record.fewest_records, record.accounted_clip
+        );
+        // Within the data's norm bound, and never beyond the proof's sensitivity.
+        assert!(record.record_norm <= record.feature_norm);
+        assert!(realized <= sensitivity, "{realized} > {sensitivity}");
+        let local = assert_below(&format!("{sets:?} {kind:?}"), p);
+        if kind == CanaryKind::WhiteBox {
+            // The near-linear construction: sin φ = 0.9999 of the bound.
+            assert!(
+                realized >= 0.999 * sensitivity,
+                "{realized} of {sensitivity}"
+            );
+            assert_eq!(record.records, record.fewest_records.unwrap());
+            // μ = 2 on the local first token: the audit must see it.
+            assert!(local > 1.0, "{sets:?}: local eps_hat {local}");
+        } else {
+            // The planted record raised the user's records by one.
+            assert_eq!(record.records, record.fewest_records.unwrap() + 1);
+        }
+    }
+}
+
+#[test]
+fn an_accounting_that_forgets_gamma_is_caught() {
+    // δ = 0.01: where the plain ε̂ is close to the truth with a few thousand runs.
+    let sets = ["privacy.delta=0.01"];
+    let (points, loaded, prepared) = run(&sets, &config(10_000, vec![View::Local]));
+    let p = &points[0];
+    let record = p.canary.record_level.as_ref().unwrap();
+    let (m, g2) = (record.fewest_records.unwrap(), record.grad_bound.unwrap());
+    assert_eq!(record.accounted_clip, Some(4.0 * g2 / m as f64));
+    // The broken clip G₂/m: DP-SGD's, as if the prox's γ = 4 did not scale the gradient.
+    let sigma = loaded.points()[0].method.walk().unwrap().sigma();
+    let broken = Noise::new(sigma, g2 / m as f64).unwrap();
+    let broken = bound(
+        &prepared.privacy.setup(broken),
+        None,
+        2,
+        p.setting.steps,
+        View::Local,
+    )
+    .unwrap();
+    let est = &p.views[0].statistics[0].estimate;
+    let real = p.views[0].bound.epsilon_or_inf();
+    eprintln!(
+        "eps_hat {:.3} (GDP {:.3}); record-level bound {real:.3}; broken {:.3}",
+        est.epsilon,
+        est.gdp_epsilon,
+        broken.epsilon_or_inf()
+    );
+    assert!(est.epsilon <= real);
+    assert!(
+        est.epsilon > broken.epsilon_or_inf(),
+        "the broken accounting was not caught: eps_hat {} <= {}",
+        est.epsilon,
+        broken.epsilon_or_inf()
+    );
+}
+
+/// ipadmm and pp-admm on the same data, 4 rounds (their keys as in tests/audit_baselines.rs).
+const BASELINES: &[&str] = &[
+    "steps=32",
+    "eval-every=32",
+    "algorithm.rho=0.2",
+    "algorithm.eta=0.5",
+    "algorithm.eta-schedule=constant",
+    "algorithm.inner-steps=1",
+    "algorithm.clip=0.1",
+    "algorithm.theta=0.5",
+];
+
+#[test]
+fn a_baseline_s_record_level_audit_stays_below_its_bound() {
+    let views = vec![View::Local, View::Central];
+    let ipadmm: &[&str] = &["algorithm.kind=ipadmm", "algorithm.sigma=0.5"];
+    let pp: &[&str] = &["algorithm.kind=pp-admm", "algorithm.nu=4"];
+    let cases = [
+        (ipadmm, CanaryKind::WhiteBox),
+        (ipadmm, CanaryKind::BlackBox),
+        (pp, CanaryKind::WhiteBox),
+        (pp, CanaryKind::BlackBox),
+    ];
+    for (kind_sets, kind) in cases {
+        let sets: Vec<&str> = BASELINES.iter().chain(kind_sets).copied().collect();
+        let cfg = Config {
+            canary: kind,
+            ..config(4_000, views.clone())
+        };
+        let (points, _, _) = run(&sets, &cfg);
+        let p = &points[0];
+        let record = p.canary.record_level.as_ref().unwrap();
+        assert!(record.record_norm <= record.feature_norm.min(1.0) + 1e-15);
+        assert_below(&format!("{kind_sets:?} {kind:?}"), p);
+    }
+}
+
+#[test]
+fn the_one_run_mode_says_it_is_user_level() {
+    let (loaded, prepared) = load(&[]);
+    let cfg = one_run::Config {
+        canaries: None,
+        observer: None,
+        views: vec![View::Local],
+        canary: CanaryKind::WhiteBox,
+        steps: None,
+        point: None,
+        confidence: 0.95,
+    };
+    let err = one_run::audit(&loaded, &prepared, &cfg)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("one-run mode is user-level"), "{err}");
+}
+
+#[test]
+fn a_user_level_audit_has_no_record_level_fields() {
+    let (loaded, prepared) = load(&["privacy.unit=user", "algorithm.clip=0.5"]);
+    let points = audit(&loaded, &prepared, &config(200, vec![View::Local])).unwrap();
+    let p = &points[0];
+    assert!(p.canary.record_level.is_none());
+    assert!(!p.views[0].bound.figure.contains("record-level"));
+    let json = serde_json::to_value(p).unwrap();
+    assert!(json["canary"].get("record_level").is_none(), "{json}");
+}

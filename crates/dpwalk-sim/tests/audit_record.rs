@@ -260,3 +260,82 @@ fn a_user_level_audit_has_no_record_level_fields() {
     let json = serde_json::to_value(p).unwrap();
     assert!(json["canary"].get("record_level").is_none(), "{json}");
 }
+
+/// Ten users of the vendored MNIST sample (`data/mnist/`, see its README), multinomial loss,
+/// rows of norm at most 1.
+const MNIST: &str = r#"
+seed = 3
+users = 10
+steps = 20
+
+[data]
+source = "mnist"
+path = "../../data/mnist/mnist-500.csv.gz"
+test-fraction = 0.2
+max-row-norm = 1.0
+
+[problem]
+loss = "multinomial"
+l2 = 0.001
+
+[topology]
+kind = "complete"
+
+[algorithm]
+gamma = 10.0
+lambda = 0.5
+sigma = 1.0
+clip = 10.0
+lr = 1.0
+
+[privacy]
+unit = "record"
+"#;
+
+#[test]
+fn the_white_box_nearly_attains_the_sensitivity_for_both_losses_and_both_regimes() {
+    let cases: &[(&str, &[&str])] = &[
+        (RECORD, &[]),
+        (RECORD, &["algorithm.clip=0.5"]),
+        (RECORD, &["algorithm.kind=dp-sgd"]),
+        (RECORD, &["algorithm.kind=dp-sgd", "algorithm.clip=0.1"]),
+        (MNIST, &[]),
+        (MNIST, &["algorithm.clip=0.01"]),
+        (MNIST, &["algorithm.kind=dp-sgd"]),
+    ];
+    for &(text, sets) in cases {
+        let loaded = common::scenario(text, sets);
+        let prepared = prepare(&loaded).expect("prepare");
+        let algorithm = *loaded.points()[0].method.walk().unwrap();
+        let pair = dpwalk_sim::audit::record::walk(
+            loaded.scenario(),
+            &prepared,
+            &algorithm,
+            1,
+            CanaryKind::WhiteBox,
+        )
+        .unwrap();
+        let record = pair.worlds.canary.record_level.unwrap();
+        let (realized, sensitivity) = (
+            record.realized_difference.unwrap(),
+            record.sensitivity.unwrap(),
+        );
+        let clip = algorithm.clip().unwrap();
+        eprintln!(
+            "{sets:?} (C = {clip}): m = {:?}, G2 = {:?}, accounted clip {:?}: |m1 - m0| / sensitivity = {:.6}",
+            record.fewest_records,
+            record.grad_bound,
+            record.accounted_clip,
+            realized / sensitivity
+        );
+        assert!(record.record_norm <= record.feature_norm);
+        assert!(
+            realized <= sensitivity,
+            "{sets:?}: {realized} > {sensitivity}"
+        );
+        assert!(
+            realized >= 0.999 * sensitivity,
+            "{sets:?}: {realized} of {sensitivity}"
+        );
+    }
+}

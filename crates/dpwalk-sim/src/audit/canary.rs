@@ -126,6 +126,16 @@ pub fn plant(base: &UserData, kind: CanaryKind, canaries: &[(usize, f64)], label
         }
         offsets.push(labels.len());
     }
+    with_rows(base, (features, labels, q), offsets)
+}
+
+/// `base`'s dataset (its label kind) with the rows `features` of `q` columns and `labels`,
+/// split among the users at `offsets`.
+pub(crate) fn with_rows(
+    base: &UserData,
+    (features, labels, q): (Vec<f64>, Vec<f64>, usize),
+    offsets: Vec<usize>,
+) -> UserData {
     let mut data = base.data.clone();
     data.features = features;
     data.labels = labels;

@@ -160,11 +160,7 @@ fn white_data(
         }
         offsets.push(labels.len());
     }
-    let mut data = base.data.clone();
-    data.features = features;
-    data.labels = labels;
-    data.n_features = q;
-    UserData { data, offsets }
+    canary::with_rows(base, (features, labels, q), offsets)
 }
 
 /// The problems of the white-box worlds: the record `(±s, c)` on `(f, g)`.
@@ -291,12 +287,12 @@ fn accountant(
     Ok(PrivacyContext::new(scenario, problem, &topologies)?)
 }
 
-/// The [`RecordCanary`] of `problems[1]` under `privacy` for `method` (own kinds: its clip).
+/// The [`RecordCanary`] of `worlds` under `privacy` (the audited data's) for `method`: its
+/// accounted clip for dpwalk's own kinds.
 fn describe(
     privacy: &PrivacyContext,
     method: &Method,
-    problem: &Problem,
-    user: usize,
+    worlds: &Worlds,
     feature_norm: f64,
     record_norm: f64,
     realized: Option<f64>,
@@ -304,7 +300,7 @@ fn describe(
     let unit = privacy.unit_report(method);
     let clip = unit.accounted_clip;
     RecordCanary {
-        records: problem.data().records(user) as u64,
+        records: worlds.problems[1].data().records(worlds.canary.user) as u64,
         feature_norm,
         record_norm,
         fewest_records: unit.record_level.map(|r| r.fewest_records),
@@ -313,6 +309,56 @@ fn describe(
         sensitivity: clip.map(|c| 2.0 * c),
         realized_difference: realized.filter(|_| clip.is_some()),
     }
+}
+
+/// The worlds of `kind` for `user` of `base`: black box, `(±black·e_f, y)` planted among its
+/// records; white box, the record `(±white.0·e_f + white.1·e_g, y)` and zero records up to
+/// `records`, its direction read from `algorithm`'s updates from the state `start` makes of
+/// world 1's problem.
+fn pair_worlds(
+    base: &Problem,
+    algorithm: &Algorithm,
+    (user, kind): (usize, CanaryKind),
+    (black, white): (f64, (f64, f64)),
+    records: usize,
+    start: impl FnOnce(&Problem) -> Result<Option<Start>, AuditError>,
+) -> Result<(Worlds, Option<Start>), AuditError> {
+    let (data, loss, reg) = (base.data(), base.loss(), *base.regularizer());
+    if kind == CanaryKind::BlackBox {
+        let c = canary::black_box(data, loss, reg, algorithm, user, black)?;
+        return Ok((canary::worlds(data, loss, reg, c)?, None));
+    }
+    let p = data.data.n_features;
+    let problems = white_problems(base, user, white, records)?;
+    let start = start(&problems[1])?;
+    let (u0, _) = update(&problems[0], algorithm, user, start.as_ref())?;
+    let (u1, unclipped_norm) = update(&problems[1], algorithm, user, start.as_ref())?;
+    let (direction, _) = direction([&u0, &u1], p, p + 2)?;
+    let canary = Canary {
+        kind,
+        user,
+        scale: white.0,
+        label: canary::labels(loss)[0],
+        feature: p,
+        direction,
+        unclipped_norm,
+        record_level: None,
+    };
+    Ok((Worlds { problems, canary }, start))
+}
+
+/// `‖m₁ − m₀‖` of `algorithm`'s noise-free first messages of `user` in the two worlds.
+fn realized(
+    worlds: &Worlds,
+    algorithm: &Algorithm,
+    user: usize,
+    start: Option<&Start>,
+) -> Result<f64, AuditError> {
+    let p = worlds.canary.feature;
+    let q = worlds.problems[1].data().data.n_features;
+    let (u0, _) = update(&worlds.problems[0], algorithm, user, start)?;
+    let (u1, _) = update(&worlds.problems[1], algorithm, user, start)?;
+    Ok(direction([&u0, &u1], p, q)?.1)
 }
 
 /// The record-level pair of `user` for the walk's `algorithm` (module docs).
@@ -334,60 +380,25 @@ pub fn walk(
             "the scenario has no clip: there is no bound to audit (set algorithm.clip)".into(),
         ));
     }
-    let method = Method::Walk(*algorithm);
-    let p = base.data().data.n_features;
-    let (worlds, start, record_norm) = match kind {
-        CanaryKind::BlackBox => {
-            let s = r.min(1.0);
-            let c = canary::black_box(
-                base.data(),
-                base.loss(),
-                *base.regularizer(),
-                algorithm,
-                user,
-                s,
-            )?;
-            (
-                canary::worlds(base.data(), base.loss(), *base.regularizer(), c)?,
-                None,
-                s,
-            )
-        }
-        CanaryKind::WhiteBox => {
-            let (s, c) = (r * SIN_PHI, r * (1.0 - SIN_PHI * SIN_PHI).sqrt());
-            let problems = white_problems(base, user, (s, c), fewest)?;
-            let start = start_state(&problems[1], algorithm, p + 1, c)?;
-            let (u0, _) = update(&problems[0], algorithm, user, Some(&start))?;
-            let (u1, unclipped_norm) = update(&problems[1], algorithm, user, Some(&start))?;
-            let (direction, _) = direction([&u0, &u1], p, p + 2)?;
-            let canary = Canary {
-                kind,
-                user,
-                scale: s,
-                label: canary::labels(base.loss())[0],
-                feature: p,
-                direction,
-                unclipped_norm,
-                record_level: None,
-            };
-            (Worlds { problems, canary }, Some(start), r)
-        }
+    let (s, c) = (r * SIN_PHI, r * (1.0 - SIN_PHI * SIN_PHI).sqrt());
+    let g = base.data().data.n_features + 1;
+    let (mut worlds, start) = pair_worlds(
+        base,
+        algorithm,
+        (user, kind),
+        (r.min(1.0), (s, c)),
+        fewest,
+        |problem| start_state(problem, algorithm, g, c).map(Some),
+    )?;
+    let realized = realized(&worlds, algorithm, user, start.as_ref())?;
+    let record_norm = if kind == CanaryKind::BlackBox {
+        r.min(1.0)
+    } else {
+        r
     };
-    let q = worlds.problems[1].data().data.n_features;
-    let (u0, _) = update(&worlds.problems[0], algorithm, user, start.as_ref())?;
-    let (u1, _) = update(&worlds.problems[1], algorithm, user, start.as_ref())?;
-    let (_, realized) = direction([&u0, &u1], p, q)?;
     let privacy = accountant(scenario, prepared, &worlds.problems[1])?;
-    let record = describe(
-        &privacy,
-        &method,
-        &worlds.problems[1],
-        user,
-        r,
-        record_norm,
-        Some(realized),
-    );
-    let mut worlds = worlds;
+    let method = Method::Walk(*algorithm);
+    let record = describe(&privacy, &method, &worlds, r, record_norm, Some(realized));
     worlds.canary.record_level = Some(record);
     Ok(RecordPair {
         worlds,
@@ -416,63 +427,22 @@ pub fn baseline(
         r
     };
     let probe = super::baseline::unclipped_probe()?;
-    let (mut worlds, s) = match kind {
-        CanaryKind::BlackBox => {
-            let s = cap.min(1.0);
-            let c = canary::black_box(
-                base.data(),
-                base.loss(),
-                *base.regularizer(),
-                &probe,
-                user,
-                s,
-            )?;
-            (
-                canary::worlds(base.data(), base.loss(), *base.regularizer(), c)?,
-                s,
-            )
-        }
-        CanaryKind::WhiteBox => {
-            let p = base.data().data.n_features;
-            let problems = white_problems(base, user, (cap, 0.0), fewest)?;
-            let (u0, _) = update(&problems[0], &probe, user, None)?;
-            let (u1, unclipped_norm) = update(&problems[1], &probe, user, None)?;
-            let (direction, _) = direction([&u0, &u1], p, p + 2)?;
-            let canary = Canary {
-                kind,
-                user,
-                scale: cap,
-                label: canary::labels(base.loss())[0],
-                feature: p,
-                direction,
-                unclipped_norm,
-                record_level: None,
-            };
-            (Worlds { problems, canary }, cap)
-        }
-    };
+    let (mut worlds, _) = pair_worlds(
+        base,
+        &probe,
+        (user, kind),
+        (cap.min(1.0), (cap, 0.0)),
+        fewest,
+        |_| Ok(None),
+    )?;
     let privacy = accountant(scenario, prepared, &worlds.problems[1])?;
     // fed-sgd's round-1 message is DP-SGD's from zero: measure it as the walk's.
     let realized = match method {
-        Method::FedSgd(params) => {
-            let sgd = Algorithm::Sgd(*params);
-            let p = base.data().data.n_features;
-            let q = worlds.problems[1].data().data.n_features;
-            let (u0, _) = update(&worlds.problems[0], &sgd, user, None)?;
-            let (u1, _) = update(&worlds.problems[1], &sgd, user, None)?;
-            Some(direction([&u0, &u1], p, q)?.1)
-        }
+        Method::FedSgd(params) => Some(realized(&worlds, &Algorithm::Sgd(*params), user, None)?),
         _ => None,
     };
-    worlds.canary.record_level = Some(describe(
-        &privacy,
-        method,
-        &worlds.problems[1],
-        user,
-        r,
-        s,
-        realized,
-    ));
+    let record = describe(&privacy, method, &worlds, r, worlds.canary.scale, realized);
+    worlds.canary.record_level = Some(record);
     Ok(RecordPair {
         worlds,
         start: None,

@@ -1,7 +1,7 @@
 //! What the two-world audit tests share: the small walk and the configuration.
 
 use dpwalk_sim::audit::canary::CanaryKind;
-use dpwalk_sim::audit::driver::Config;
+use dpwalk_sim::audit::driver::{Config, PointAudit};
 use dpwalk_sim::audit::statistic::View;
 
 /// Eight users, two records each, p = 4 (+ the dedicated feature), a walk of 16 hops (2n).
@@ -47,4 +47,47 @@ pub fn config(runs: usize, views: Vec<View>) -> Config {
         confidence: 0.95,
         quiet: true,
     }
+}
+
+/// Every statistic of every view of `p` at or below its bound (printed with `label`); returns
+/// the local first token's (message's) ε̂.
+pub fn assert_below(label: &str, p: &PointAudit) -> f64 {
+    for v in &p.views {
+        let bound = v.bound.epsilon_or_inf();
+        for s in &v.statistics {
+            let e = &s.estimate;
+            eprintln!(
+                "{label} {:?} {:?}: eps_hat {:.3} (GDP {:?}) <= bound {bound:.3}",
+                v.view,
+                s.statistic,
+                e.epsilon,
+                s.gdp_epsilon()
+            );
+            assert!(
+                e.epsilon <= bound && !s.exceeds_bound,
+                "{label} {:?} {:?}: eps_hat {} > bound {bound}",
+                v.view,
+                s.statistic,
+                e.epsilon
+            );
+        }
+    }
+    p.views[0].statistics[0].estimate.epsilon
+}
+
+/// The local first token's ε̂ of `p` within its bound and above `broken`, a broken
+/// accountant's ε for the same pair: the broken accounting is caught.
+pub fn assert_caught(label: &str, p: &PointAudit, broken: f64) {
+    let est = &p.views[0].statistics[0].estimate;
+    let real = p.views[0].bound.epsilon_or_inf();
+    eprintln!(
+        "{label}: eps_hat {:.3} (GDP {:.3}); bound {real:.3}; broken bound {broken:.3}",
+        est.epsilon, est.gdp_epsilon
+    );
+    assert!(est.epsilon <= real, "{label}: {} > {real}", est.epsilon);
+    assert!(
+        est.epsilon > broken,
+        "{label}: the broken accounting was not caught: eps_hat {} <= {broken}",
+        est.epsilon
+    );
 }

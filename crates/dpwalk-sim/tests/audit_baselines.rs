@@ -12,6 +12,7 @@
 #[allow(dead_code)] // the shared helpers; this file needs `scenario` only
 mod common;
 
+#[allow(dead_code)] // the shared helpers, not all needed here
 mod audit_common;
 
 use audit_common::{SMALL, assert_caught, config};
@@ -288,15 +289,7 @@ fn what_a_baseline_s_proof_does_not_cover_is_refused_with_a_reason() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("--contributions"), "{err}");
-    let cfg = dpwalk_sim::audit::one_run::Config {
-        canaries: None,
-        observer: None,
-        views: vec![View::Local],
-        canary: CanaryKind::WhiteBox,
-        steps: None,
-        point: None,
-        confidence: 0.95,
-    };
+    let cfg = audit_common::one_run_local();
     let err = dpwalk_sim::audit::one_run::audit(&loaded, &prepared, &cfg)
         .unwrap_err()
         .to_string();

@@ -13,12 +13,11 @@
 #[allow(dead_code)] // the shared helpers; this file needs `scenario` only
 mod common;
 
-#[allow(dead_code)] // the shared helpers; this file does not need `SMALL`
+#[allow(dead_code)] // the shared helpers, not all needed here
 mod audit_common;
 
-use audit_common::{assert_caught, config};
+use audit_common::{assert_caught, config, local_epsilon, one_run_local};
 use dpwalk_privacy::Noise;
-use dpwalk_sim::audit::bound::bound;
 use dpwalk_sim::audit::canary::CanaryKind;
 use dpwalk_sim::audit::driver::{Config, PointAudit, audit};
 use dpwalk_sim::audit::one_run;
@@ -67,9 +66,7 @@ fn load(sets: &[&str]) -> (LoadedScenario, Prepared) {
 }
 
 fn run(sets: &[&str], cfg: &Config) -> (Vec<PointAudit>, LoadedScenario, Prepared) {
-    let (loaded, prepared) = load(sets);
-    let points = audit(&loaded, &prepared, cfg).expect("audit");
-    (points, loaded, prepared)
+    audit_common::audited(load(sets), cfg)
 }
 
 /// Every statistic of `p` at or below its bound, every bound named record-level; returns the
@@ -152,19 +149,8 @@ fn an_accounting_that_forgets_gamma_is_caught() {
     // The broken clip G₂/m: DP-SGD's, as if the prox's γ = 4 did not scale the gradient.
     let sigma = loaded.points()[0].method.walk().unwrap().sigma();
     let broken = Noise::new(sigma, g2 / m as f64).unwrap();
-    let broken = bound(
-        &prepared.privacy.setup(broken),
-        None,
-        2,
-        p.setting.steps,
-        View::Local,
-    )
-    .unwrap();
-    assert_caught(
-        "G2/m where the proof needs gamma*G2/m",
-        p,
-        broken.epsilon_or_inf(),
-    );
+    let broken = local_epsilon(&prepared, broken, p.setting.steps);
+    assert_caught("G2/m where the proof needs gamma*G2/m", p, broken);
 }
 
 /// ipadmm and pp-admm on the same data, 4 rounds (their keys as in tests/audit_baselines.rs).
@@ -207,15 +193,7 @@ fn a_baseline_s_record_level_audit_stays_below_its_bound() {
 #[test]
 fn the_one_run_mode_says_it_is_user_level() {
     let (loaded, prepared) = load(&[]);
-    let cfg = one_run::Config {
-        canaries: None,
-        observer: None,
-        views: vec![View::Local],
-        canary: CanaryKind::WhiteBox,
-        steps: None,
-        point: None,
-        confidence: 0.95,
-    };
+    let cfg = one_run_local();
     let err = one_run::audit(&loaded, &prepared, &cfg)
         .unwrap_err()
         .to_string();

@@ -1,8 +1,13 @@
 //! What the two-world audit tests share: the small walk and the configuration.
 
+use dpwalk_privacy::Noise;
+use dpwalk_sim::audit::bound::bound;
 use dpwalk_sim::audit::canary::CanaryKind;
-use dpwalk_sim::audit::driver::{Config, PointAudit};
+use dpwalk_sim::audit::driver::{Config, PointAudit, audit};
+use dpwalk_sim::audit::one_run;
 use dpwalk_sim::audit::statistic::View;
+use dpwalk_sim::scenario::LoadedScenario;
+use dpwalk_sim::simulate::Prepared;
 
 /// Eight users, two records each, p = 4 (+ the dedicated feature), a walk of 16 hops (2n).
 /// μ = 4C/σ = 2 on the first token: far from nothing, far from the ceiling of the runs.
@@ -90,4 +95,34 @@ pub fn assert_caught(label: &str, p: &PointAudit, broken: f64) {
         "{label}: the broken accounting was not caught: eps_hat {} <= {broken}",
         est.epsilon
     );
+}
+
+/// The local-view ε of one contribution with `noise` in a `steps`-hop walk, by `prepared`'s
+/// accountant: what a (broken) accounting with that noise would print.
+pub fn local_epsilon(prepared: &Prepared, noise: Noise, steps: u64) -> f64 {
+    bound(&prepared.privacy.setup(noise), None, 2, steps, View::Local)
+        .expect("the accountant takes the noise")
+        .epsilon_or_inf()
+}
+
+/// A one-run audit of the local view, defaults elsewhere.
+pub fn one_run_local() -> one_run::Config {
+    one_run::Config {
+        canaries: None,
+        observer: None,
+        views: vec![View::Local],
+        canary: CanaryKind::WhiteBox,
+        steps: None,
+        point: None,
+        confidence: 0.95,
+    }
+}
+
+/// The audit of `cfg` on a loaded and prepared scenario, with both.
+pub fn audited(
+    (loaded, prepared): (LoadedScenario, Prepared),
+    cfg: &Config,
+) -> (Vec<PointAudit>, LoadedScenario, Prepared) {
+    let points = audit(&loaded, &prepared, cfg).expect("audit");
+    (points, loaded, prepared)
 }

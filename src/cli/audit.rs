@@ -234,7 +234,7 @@ fn print_record_level(r: &RecordCanary) {
     );
     if let (Some(m), Some(g), Some(c)) = (r.fewest_records, r.grad_bound, r.accounted_clip) {
         println!(
-            "      accounted: m = {m} (fewest records), G2 = {g:.4}, clip min(C, gamma*G2/m) = {c:.4e}"
+            "      accounted: m = {m} (fewest records), G2 = {g:.4}, record-level clip {c:.4e} (ADMM min(C, gamma*G2/m), DP-SGD min(C, G2/m))"
         );
     }
     if let (Some(d), Some(s)) = (r.realized_difference, r.sensitivity) {

@@ -289,3 +289,27 @@ fn the_white_box_nearly_attains_the_sensitivity_for_both_losses_and_both_regimes
         );
     }
 }
+
+#[test]
+fn record_level_composition_stays_below_the_composed_record_level_bound() {
+    // Four contributions of the white-box canary in 64 hops, more noise (μ = 1 per contribution).
+    let cfg = Config {
+        contributions: 4,
+        steps: Some(64),
+        ..config(4_000, vec![View::Local, View::Network])
+    };
+    for sets in [
+        &["algorithm.sigma=4"][..],
+        &["algorithm.kind=dp-sgd", "algorithm.sigma=1"][..],
+    ] {
+        let (points, _, _) = run(sets, &cfg);
+        let p = &points[0];
+        assert!(
+            p.views[0].bound.figure.contains("composed"),
+            "{}",
+            p.views[0].bound.figure
+        );
+        assert!(p.contributions.mean > 3.0, "{}", p.contributions.mean);
+        assert_below(&format!("{sets:?} K = 4"), p);
+    }
+}

@@ -26,8 +26,9 @@
 use super::AuditError;
 use super::bound::Bound;
 use super::canary::{self, CanaryKind, Pick, Worlds};
-use super::driver::{Activity, Config, PointAudit, Setting, trial_seed, view_audits};
+use super::driver::{Activity, Config, PointAudit, trial_seed, view_audits};
 use super::estimate::Options;
+use super::setting::{Setting, algorithm_name};
 use super::statistic::View;
 use super::trial::{Transcript, record};
 use crate::method::Method;
@@ -49,7 +50,7 @@ use std::time::Instant;
 /// The scenario name of a baseline's kind.
 fn kind_name(method: &Method) -> &'static str {
     match method {
-        Method::Walk(a) => super::driver::algorithm_name(a),
+        Method::Walk(a) => algorithm_name(a),
         Method::FedSgd(_) => "fed-sgd",
         Method::DpIadmm(_) => "dp-iadmm",
         Method::Ipadmm(_) => "ipadmm",

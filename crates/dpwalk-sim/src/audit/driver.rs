@@ -6,12 +6,13 @@ use super::AuditError;
 use super::bound::{Bound, composed_bound};
 use super::canary::{self, Canary, CanaryKind, Pick};
 use super::estimate::{Estimate, Options, estimate};
-use super::points::{accountant, walk_algorithm, walk_points};
 use super::record;
+use super::setting::Setting;
 use super::statistic::{Statistic, View, scores};
 use super::trial::{Scratch, Transcript, World, run_trial};
+use crate::algorithm::Mode;
 use crate::scenario::{LoadedScenario, Point, UnitName};
-use crate::simulate::{NamedTopology, Prepared};
+use crate::simulate::Prepared;
 use dpwalk_core::rng::{Purpose, derive_seed};
 use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::Topology;
@@ -78,89 +79,6 @@ pub struct ViewAudit {
     pub bound: Bound,
     /// Each statistic's lower bounds.
     pub statistics: Vec<StatisticAudit>,
-}
-
-/// What was audited at one sweep point: the walk's parameters (shared by both modes' results).
-#[derive(Debug, Clone, Serialize)]
-pub struct Setting {
-    /// Index among the scenario's points.
-    pub point: usize,
-    /// `admm`, `dp-sgd` or a baseline's kind.
-    pub algorithm: &'static str,
-    /// σ (after calibration to the point's budget, if any); a baseline's noise knob (σ,
-    /// `laplace-scale` b, ν: `crate::method`).
-    pub sigma: f64,
-    /// The name of the knob `sigma` holds: `sigma`, `laplace-scale` (dp-iadmm's b) or `nu`
-    /// (pp-admm's ν).
-    pub knob: &'static str,
-    /// C (a baseline's clip, `G₁` for dp-iadmm; `+∞` for pp-admm, which has none).
-    pub clip: f64,
-    /// λ (ADMM).
-    pub lambda: f64,
-    /// The point's budget, if σ was calibrated to one.
-    pub budget: Option<f64>,
-    /// The graph.
-    pub topology: String,
-    /// Users.
-    pub users: usize,
-    /// Hops of each trial (of the one run); rounds for a baseline.
-    pub steps: u64,
-    /// The scenario seed the trials' seeds derive from.
-    pub seed: u64,
-    /// The network observer (for a baseline: the canary user, whose every message is read).
-    pub observer: usize,
-}
-
-/// The CSV columns of [`Setting::csv`].
-pub const SETTING_CSV_HEADER: &str =
-    "point,algorithm,sigma,knob,clip,lambda,budget,topology,users,steps";
-
-impl Setting {
-    /// The setting of sweep point `index` (`point`, run with `algorithm` on `named`; σ and C
-    /// as the accountant's `setup` has them).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        index: usize,
-        point: &Point,
-        algorithm: &Algorithm,
-        setup: &dpwalk_privacy::walk::Setup,
-        named: &NamedTopology,
-        steps: u64,
-        seed: u64,
-        observer: usize,
-    ) -> Self {
-        Self {
-            point: index,
-            algorithm: algorithm_name(algorithm),
-            sigma: setup.noise.sigma(),
-            knob: "sigma",
-            clip: setup.noise.clip(),
-            lambda: point.lambda,
-            budget: point.budget,
-            topology: named.label.clone(),
-            users: named.topology.n(),
-            steps,
-            seed,
-            observer,
-        }
-    }
-
-    /// Its CSV fields (without the seed and observer), [`SETTING_CSV_HEADER`].
-    pub fn csv(&self) -> String {
-        format!(
-            "{},{},{:e},{},{:e},{:e},{},\"{}\",{},{}",
-            self.point,
-            self.algorithm,
-            self.sigma,
-            self.knob,
-            self.clip,
-            self.lambda,
-            crate::output::csv_opt(self.budget),
-            self.topology,
-            self.users,
-            self.steps
-        )
-    }
 }
 
 /// How much the canary contributed in the trials.
@@ -311,11 +229,40 @@ pub(crate) fn progress(trials: usize, quiet: bool) -> ProgressBar {
     bar
 }
 
-pub(crate) fn algorithm_name(a: &Algorithm) -> &'static str {
-    match a {
-        Algorithm::Admm(_) => "admm",
-        Algorithm::Sgd(_) => "dp-sgd",
+/// The scenario's sweep points and the indices of those to audit (`point`, or all), after
+/// checking that the scenario runs walks and that there is a view to audit.
+///
+/// # Errors
+/// [`AuditError`]: not a walk, no view, a point out of range, an invalid sweep.
+pub(crate) fn walk_points(
+    loaded: &LoadedScenario,
+    point: Option<usize>,
+    views: &[View],
+) -> Result<(Vec<Point>, Vec<usize>), AuditError> {
+    let s = loaded.scenario();
+    let walks = loaded.points().iter().any(|p| p.method.walk().is_some());
+    if walks && s.algorithm.mode != Mode::Decentralized {
+        return Err(AuditError::Invalid(format!(
+            "the audit runs walks: the scenario's mode is {} (set algorithm.mode = \"decentralized\")",
+            s.algorithm.mode.as_str()
+        )));
     }
+    if views.is_empty() {
+        return Err(AuditError::Invalid("no view to audit".into()));
+    }
+    let points = loaded.points().to_vec();
+    let chosen: Vec<usize> = match point {
+        Some(p) if p >= points.len() => {
+            return Err(AuditError::Invalid(format!(
+                "--point {p}: the scenario has {} point(s), 0 to {}",
+                points.len(),
+                points.len() - 1
+            )));
+        }
+        Some(p) => vec![p],
+        None => (0..points.len()).collect(),
+    };
+    Ok((points, chosen))
 }
 
 /// Audits the points of `loaded` (prepared by [`crate::simulate::prepare`]).
@@ -361,6 +308,35 @@ pub fn audit(
     }
     bar.finish_and_clear();
     Ok(out)
+}
+
+/// The walk's algorithm at `point` (a baseline is refused: the one-run mode audits walks only).
+///
+/// # Errors
+/// [`AuditError::Invalid`] for a baseline.
+pub(crate) fn walk_algorithm(point: &Point) -> Result<Algorithm, AuditError> {
+    point.method.walk().copied().ok_or_else(|| {
+        AuditError::Invalid(format!(
+            "the one-run audit runs dpwalk's walk (algorithm.kind = \"admm\" or \"dp-sgd\"); {} \
+             is a baseline: audit it in two worlds (without --one-run)",
+            point.method.describe()
+        ))
+    })
+}
+
+/// The accountant's setup for `algorithm`'s noise.
+///
+/// # Errors
+/// [`AuditError`]: no clip, or a noise the accountant refuses.
+pub(crate) fn accountant(
+    prepared: &Prepared,
+    algorithm: &Algorithm,
+) -> Result<dpwalk_privacy::walk::Setup, AuditError> {
+    let clip = algorithm
+        .clip()
+        .ok_or_else(|| AuditError::Invalid("no clip: nothing to audit".into()))?;
+    let noise = Noise::new(algorithm.sigma(), clip)?;
+    Ok(prepared.privacy.setup(noise))
 }
 
 #[allow(clippy::too_many_arguments)]

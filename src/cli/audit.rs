@@ -55,7 +55,7 @@ pub struct AuditArgs {
     #[arg(long, value_enum, default_value = "all")]
     view: ViewArg,
     /// White box: user i's data are a record that makes its contribution exactly ±C·d; black
-    /// box: a record planted among user i's data. At record level ([privacy] unit = "record")
+    /// box: a record planted among user i's data. At record level (privacy.unit = "record")
     /// the worlds differ in one record within the data's norm bound R: white box, user i holds
     /// that record and zero records, the trials starting where its loss is almost linear (the
     /// messages then differ by 0.9999 of the proof's sensitivity, measured and printed); black

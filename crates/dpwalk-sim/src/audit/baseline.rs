@@ -19,6 +19,10 @@
 //!   user): white box only, the user's one record replaced by `(±e_f, y)`, the largest record
 //!   the proof admits; nothing else is forced.
 //!
+//! At record level (`[privacy] unit = "record"`) the worlds differ in one record within the
+//! data's norm bound and the bound is the record-level figure of the audited data, for every
+//! baseline and both canaries: [`super::record::baseline`].
+//!
 //! The bound is the accountant's for the same `R` rounds: [`crate::baseline_privacy`]
 //! (`dpwalk_privacy::calibrate_baseline`'s curves) for the three papers, the walk's DP-SGD local
 //! view of `R` contributions for fed-sgd. The accountant's worst user bounds the canary's.

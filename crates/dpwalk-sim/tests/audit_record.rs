@@ -141,13 +141,13 @@ fn record_level_leakage_never_exceeds_the_record_level_bound_on_small_walks() {
 fn an_accounting_that_forgets_gamma_is_caught() {
     // δ = 0.01: where the plain ε̂ is close to the truth with a few thousand runs.
     let sets = ["privacy.delta=0.01"];
-    let (points, loaded, prepared) = run(&sets, &config(10_000, vec![View::Local]));
+    let (points, _, prepared) = run(&sets, &config(10_000, vec![View::Local]));
     let p = &points[0];
     let record = p.canary.record_level.as_ref().unwrap();
     let (m, g2) = (record.fewest_records.unwrap(), record.grad_bound.unwrap());
     assert_eq!(record.accounted_clip, Some(4.0 * g2 / m as f64));
     // The broken clip G₂/m: DP-SGD's, as if the prox's γ = 4 did not scale the gradient.
-    let sigma = loaded.points()[0].method.walk().unwrap().sigma();
+    let sigma = p.setting.sigma;
     let broken = Noise::new(sigma, g2 / m as f64).unwrap();
     let broken = local_epsilon(&prepared, broken, p.setting.steps);
     assert_caught("G2/m where the proof needs gamma*G2/m", p, broken);
@@ -256,7 +256,12 @@ fn the_white_box_nearly_attains_the_sensitivity_for_both_losses_and_both_regimes
     for &(text, sets) in cases {
         let loaded = common::scenario(text, sets);
         let prepared = prepare(&loaded).expect("prepare");
-        let algorithm = *loaded.points()[0].method.walk().unwrap();
+        // The point as the audit runs it (resolved: σ given or calibrated).
+        let resolved = prepared
+            .privacy
+            .resolve(loaded.scenario(), &loaded.points()[0])
+            .unwrap();
+        let algorithm = *resolved.point.method.walk().unwrap();
         let pair = dpwalk_sim::audit::record::walk(
             loaded.scenario(),
             &prepared,

@@ -19,6 +19,10 @@
 //!   user): white box only, the user's one record replaced by `(±e_f, y)`, the largest record
 //!   the proof admits; nothing else is forced.
 //!
+//! At record level (`[privacy] unit = "record"`) the worlds differ in one record within the
+//! data's norm bound and the bound is the record-level figure of the audited data, for every
+//! baseline and both canaries: [`super::record::baseline`].
+//!
 //! The bound is the accountant's for the same `R` rounds: [`crate::baseline_privacy`]
 //! (`dpwalk_privacy::calibrate_baseline`'s curves) for the three papers, the walk's DP-SGD local
 //! view of `R` contributions for fed-sgd. The accountant's worst user bounds the canary's.
@@ -26,17 +30,20 @@
 use super::AuditError;
 use super::bound::Bound;
 use super::canary::{self, CanaryKind, Pick, Worlds};
-use super::driver::{Activity, Config, PointAudit, Setting, trial_seed, view_audits};
+use super::driver::{Activity, Config, PointAudit, trial_seed, view_audits};
 use super::estimate::Options;
+use super::setting::{Setting, algorithm_name};
 use super::statistic::View;
 use super::trial::{Transcript, record};
 use crate::method::Method;
+use crate::privacy::PrivacyContext;
 use crate::rounds::Runner;
 use crate::run::RunError;
-use crate::scenario::{LoadedScenario, Point};
+use crate::scenario::{LoadedScenario, Point, UnitName};
 use crate::simulate::Prepared;
+use dpwalk_core::data::UserData;
 use dpwalk_core::params::SgdParams;
-use dpwalk_core::problem::Problem;
+use dpwalk_core::problem::{Loss, Problem, Regularizer};
 use dpwalk_core::rng::{NodeRng, node_rng};
 use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::Topology;
@@ -47,7 +54,7 @@ use std::time::Instant;
 /// The scenario name of a baseline's kind.
 fn kind_name(method: &Method) -> &'static str {
     match method {
-        Method::Walk(a) => super::driver::algorithm_name(a),
+        Method::Walk(a) => algorithm_name(a),
         Method::FedSgd(_) => "fed-sgd",
         Method::DpIadmm(_) => "dp-iadmm",
         Method::Ipadmm(_) => "ipadmm",
@@ -75,7 +82,7 @@ pub fn worlds(
                     .into(),
             ));
         }
-        return canary::unit_record(data, loss, reg, user);
+        return unit_record(data, loss, reg, user);
     }
     let clip = method.clip().ok_or_else(|| {
         AuditError::Invalid(format!(
@@ -98,12 +105,40 @@ pub fn worlds(
     )
 }
 
+/// A unit step of plain gradient descent: what a record's direction is read with where the
+/// method has no clip or its clip should not decide the direction.
+pub(crate) fn unclipped_probe() -> Result<Algorithm, AuditError> {
+    SgdParams::new(1.0, 0.0, None)
+        .map(Algorithm::Sgd)
+        .map_err(|e| AuditError::Invalid(format!("the canary's probe: {e}")))
+}
+
+/// The white-box canary of a method without a clip whose privacy proof bounds the features
+/// instead (penalty perturbation: `‖x‖ ≤ 1`): user `user`'s data replaced by the record
+/// `(±e_f, y)`, the largest the proof admits (`s = 1`). Only the record is forced: its update is
+/// whatever the method makes of it; the direction is its gradient step from the zero state.
+///
+/// # Errors
+/// A user out of range, a record that does not move the model.
+fn unit_record(
+    base: &UserData,
+    loss: Loss,
+    reg: Regularizer,
+    user: usize,
+) -> Result<Worlds, AuditError> {
+    canary::check_user(base, user)?;
+    let record = (1.0, canary::labels(loss)[0]);
+    let update = canary::probe(loss, reg, &unclipped_probe()?, base, record)?;
+    let canary = canary::finish(base, CanaryKind::WhiteBox, user, record, &update)?;
+    canary::worlds(base, loss, reg, canary)
+}
+
 /// The accountant's local figure for `rounds` rounds of `point`'s method: the one the
-/// privacy-spent plot draws (`PrivacyContext::local_after`).
-fn local_bound(prepared: &Prepared, point: &Point, rounds: u64) -> Result<Bound, AuditError> {
+/// privacy-spent plot draws (`PrivacyContext::local_after`), by `privacy` (the scenario's, or
+/// the audited data's at record level).
+fn local_bound(privacy: &PrivacyContext, point: &Point, rounds: u64) -> Result<Bound, AuditError> {
     let method = &point.method;
-    let figure = prepared
-        .privacy
+    let figure = privacy
         .local_after(point, rounds)
         .map(dpwalk_privacy::walk::Figure::from)
         .ok_or_else(|| {
@@ -120,7 +155,8 @@ fn local_bound(prepared: &Prepared, point: &Point, rounds: u64) -> Result<Bound,
             "local view, the rounds' contributions composed (the walk's DP-SGD accountant, proved)"
         } else {
             "local view, the rounds composed (dpwalk_privacy::baseline, worst user; proved by the paper's argument as the accountant states it)"
-        },
+        }
+        .into(),
         assumptions: Vec::new(),
         note: None,
     })
@@ -213,7 +249,16 @@ pub(crate) fn audit_point(
         )));
     }
     let named = &prepared.topologies[point.topology];
-    let worlds = worlds(&prepared.problem, method, config.user, config.canary)?;
+    let record_level = s.privacy.unit == UnitName::Record;
+    let (worlds, privacy) = if record_level {
+        let pair = super::record::baseline(s, prepared, method, config.user, config.canary)?;
+        (pair.worlds, Some(pair.privacy))
+    } else {
+        (
+            worlds(&prepared.problem, method, config.user, config.canary)?,
+            None,
+        )
+    };
     let start = Instant::now();
     let mut transcripts = Vec::with_capacity(2);
     for (w, problem) in worlds.problems.iter().enumerate() {
@@ -242,17 +287,22 @@ pub(crate) fn audit_point(
         confidence: config.confidence,
         ..Options::default()
     };
-    let local = local_bound(prepared, point, rounds)?;
+    let local = local_bound(privacy.as_ref().unwrap_or(&prepared.privacy), point, rounds)?;
     let pair = [transcripts[0].as_slice(), transcripts[1].as_slice()];
     // dp-iadmm's noise is Laplace, pp-admm's radial (Gamma radius): not Gaussian.
     let gaussian = !matches!(method, Method::DpIadmm(_) | Method::PpAdmm(_));
     let views = view_audits(&views, pair, rounds, 1, gaussian, &opts, |view| {
-        Ok(match view {
+        let bound = match view {
             View::Central => Bound {
-                figure: "local view (the released model is computed from the messages): no central bound is printed for the baselines",
+                figure: "local view (the released model is computed from the messages): no central bound is printed for the baselines".into(),
                 ..local.clone()
             },
             _ => local.clone(),
+        };
+        Ok(if record_level {
+            super::record::label(bound, matches!(method, Method::FedSgd(_)))
+        } else {
+            bound
         })
     })?;
     Ok(PointAudit {

@@ -27,8 +27,8 @@ pub struct Bound {
     pub epsilon: Option<f64>,
     /// The Rényi order that achieved it.
     pub order: Option<f64>,
-    /// Which figure it is.
-    pub figure: &'static str,
+    /// Which figure it is (with `record-level ` in front at record level: [`super::record`]).
+    pub figure: String,
     /// Its assumptions (empty: none).
     pub assumptions: Vec<&'static str>,
     /// Why the view's own figure is not printed, where it is not.
@@ -82,14 +82,15 @@ pub fn composed_bound(
             "local view, one contribution (proved)"
         } else {
             "local view, the contributions composed (proved); no network figure is proved for several"
-        },
+        }
+        .into(),
         assumptions: Vec::new(),
         note: None,
     };
     let network = figures.network.map(|f| Bound {
         epsilon: f.epsilon,
         order: f.order,
-        figure: "network view, one contribution, the user's worst observer with the final model (proved under its assumptions)",
+        figure: "network view, one contribution, the user's worst observer with the final model (proved under its assumptions)".into(),
         assumptions: ASSUMPTIONS.to_vec(),
         note: None,
     });
@@ -97,7 +98,8 @@ pub fn composed_bound(
         (View::Local, _) => local,
         (View::Network | View::Central, Some(n)) => n,
         (View::Network, None) => Bound {
-            figure: "local view (holds for every observer): no network bound is proved for this walk",
+            figure: "local view (holds for every observer): no network bound is proved for this walk"
+                .into(),
             note: Some(if k > 1 {
                 NETWORK_ONE_CONTRIBUTION
             } else {
@@ -106,7 +108,7 @@ pub fn composed_bound(
             ..local
         },
         (View::Central, None) => Bound {
-            figure: "local view (the final model is computed from the tokens): no central bound is printed for the walk",
+            figure: "local view (the final model is computed from the tokens): no central bound is printed for the walk".into(),
             ..local
         },
     })

@@ -20,7 +20,6 @@
 
 use super::AuditError;
 use dpwalk_core::data::UserData;
-use dpwalk_core::params::SgdParams;
 use dpwalk_core::problem::{Loss, Problem, ProxScratch, Regularizer};
 use dpwalk_core::step::Algorithm;
 use serde::Serialize;
@@ -61,8 +60,13 @@ pub struct Canary {
     /// Unit direction `d` (sparse: model coordinate, weight) pointing towards world 1.
     pub direction: Vec<(usize, f64)>,
     /// The norm of the canary's unclipped update from the zero state (`‖prox_{γ f}(0)‖` for
-    /// ADMM, `‖∇f(0)‖` for DP-SGD): above `C` means the clip is active.
+    /// ADMM, `‖∇f(0)‖` for DP-SGD): above `C` means the clip is active. From the trials' start
+    /// state for the record-level white box.
     pub unclipped_norm: f64,
+    /// At record level: the records, norms and sensitivity the pair is audited against
+    /// ([`super::record`]); absent at user level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record_level: Option<super::record::RecordCanary>,
 }
 
 impl Canary {
@@ -122,6 +126,16 @@ pub fn plant(base: &UserData, kind: CanaryKind, canaries: &[(usize, f64)], label
         }
         offsets.push(labels.len());
     }
+    with_rows(base, (features, labels, q), offsets)
+}
+
+/// `base`'s dataset (its label kind) with the rows `features` of `q` columns and `labels`,
+/// split among the users at `offsets`.
+pub(crate) fn with_rows(
+    base: &UserData,
+    (features, labels, q): (Vec<f64>, Vec<f64>, usize),
+    offsets: Vec<usize>,
+) -> UserData {
     let mut data = base.data.clone();
     data.features = features;
     data.labels = labels;
@@ -137,7 +151,7 @@ fn world_data(base: &UserData, kind: CanaryKind, user: usize, record: (f64, f64)
 
 /// The canary record's unclipped update from the zero state, by the real prox (ADMM) or
 /// gradient (DP-SGD) of a one-user problem holding only that record.
-fn probe(
+pub(crate) fn probe(
     loss: Loss,
     reg: Regularizer,
     algorithm: &Algorithm,
@@ -180,7 +194,7 @@ fn probe(
 
 /// Labels to try for the white-box canary: any real for the squared loss (a larger one pushes
 /// harder), the positive class for the logistic loss, class 0 for the multinomial.
-fn labels(loss: Loss) -> &'static [f64] {
+pub(crate) fn labels(loss: Loss) -> &'static [f64] {
     match loss {
         Loss::Squared => &[1.0, 1e2, 1e4, 1e6],
         Loss::Logistic => &[1.0],
@@ -188,7 +202,7 @@ fn labels(loss: Loss) -> &'static [f64] {
     }
 }
 
-fn norm(v: &[f64]) -> f64 {
+pub(crate) fn norm(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
@@ -231,10 +245,7 @@ pub fn design(
         )
     })?;
     let (scale, label, update) = match kind {
-        CanaryKind::BlackBox => {
-            let label = labels(loss)[0];
-            (1.0, label, probe(loss, reg, algorithm, base, (1.0, label))?)
-        }
+        CanaryKind::BlackBox => return black_box(base, loss, reg, algorithm, user, 1.0),
         CanaryKind::WhiteBox => {
             // The strongest record of a grid of scales and labels (the logistic loss saturates:
             // too large an `s` pushes less, so the grid spans both sides); with
@@ -280,8 +291,26 @@ pub fn design(
     finish(base, kind, user, (scale, label), &update)
 }
 
+/// The black-box canary of `user`: the record `(±scale·e_f, y)` planted among its data.
+///
+/// # Errors
+/// As [`design`].
+pub(crate) fn black_box(
+    base: &UserData,
+    loss: Loss,
+    reg: Regularizer,
+    algorithm: &Algorithm,
+    user: usize,
+    scale: f64,
+) -> Result<Canary, AuditError> {
+    check_user(base, user)?;
+    let label = labels(loss)[0];
+    let update = probe(loss, reg, algorithm, base, (scale, label))?;
+    finish(base, CanaryKind::BlackBox, user, (scale, label), &update)
+}
+
 /// Refuses a canary user the scenario does not have.
-fn check_user(base: &UserData, user: usize) -> Result<(), AuditError> {
+pub(crate) fn check_user(base: &UserData, user: usize) -> Result<(), AuditError> {
     let n = base.n_users();
     if user >= n {
         return Err(AuditError::Invalid(format!(
@@ -293,7 +322,7 @@ fn check_user(base: &UserData, user: usize) -> Result<(), AuditError> {
 }
 
 /// The canary of record `(s, y)` whose update from the zero state is `update`: its direction.
-fn finish(
+pub(crate) fn finish(
     base: &UserData,
     kind: CanaryKind,
     user: usize,
@@ -320,6 +349,7 @@ fn finish(
         feature: base.data.n_features,
         direction,
         unclipped_norm,
+        record_level: None,
     })
 }
 
@@ -341,30 +371,8 @@ pub fn build(
     worlds(base, loss, reg, canary)
 }
 
-/// The white-box canary of a method without a clip whose privacy proof bounds the features
-/// instead (penalty perturbation: `‖x‖ ≤ 1`): user `user`'s data replaced by the record
-/// `(±e_f, y)`, the largest the proof admits (`s = 1`). Only the record is forced: its update is
-/// whatever the method makes of it; the direction is its gradient step from the zero state.
-///
-/// # Errors
-/// A user out of range, a record that does not move the model.
-pub fn unit_record(
-    base: &UserData,
-    loss: Loss,
-    reg: Regularizer,
-    user: usize,
-) -> Result<Worlds, AuditError> {
-    check_user(base, user)?;
-    let unclipped = SgdParams::new(1.0, 0.0, None)
-        .map_err(|e| AuditError::Invalid(format!("the canary's probe: {e}")))?;
-    let record = (1.0, labels(loss)[0]);
-    let update = probe(loss, reg, &Algorithm::Sgd(unclipped), base, record)?;
-    let canary = finish(base, CanaryKind::WhiteBox, user, record, &update)?;
-    worlds(base, loss, reg, canary)
-}
-
 /// Worlds 0 and 1 of `canary` on `base`.
-fn worlds(
+pub(crate) fn worlds(
     base: &UserData,
     loss: Loss,
     reg: Regularizer,

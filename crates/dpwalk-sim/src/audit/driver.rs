@@ -6,11 +6,13 @@ use super::AuditError;
 use super::bound::{Bound, composed_bound};
 use super::canary::{self, Canary, CanaryKind, Pick};
 use super::estimate::{Estimate, Options, estimate};
+use super::record;
+use super::setting::Setting;
 use super::statistic::{Statistic, View, scores};
 use super::trial::{Scratch, Transcript, World, run_trial};
 use crate::algorithm::Mode;
 use crate::scenario::{LoadedScenario, PendingPoint, Point, UnitName};
-use crate::simulate::{NamedTopology, Prepared};
+use crate::simulate::Prepared;
 use dpwalk_core::rng::{Purpose, derive_seed};
 use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::Topology;
@@ -77,89 +79,6 @@ pub struct ViewAudit {
     pub bound: Bound,
     /// Each statistic's lower bounds.
     pub statistics: Vec<StatisticAudit>,
-}
-
-/// What was audited at one sweep point: the walk's parameters (shared by both modes' results).
-#[derive(Debug, Clone, Serialize)]
-pub struct Setting {
-    /// Index among the scenario's points.
-    pub point: usize,
-    /// `admm`, `dp-sgd` or a baseline's kind.
-    pub algorithm: &'static str,
-    /// σ (after calibration to the point's budget, if any); a baseline's noise knob (σ,
-    /// `laplace-scale` b, ν: `crate::method`).
-    pub sigma: f64,
-    /// The name of the knob `sigma` holds: `sigma`, `laplace-scale` (dp-iadmm's b) or `nu`
-    /// (pp-admm's ν).
-    pub knob: &'static str,
-    /// C (a baseline's clip, `G₁` for dp-iadmm; `+∞` for pp-admm, which has none).
-    pub clip: f64,
-    /// λ (ADMM).
-    pub lambda: f64,
-    /// The point's budget, if σ was calibrated to one.
-    pub budget: Option<f64>,
-    /// The graph.
-    pub topology: String,
-    /// Users.
-    pub users: usize,
-    /// Hops of each trial (of the one run); rounds for a baseline.
-    pub steps: u64,
-    /// The scenario seed the trials' seeds derive from.
-    pub seed: u64,
-    /// The network observer (for a baseline: the canary user, whose every message is read).
-    pub observer: usize,
-}
-
-/// The CSV columns of [`Setting::csv`].
-pub const SETTING_CSV_HEADER: &str =
-    "point,algorithm,sigma,knob,clip,lambda,budget,topology,users,steps";
-
-impl Setting {
-    /// The setting of sweep point `index` (`point`, run with `algorithm` on `named`; σ and C
-    /// as the accountant's `setup` has them).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        index: usize,
-        point: &Point,
-        algorithm: &Algorithm,
-        setup: &dpwalk_privacy::walk::Setup,
-        named: &NamedTopology,
-        steps: u64,
-        seed: u64,
-        observer: usize,
-    ) -> Self {
-        Self {
-            point: index,
-            algorithm: algorithm_name(algorithm),
-            sigma: setup.noise.sigma(),
-            knob: "sigma",
-            clip: setup.noise.clip(),
-            lambda: point.lambda,
-            budget: point.budget,
-            topology: named.label.clone(),
-            users: named.topology.n(),
-            steps,
-            seed,
-            observer,
-        }
-    }
-
-    /// Its CSV fields (without the seed and observer), [`SETTING_CSV_HEADER`].
-    pub fn csv(&self) -> String {
-        format!(
-            "{},{},{:e},{},{:e},{:e},{},\"{}\",{},{}",
-            self.point,
-            self.algorithm,
-            self.sigma,
-            self.knob,
-            self.clip,
-            self.lambda,
-            crate::output::csv_opt(self.budget),
-            self.topology,
-            self.users,
-            self.steps
-        )
-    }
 }
 
 /// How much the canary contributed in the trials.
@@ -229,7 +148,9 @@ fn sample(
     index: usize,
     bar: &ProgressBar,
 ) -> Result<Vec<Transcript>, AuditError> {
-    let require_clip = world.canary.kind == CanaryKind::WhiteBox;
+    // The user-level white box is forced to `±C·d`; the record-level one is measured instead.
+    let require_clip =
+        world.canary.kind == CanaryKind::WhiteBox && world.canary.record_level.is_none();
     let out: Result<Vec<Transcript>, _> = (0..runs)
         .into_par_iter()
         .map_init(
@@ -308,13 +229,6 @@ pub(crate) fn progress(trials: usize, quiet: bool) -> ProgressBar {
     bar
 }
 
-pub(crate) fn algorithm_name(a: &Algorithm) -> &'static str {
-    match a {
-        Algorithm::Admm(_) => "admm",
-        Algorithm::Sgd(_) => "dp-sgd",
-    }
-}
-
 /// The scenario's sweep points and the indices of those to audit (`point`, or all), after
 /// checking that the scenario runs walks and that there is a view to audit.
 ///
@@ -332,16 +246,6 @@ pub(crate) fn walk_points(
             "the audit runs walks: the scenario's mode is {} (set algorithm.mode = \"decentralized\")",
             s.algorithm.mode.as_str()
         )));
-    }
-    // The canaries change a user's data (white box) or plant a record of any norm (black box),
-    // and the bound beside them is the user-level one: neither fits a record-level point.
-    if s.privacy.unit == UnitName::Record {
-        return Err(AuditError::Invalid(
-            "[privacy] unit = \"record\": the audit's worlds and bounds are user-level (its \
-             canary replaces a user's data or plants a record outside the data's norm bound); \
-             audit the scenario with unit = \"user\""
-                .into(),
-        ));
     }
     if views.is_empty() {
         return Err(AuditError::Invalid("no view to audit".into()));
@@ -473,8 +377,19 @@ fn audit_point(
     } else {
         Pick::Strongest
     };
-    let worlds = canary::for_problem(base, &algorithm, config.user, config.canary, pick)?;
-    let setup = accountant(prepared, &algorithm)?;
+    let record_level = s.privacy.unit == UnitName::Record;
+    let (worlds, initial, setup) = if record_level {
+        let pair = record::walk(s, prepared, &algorithm, config.user, config.canary)?;
+        let clip = pair
+            .privacy
+            .accounted_clip(&point.method)
+            .ok_or_else(|| AuditError::Invalid("no clip: nothing to audit".into()))?;
+        let setup = pair.privacy.setup(Noise::new(algorithm.sigma(), clip)?);
+        (pair.worlds, pair.start, setup)
+    } else {
+        let worlds = canary::for_problem(base, &algorithm, config.user, config.canary, pick)?;
+        (worlds, None, accountant(prepared, &algorithm)?)
+    };
     let passage = prepared.privacy.passage(s, point);
     let start = Instant::now();
     let mut transcripts = Vec::with_capacity(2);
@@ -487,7 +402,8 @@ fn audit_point(
             observer,
             steps,
         )?
-        .with_contributions(k);
+        .with_contributions(k)
+        .with_start(initial.as_ref());
         transcripts.push(sample(&world, config.runs, s.seed, w, bar)?);
     }
     let trials_per_second = (2 * config.runs) as f64 / start.elapsed().as_secs_f64().max(1e-9);
@@ -498,14 +414,12 @@ fn audit_point(
     };
     let pair = [transcripts[0].as_slice(), transcripts[1].as_slice()];
     let views = view_audits(&config.views, pair, steps, k, true, &opts, |view| {
-        Ok(composed_bound(
-            &setup,
-            passage,
-            config.user,
-            steps,
-            view,
-            k,
-        )?)
+        let bound = composed_bound(&setup, passage, config.user, steps, view, k)?;
+        Ok(if record_level {
+            record::label(bound, true)
+        } else {
+            bound
+        })
     })?;
     let all = || pair.iter().flat_map(|t| t.iter());
     let arrivals = all().filter(|t| t.arrival_count > 0).count();
@@ -515,10 +429,13 @@ fn audit_point(
         mean: all().map(|t| t.contributions).sum::<u64>() as f64 / trials,
         mean_clipped: Some(all().map(|t| t.clipped).sum::<u64>() as f64 / trials),
     };
+    let mut setting = Setting::new(
+        index, point, &algorithm, &setup, named, steps, s.seed, observer,
+    );
+    // The step's own clip C (the record-level one is the canary's `accounted_clip`).
+    setting.clip = algorithm.clip().unwrap_or(f64::INFINITY);
     Ok(PointAudit {
-        setting: Setting::new(
-            index, point, &algorithm, &setup, named, steps, s.seed, observer,
-        ),
+        setting,
         runs: config.runs,
         canary: worlds.canary,
         contributions,

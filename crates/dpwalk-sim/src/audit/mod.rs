@@ -11,6 +11,9 @@
 //! - [`statistic`]: the views (local, network, central) and their statistics (first arrival,
 //!   whole transcript).
 //! - [`bound`]: the accountant's figure each view is compared with.
+//! - [`setting`]: what was audited at one point (both modes' results).
+//! - [`record`]: the record-level worlds (one record replaced, within the data's norm bound) and
+//!   the record-level figure they are compared with.
 //! - [`driver`]: a scenario's points, both worlds' trials in parallel, the results.
 //! - [`baseline`]: the same for a seed baseline's point (its rounds, its local view).
 //! - [`output`]: `audit.json`, `audit.csv` and the plots.
@@ -29,6 +32,8 @@ pub mod estimate;
 pub mod normal;
 pub mod one_run;
 pub mod output;
+pub mod record;
+pub mod setting;
 pub mod statistic;
 pub mod trial;
 

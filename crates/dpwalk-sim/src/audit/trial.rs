@@ -7,7 +7,7 @@
 //! noise-only step of a user whose budget is spent ([`Turn::NoiseOnly`]), so the accountant's
 //! figure is for at most `k` contributions (one by default, at step 0) of a `K`-hop walk whose
 //! final model every member sees. Every other visit is an ordinary contribution. Users' private state (`u_i`, RNG streams) starts afresh in
-//! every trial.
+//! every trial, from zero or, for the record-level white box, from a public [`Start`].
 
 use super::canary::Canary;
 use dpwalk_core::params::{AdmmParams, SgdParams};
@@ -51,6 +51,18 @@ pub struct Transcript {
     pub clipped: u64,
 }
 
+/// A public state a trial starts from instead of zero: the token's `w` and (ADMM) the `u_i`
+/// every user holds when the walk first reaches it. The record-level white box
+/// (`super::record`) starts where its canary record's loss is almost linear; any state the
+/// eavesdropper knows leaves the accountant's bound unchanged (it holds given every past release).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Start {
+    /// The token's `w` at hop 0.
+    pub w: Vec<f64>,
+    /// Every user's `u_i` at its first visit (empty for DP-SGD, which has none).
+    pub u: Vec<f64>,
+}
+
 /// A world ready to run: its problem, prox and the walk's parameters.
 #[derive(Debug)]
 pub struct World<'a> {
@@ -68,6 +80,8 @@ pub struct World<'a> {
     pub steps: u64,
     /// The canary's contributions `k` (at its first `k` visits).
     pub contributions: u64,
+    /// The state the trials start from (`None`: zero).
+    pub start: Option<&'a Start>,
 }
 
 impl<'a> World<'a> {
@@ -91,7 +105,13 @@ impl<'a> World<'a> {
             observer,
             steps,
             contributions: 1,
+            start: None,
         })
+    }
+
+    /// The same world with its trials starting from `start` (`None`: zero).
+    pub fn with_start(self, start: Option<&'a Start>) -> Self {
+        Self { start, ..self }
     }
 
     /// The same world with the canary contributing at its first `k ≥ 1` visits (composition).
@@ -221,6 +241,9 @@ pub fn run_trial(
     // awaits its first arrival at the observer.
     let mut before: Option<f64> = None;
     let mut pending = false;
+    if let Some(start) = world.start {
+        scratch.w.copy_from_slice(&start.w);
+    }
     let result = (|| {
         for t in 0..world.steps {
             if t >= 1 {
@@ -261,6 +284,9 @@ pub fn run_trial(
                 Some(r) => r,
                 slot @ None => {
                     scratch.touched.push(holder);
+                    if let Some(start) = world.start.filter(|s| !s.u.is_empty()) {
+                        scratch.u[holder * dim..(holder + 1) * dim].copy_from_slice(&start.u);
+                    }
                     slot.insert(node_rng(seed, holder as u64))
                 }
             };

@@ -27,7 +27,8 @@ pub mod walk;
 use super::AuditError;
 use super::bound::{Bound, bound};
 use super::canary::{self, Canary, CanaryKind, Pick};
-use super::driver::{Setting, accountant, walk_algorithm, walk_points};
+use super::driver::{accountant, walk_algorithm, walk_points};
+use super::setting::Setting;
 use super::statistic::View;
 use super::trial::Step;
 use crate::scenario::{LoadedScenario, Point};
@@ -110,6 +111,15 @@ pub fn audit(
 ) -> Result<Vec<OneRunPoint>, AuditError> {
     let s = loaded.scenario();
     let (points, chosen) = walk_points(loaded, config.point, &config.views)?;
+    // Its many canaries replace whole users' data (each user holds one record of its own): the
+    // worlds and the bound are user-level.
+    if s.privacy.unit == crate::scenario::UnitName::Record {
+        return Err(AuditError::Invalid(
+            "[privacy] unit = \"record\": the one-run mode is user-level (each canary replaces a \
+             user's data); audit a record-level scenario in two worlds (without --one-run)"
+                .into(),
+        ));
+    }
     let steps = config.steps.unwrap_or(s.steps.min(4 * s.users as u64));
     if steps == 0 {
         return Err(AuditError::Invalid("--steps must be >= 1".into()));
@@ -211,9 +221,9 @@ fn audit_point(
             );
             let bound = Bound {
                 figure: match view {
-                    View::Local => local.figure,
+                    View::Local => local.figure.clone(),
                     View::Network | View::Central => {
-                        "local view, one contribution (proved; covers every observer and the final model)"
+                        "local view, one contribution (proved; covers every observer and the final model)".into()
                     }
                 },
                 ..local.clone()

@@ -2,7 +2,7 @@
 //! per point and view).
 
 use super::OneRunPoint;
-use crate::audit::driver::SETTING_CSV_HEADER;
+use crate::audit::setting::SETTING_CSV_HEADER;
 use crate::output::{OutputError, csv_opt, write_atomic, write_json};
 use serde::Serialize;
 use std::path::Path;

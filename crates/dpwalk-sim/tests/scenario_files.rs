@@ -1,4 +1,4 @@
-//! The repository's scenario files (`sim/*.toml`, `sim/compare/*.toml`) read the same way as
+//! The repository's scenario files (`sim/*.toml`, `sim/compare/*.toml`, `sim/reproduce/*.toml`) read the same way as
 //! the day they were pinned: each parses, checks, serializes (the resolved `scenario.toml` of a
 //! run directory) to the same text and gives the same validated points. A fingerprint of both is
 //! pinned per file, so a change in how scenarios are read that changes any of it fails here.
@@ -86,9 +86,29 @@ fn every_scenario_file_reads_as_pinned() {
             0xa71bc8bb23b60213,
             0x3699190df8c744ce,
         ),
+        (
+            "sim/reproduce/cbb-fig1.toml",
+            0x437f31c8ad4f6b24,
+            0x87a90969e0b7e8d1,
+        ),
+        (
+            "sim/reproduce/hg-fig1.toml",
+            0x30da69c12309c3c5,
+            0xe3574812fe586df4,
+        ),
+        (
+            "sim/reproduce/hg-fig2.toml",
+            0xc13179a7b44a4677,
+            0x396cef0fc80b7e38,
+        ),
+        (
+            "sim/reproduce/rk-fig2.toml",
+            0xafb22da1995914e8,
+            0x8b50efff9afe6b57,
+        ),
     ];
     let mut seen = Vec::new();
-    for dir in ["sim", "sim/compare"] {
+    for dir in ["sim", "sim/compare", "sim/reproduce"] {
         let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
             .unwrap()
             .map(|e| e.unwrap().path())

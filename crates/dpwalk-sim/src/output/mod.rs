@@ -145,6 +145,7 @@ pub fn write_all(
     write_convergence(dir, loaded, prepared, results)?;
     crate::spent::write_privacy_rounds(dir, loaded, prepared, results)?;
     crate::views::write_privacy_views(dir, &summary)?;
+    crate::reproduce::write_panel(dir, loaded, &summary)?;
     write_privacy_details(dir, loaded.scenario(), prepared, results, &summary)?;
     Ok(summary)
 }

@@ -25,6 +25,7 @@ impl Scenario {
         }
         check_delta(&["privacy", "delta"], self.privacy.delta)?;
         self.check_kinds()?;
+        crate::reproduce::check(self)?;
         let view = &["privacy", "view"];
         match (self.privacy.view, self.algorithm.mode) {
             (Some(BudgetView::Network), _) => {

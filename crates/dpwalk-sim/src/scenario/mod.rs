@@ -265,6 +265,9 @@ pub struct Scenario {
     /// a comparison has its own tuned step size, clip, …), applied over `[algorithm]`.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub by_kind: std::collections::BTreeMap<AlgorithmName, toml::Table>,
+    /// `[reproduce]`: the scenario is a reproduction panel (`crate::reproduce`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproduce: Option<crate::reproduce::ReproduceSpec>,
 }
 
 fn default_seed() -> u64 {

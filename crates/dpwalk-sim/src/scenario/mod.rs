@@ -43,6 +43,8 @@
 //! [sweep]                 # optional: the cartesian product of these lists
 //! kind = ["admm", "dp-sgd"]
 //! sigma = [0.5, 1.0, 2.0]
+//!
+//! # [reproduce]           # optional: a reproduction panel, see `crate::reproduce`
 //! ```
 
 use crate::algorithm::{AlgorithmName, AlgorithmSpec, Mode};

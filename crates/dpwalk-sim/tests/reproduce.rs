@@ -64,6 +64,17 @@ fn rows(dir: &std::path::Path) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// The accountant's local ε at `delta` of 5 rounds of `baseline` at its knob `knob`, computed
+/// here from `dpwalk_privacy` alone.
+fn common_total(baseline: &Baseline, knob: f64, delta: f64) -> f64 {
+    baseline
+        .spent(&orders(), knob, 5)
+        .unwrap()
+        .to_dp(delta, Conversion::Tight)
+        .unwrap()
+        .epsilon()
+}
+
 fn local_epsilon(point: &serde_json::Value) -> f64 {
     point["privacy"]["local"]["epsilon"].as_f64().unwrap()
 }
@@ -91,12 +102,7 @@ fn ryu_kim_runs_b_equal_to_delta1_over_the_per_iteration_epsilon() {
         assert_eq!(point["reproduce"]["epsilon"].as_f64(), Some(epsilon_bar));
         assert_eq!(x, epsilon_bar);
         // The common total: 5 rounds of the Laplace curve at ε̄, at δ = 1e-6.
-        let want = Baseline::DpIadmm
-            .spent(&orders(), epsilon_bar, 5)
-            .unwrap()
-            .to_dp(1e-6, Conversion::Tight)
-            .unwrap()
-            .epsilon();
+        let want = common_total(&Baseline::DpIadmm, epsilon_bar, 1e-6);
         assert!(close(local_epsilon(point), want), "{point}");
         assert!(close(total, want));
     }
@@ -120,12 +126,7 @@ fn huang_gong_runs_theorem_6s_sigma_and_its_total_does_not_depend_on_l() {
     assert_eq!(csv.iter().map(|r| r.0).collect::<Vec<_>>(), [1.0, 3.0]);
     for (i, l) in [1_u64, 3].into_iter().enumerate() {
         let (point, total) = (&points[i], csv[i].1);
-        let want = Baseline::Ipadmm { inner_steps: l }
-            .spent(&orders(), knobs[i], 5)
-            .unwrap()
-            .to_dp(1e-5, Conversion::Tight)
-            .unwrap()
-            .epsilon();
+        let want = common_total(&Baseline::Ipadmm { inner_steps: l }, knobs[i], 1e-5);
         assert!(close(local_epsilon(point), want), "{point}");
         assert!(close(total, want));
     }

@@ -264,7 +264,7 @@ pub fn resolve(
                     let a = s.algorithm_for(AlgorithmName::DpIadmm)?;
                     // The label's ρ is the schedule, not one point's value.
                     let rho = format!(
-                        "ρ=({}·1.2^⌊t/{}⌋ + {}/ε̄)",
+                        "ρ=({}·1.2^⌊t/{}⌋ + {}/ε-bar)",
                         a.rho_c1,
                         a.rho_period,
                         a.rho.unwrap_or(f64::NAN)
@@ -406,7 +406,10 @@ pub fn write_panel(
             "inner steps l (at the paper's ε = {}, δ = {delta:e})",
             r.epsilon.first().copied().unwrap_or(f64::NAN)
         ),
-        (Paper::Rk, false) => "the paper's per-iteration ε̄ (Laplace scale b = Δ₁/ε̄)".to_string(),
+        // ε̄'s combining macron is drawn off its letter by the plot's font: spelled out.
+        (Paper::Rk, false) => {
+            "the paper's per-iteration ε-bar (Laplace scale b = Δ₁/ε-bar)".to_string()
+        }
         (Paper::Hg, false) => {
             format!("the paper's ε (δ = {delta:e}; σ = √(2·t·l·ln(1.25/δ))/ε, c₀ = 1)")
         }

@@ -103,7 +103,7 @@ fn every_scenario_file_reads_as_pinned() {
         ),
         (
             "sim/reproduce/rk-fig2.toml",
-            0xafb22da1995914e8,
+            0xb38dbab79ef4bc30,
             0x8b50efff9afe6b57,
         ),
     ];

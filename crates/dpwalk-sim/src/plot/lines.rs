@@ -221,27 +221,40 @@ impl<'a> Lines<'a> {
                 )?;
             }
             if let Some(notes) = self.notes {
-                // Above each marker in the series' colour: right of it, or left of it near the
-                // right edge so that the text stays inside the figure.
+                // In the series' colour, right of each marker (a last point near the right edge:
+                // left of it, inside the figure), above or below it, away from the segment that
+                // leaves the marker on that side, so that the text does not sit on the line.
                 let font = (FONT, LABEL_SIZE - 2).into_font();
                 let values = &notes.values[i];
                 let kept = &self.kept[i];
-                chart.draw_series(points.iter().zip(kept).map(|(&(x, y, _), &k)| {
+                let gap = radius as i32 + 2;
+                let last = points.len().saturating_sub(1);
+                let placed = points.iter().zip(kept).enumerate();
+                chart.draw_series(placed.map(|(j, (&(x, y, _), &k))| {
                     let v = values[k];
                     let text = if v.is_finite() {
                         format!("{}{}", notes.prefix, significant(v))
                     } else {
                         format!("{}n/a", notes.prefix)
                     };
-                    let (side, dx) = if self.x.fraction(x) > 0.8 {
-                        (HPos::Right, -(radius as i32) - 2)
+                    let left = j == last && self.x.fraction(x) > 0.8;
+                    let (side, dx, beside) = if left {
+                        (
+                            HPos::Right,
+                            -gap,
+                            j.checked_sub(1).and_then(|p| points.get(p)),
+                        )
                     } else {
-                        (HPos::Left, radius as i32 + 2)
+                        (HPos::Left, gap, points.get(j + 1))
+                    };
+                    let (level, dy) = match beside {
+                        Some(&(_, other, _)) if other > y => (VPos::Top, gap),
+                        _ => (VPos::Bottom, -gap),
                     };
                     let style = TextStyle::from(font.clone())
-                        .pos(Pos::new(side, VPos::Bottom))
+                        .pos(Pos::new(side, level))
                         .color(&colour);
-                    EmptyElement::at((x, y)) + Text::new(text, (dx, -(radius as i32) - 2), style)
+                    EmptyElement::at((x, y)) + Text::new(text, (dx, dy), style)
                 }))?;
             }
             if lone {

@@ -65,6 +65,51 @@ impl Baseline {
     }
 }
 
+/// \[HG\]'s constant `c₀` in its Theorem 6, taken as 1 (the paper leaves it unspecified; the
+/// accountant's σ for the same total is about 0.8 of this one, spec §2.3).
+pub const HG_C0: f64 = 1.0;
+
+impl Baseline {
+    /// The accountant's knob (module table) that a paper's **own** accounting gives for the ε the
+    /// paper states: what its reproduction figure runs (seed-baselines spec §6.4 item 7). The
+    /// common accountant's total for that knob is [`Baseline::spent`], never this mapping.
+    ///
+    /// - \[RK\]: the paper's budget is per iteration (Remark 2), and its Laplace scale is
+    ///   `b = Δ₁/ε̄`: the knob is ε̄ itself (the caller turns it into `b` with its own Δ₁).
+    /// - \[HG\]: Theorem 6, `σ = c₀·√(2·t·l·ln(1.25/δ))/ε` with `c₀ =` [`HG_C0`], for `rounds`
+    ///   rounds `t` of `l` inner steps, at the paper's total `(ε, δ)`.
+    /// - \[ZKL\]: refused: its main text, where the experiments' budgets are stated, is not
+    ///   available (spec §3), so no figure of it is reproduced.
+    ///
+    /// # Errors
+    /// A `paper_epsilon` or `delta` out of range, and \[ZKL\].
+    pub fn paper_knob(
+        &self,
+        paper_epsilon: f64,
+        rounds: u64,
+        delta: f64,
+    ) -> Result<f64, PrivacyError> {
+        if !(paper_epsilon > 0.0 && paper_epsilon.is_finite()) {
+            return Err(PrivacyError::Epsilon(paper_epsilon));
+        }
+        match self {
+            Baseline::DpIadmm => Ok(paper_epsilon),
+            Baseline::Ipadmm { inner_steps } => {
+                if !(delta > 0.0 && delta < 1.0) {
+                    return Err(PrivacyError::Delta(delta));
+                }
+                let steps = rounds as f64 * *inner_steps as f64;
+                Ok(HG_C0 * (2.0 * steps * (1.25 / delta).ln()).sqrt() / paper_epsilon)
+            }
+            Baseline::PenaltyPerturbation(_) => Err(PrivacyError::OutsideProof(
+                "no reproduction of penalty perturbation: the paper's experiments (main text) \
+                 are not available"
+                    .to_string(),
+            )),
+        }
+    }
+}
+
 /// \[ZKL\]'s penalty schedule `η(t) = min(θ·q^t, η_max)` (spec §3.2; `q = 1` is a constant
 /// penalty). Round `t ≥ 1`, the one that produces `f_i(t)`, uses `η(t)`; `η(0) = θ` is only the
 /// initial value, so the first round already has `θq`. (The spec's §3.3 example figures count
@@ -299,6 +344,35 @@ mod tests {
                 max: MAX_GROWING_ROUNDS
             })
         );
+    }
+
+    #[test]
+    fn the_papers_own_accounting_gives_their_knobs() {
+        // [RK]: the per-iteration ε̄ is the knob (b = Δ₁/ε̄ is the caller's).
+        assert_eq!(Baseline::DpIadmm.paper_knob(0.05, 20_000, 1e-6), Ok(0.05));
+        // [HG], Theorem 6 with c₀ = 1, by hand: t = 100, l = 10, δ = 1e-5, ε = 1:
+        // √(2·1000·ln(125000)) = √(2000·11.736069016284437) = 153.206194498...
+        let hg = Baseline::Ipadmm { inner_steps: 10 };
+        let sigma = hg.paper_knob(1.0, 100, 1e-5).unwrap();
+        assert!((sigma - 153.206_194_498).abs() < 1e-6, "{sigma}");
+        assert!((hg.paper_knob(0.5, 100, 1e-5).unwrap() - 2.0 * sigma).abs() < 1e-9);
+        assert!(matches!(
+            hg.paper_knob(1.0, 100, 1.0),
+            Err(PrivacyError::Delta(_))
+        ));
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(matches!(
+                Baseline::DpIadmm.paper_knob(bad, 1, 1e-6),
+                Err(PrivacyError::Epsilon(_))
+            ));
+        }
+        let s = PenaltySchedule::new(1.0, 1.0, 1.0).unwrap();
+        let pp =
+            PenaltyPerturbation::new(1.0, 0.25, 0.0, 4, Unit::Record { records: 1 }, s).unwrap();
+        assert!(matches!(
+            Baseline::PenaltyPerturbation(pp).paper_knob(1.0, 10, 1e-6),
+            Err(PrivacyError::OutsideProof(_))
+        ));
     }
 
     #[test]

@@ -233,9 +233,33 @@ impl Account {
         .map_err(|e| {
             ScenarioError::Invalid(format!("calibrating the noise to epsilon = {epsilon}: {e}"))
         })?;
-        Ok(match self.baseline {
-            Baseline::DpIadmm => self.l1_sensitivity / cal.knob,
-            _ => cal.knob,
-        })
+        Ok(self.scenario_knob(cal.knob))
+    }
+
+    /// The scenario's knob that the paper's own accounting gives for the ε it states (per
+    /// iteration for DP-IADMM, the total at `delta` for IPADMM; `Baseline::paper_knob`), for
+    /// the planned rounds: what a reproduction panel runs (`crate::reproduce`).
+    ///
+    /// # Errors
+    /// The accountant's refusal (an ε out of range, penalty perturbation).
+    pub fn paper_knob(&self, paper_epsilon: f64, delta: f64) -> Result<f64, ScenarioError> {
+        let knob = self
+            .baseline
+            .paper_knob(paper_epsilon, self.rounds, delta)
+            .map_err(|e| {
+                ScenarioError::Invalid(format!(
+                    "the paper's accounting of epsilon = {paper_epsilon}: {e}"
+                ))
+            })?;
+        Ok(self.scenario_knob(knob))
+    }
+
+    /// The scenario's knob for the accountant's (`b = Δ₁/ε̄` for DP-IADMM; the inverse of
+    /// [`Account::accountant_knob`]).
+    fn scenario_knob(&self, knob: f64) -> f64 {
+        match self.baseline {
+            Baseline::DpIadmm => self.l1_sensitivity / knob,
+            _ => knob,
+        }
     }
 }

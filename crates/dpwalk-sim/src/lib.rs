@@ -15,6 +15,8 @@
 //! - [`compare`], [`spent`]: the comparison's figures beyond privacy–utility (convergence
 //!   against rounds, bytes and computing time; privacy spent against rounds); the views panel of
 //!   dpwalk's own algorithms is drawn from the summary by [`output`].
+//! - [`reproduce`]: the reproduction panels (each paper's figure under its own accounting, the
+//!   common accountant's total beside every point).
 //! - [`audit`]: `dpwalk audit`: measured leakage (an empirical lower bound ε̂) beside the
 //!   accountant's bound, from short walks in two worlds through the same step.
 //!
@@ -40,6 +42,7 @@ pub mod output;
 pub mod plot;
 pub mod privacy;
 pub mod record_level;
+pub mod reproduce;
 pub mod resolved;
 pub mod rounds;
 pub mod run;

@@ -4,6 +4,7 @@
 use crate::method::Method;
 use crate::metrics::Evaluator;
 use crate::privacy::{PrivacyContext, Resolved};
+use crate::reproduce::PaperPoint;
 use crate::rounds::run_rounds;
 use crate::run::{RunError, RunResult, Schedule, run};
 use crate::scenario::{LoadedScenario, Point, ScenarioError};
@@ -134,6 +135,8 @@ pub struct PointResult {
     pub point: Point,
     /// Its calibration and contribution caps.
     pub resolved: Resolved,
+    /// What the point reproduces, in a reproduction panel (`crate::reproduce`).
+    pub paper: Option<PaperPoint>,
     /// One result per repetition, in repetition order.
     pub runs: Vec<RunResult>,
     /// The run seed of each repetition.
@@ -147,11 +150,10 @@ pub fn simulate(
     quiet: bool,
 ) -> Result<Vec<PointResult>, SimError> {
     let s = loaded.scenario();
-    let resolved: Vec<Resolved> = loaded
-        .points()
-        .iter()
-        .map(|p| prepared.privacy.resolve(s, p))
-        .collect::<Result<_, _>>()?;
+    let (resolved, papers): (Vec<Resolved>, Vec<Option<PaperPoint>>) =
+        crate::reproduce::resolve(loaded, &prepared.privacy)?
+            .into_iter()
+            .unzip();
     for r in resolved.iter().filter(|r| r.point.budget.is_some()) {
         tracing::info!(
             epsilon = r.point.budget,
@@ -222,9 +224,11 @@ pub fn simulate(
     let mut results = results?.into_iter();
     Ok(resolved
         .into_iter()
-        .map(|resolved| PointResult {
+        .zip(papers)
+        .map(|(resolved, paper)| PointResult {
             point: resolved.point,
             resolved,
+            paper,
             runs: results.by_ref().take(reps).collect(),
             seeds: (0..reps).map(|r| repetition_seed(s.seed, r)).collect(),
         })

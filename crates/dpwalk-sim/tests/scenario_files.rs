@@ -1,4 +1,4 @@
-//! The repository's scenario files (`sim/*.toml`, `sim/compare/*.toml`) read the same way as
+//! The repository's scenario files (`sim/*.toml`, `sim/compare/*.toml`, `sim/reproduce/*.toml`) read the same way as
 //! the day they were pinned: each parses, checks, serializes (the resolved `scenario.toml` of a
 //! run directory) to the same text and gives the same validated points. A fingerprint of both is
 //! pinned per file, so a change in how scenarios are read that changes any of it fails here.
@@ -86,9 +86,29 @@ fn every_scenario_file_reads_as_pinned() {
             0xa71bc8bb23b60213,
             0xd89f24f57744de09,
         ),
+        (
+            "sim/reproduce/cbb-fig1.toml",
+            0x437f31c8ad4f6b24,
+            0x54d4ffdd6e1ee6c8,
+        ),
+        (
+            "sim/reproduce/hg-fig1.toml",
+            0x30da69c12309c3c5,
+            0xd81fa6ce2a95278,
+        ),
+        (
+            "sim/reproduce/hg-fig2.toml",
+            0xc13179a7b44a4677,
+            0x85d5487ea8116b16,
+        ),
+        (
+            "sim/reproduce/rk-fig2.toml",
+            0xb38dbab79ef4bc30,
+            0x1cb6107fd446eeef,
+        ),
     ];
     let mut seen = Vec::new();
-    for dir in ["sim", "sim/compare"] {
+    for dir in ["sim", "sim/compare", "sim/reproduce"] {
         let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
             .unwrap()
             .map(|e| e.unwrap().path())

@@ -93,6 +93,7 @@ pub(super) fn collect(
     Ok(PointResult {
         point: resolved.point,
         resolved,
+        paper: None,
         runs: vec![run],
         seeds: vec![simulate::repetition_seed(s.seed, 0)],
     })

@@ -65,6 +65,7 @@ pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Out
 
 mod csv;
 mod figures;
+mod panel;
 mod summary;
 mod views;
 
@@ -146,6 +147,7 @@ pub fn write_all(
     write_convergence(dir, loaded, prepared, results)?;
     crate::spent::write_privacy_rounds(dir, loaded, prepared, results)?;
     views::write_privacy_views(dir, &summary)?;
+    panel::write_panel(dir, loaded, &summary)?;
     write_privacy_details(dir, loaded.scenario(), prepared, results, &summary)?;
     Ok(summary)
 }

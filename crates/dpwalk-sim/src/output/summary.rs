@@ -4,6 +4,7 @@
 use crate::method::Family;
 use crate::metrics::{EvalPoint, mean_std};
 use crate::privacy::PointPrivacy;
+use crate::reproduce::PaperPoint;
 use crate::scenario::{LoadedScenario, Point};
 use crate::simulate::{PointResult, Prepared};
 use dpwalk_privacy::local::local_rdp;
@@ -114,6 +115,9 @@ pub struct PointSummary {
     pub throughput: Throughput,
     /// Per-contribution local privacy.
     pub privacy: Privacy,
+    /// What the point reproduces, in a reproduction panel (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reproduce: Option<PaperPoint>,
 }
 
 /// `summary.json`.
@@ -289,6 +293,7 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
                     },
                     prepared.privacy.report(s, &pr.resolved, &pr.runs),
                 ),
+                reproduce: pr.paper.clone(),
             }
         })
         .collect();

@@ -8,7 +8,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::axis::{Axis, Span, significant};
 use super::figure::{DrawResult, FONT, Figure, LABEL_SIZE, MARGIN, chart_on, frame, widest};
-use super::{LinePlot, PlotError};
+use super::{LinePlot, PlotError, PointNotes};
 
 /// Series with at most this many points also get a marker per point, so that a short sweep (or a
 /// single point, which draws no line) stays visible.
@@ -74,6 +74,10 @@ pub(super) struct Lines<'a> {
     pub(super) caption: Option<&'a str>,
     /// Kept points `(x, y, band half-width)` per series, parallel to `plot.series`.
     curves: Vec<Vec<(f64, f64, f64)>>,
+    /// Each kept point's index in its series' `points`, parallel to `curves`.
+    kept: Vec<Vec<usize>>,
+    /// A second figure written beside every kept point.
+    notes: Option<&'a PointNotes>,
     x: Axis,
     y: Axis,
 }
@@ -82,6 +86,7 @@ impl<'a> Lines<'a> {
     pub(super) fn new(plot: &'a LinePlot) -> Result<Self, PlotError> {
         let (mut x_span, mut y_span) = (Span::EMPTY, Span::EMPTY);
         let mut curves = Vec::with_capacity(plot.series.len());
+        let mut kept_index = Vec::with_capacity(plot.series.len());
         for series in &plot.series {
             if let Some(spread) = &series.spread
                 && spread.len() != series.points.len()
@@ -93,6 +98,7 @@ impl<'a> Lines<'a> {
                 });
             }
             let mut kept = Vec::with_capacity(series.points.len());
+            let mut index = Vec::with_capacity(series.points.len());
             for (i, &(x, y)) in series.points.iter().enumerate() {
                 if !(drawable(x, plot.log_x) && drawable(y, plot.log_y)) {
                     continue;
@@ -105,6 +111,7 @@ impl<'a> Lines<'a> {
                     y_span.include(y - half);
                 }
                 kept.push((x, y, half));
+                index.push(i);
             }
             let dropped = series.points.len() - kept.len();
             if dropped > 0 {
@@ -112,12 +119,15 @@ impl<'a> Lines<'a> {
                 tracing::warn!(plot, series, dropped, "dropped points that cannot be drawn");
             }
             curves.push(kept);
+            kept_index.push(index);
         }
         match (x_span.padded(plot.log_x), y_span.padded(plot.log_y)) {
             (Some(x), Some(y)) => Ok(Self {
                 plot,
                 caption: None,
                 curves,
+                kept: kept_index,
+                notes: None,
                 x: Axis::new(x, plot.log_x),
                 y: Axis::new(y, plot.log_y),
             }),
@@ -125,6 +135,24 @@ impl<'a> Lines<'a> {
                 title: plot.title.clone(),
             }),
         }
+    }
+
+    /// Writes `notes` beside the points, after checking they give one value per point.
+    pub(super) fn set_notes(&mut self, notes: &'a PointNotes) -> Result<(), PlotError> {
+        let series = &self.plot.series;
+        let fits = notes.values.len() == series.len()
+            && notes
+                .values
+                .iter()
+                .zip(series)
+                .all(|(v, s)| v.len() == s.points.len());
+        if !fits {
+            return Err(PlotError::NotesShape {
+                column: notes.column.clone(),
+            });
+        }
+        self.notes = Some(notes);
+        Ok(())
     }
 
     /// Whether no series has two points to join: each is then drawn as a large marker with its
@@ -191,6 +219,43 @@ impl<'a> Lines<'a> {
                     line.clone()
                         .map(|p| Circle::new(p, radius, colour.filled())),
                 )?;
+            }
+            if let Some(notes) = self.notes {
+                // In the series' colour, right of each marker (a last point near the right edge:
+                // left of it, inside the figure), above or below it, away from the segment that
+                // leaves the marker on that side, so that the text does not sit on the line.
+                let font = (FONT, LABEL_SIZE - 2).into_font();
+                let values = &notes.values[i];
+                let kept = &self.kept[i];
+                let gap = radius as i32 + 2;
+                let last = points.len().saturating_sub(1);
+                let placed = points.iter().zip(kept).enumerate();
+                chart.draw_series(placed.map(|(j, (&(x, y, _), &k))| {
+                    let v = values[k];
+                    let text = if v.is_finite() {
+                        format!("{}{}", notes.prefix, significant(v))
+                    } else {
+                        format!("{}n/a", notes.prefix)
+                    };
+                    let left = j == last && self.x.fraction(x) > 0.8;
+                    let (side, dx, beside) = if left {
+                        (
+                            HPos::Right,
+                            -gap,
+                            j.checked_sub(1).and_then(|p| points.get(p)),
+                        )
+                    } else {
+                        (HPos::Left, gap, points.get(j + 1))
+                    };
+                    let (level, dy) = match beside {
+                        Some(&(_, other, _)) if other > y => (VPos::Top, gap),
+                        _ => (VPos::Bottom, -gap),
+                    };
+                    let style = TextStyle::from(font.clone())
+                        .pos(Pos::new(side, level))
+                        .color(&colour);
+                    EmptyElement::at((x, y)) + Text::new(text, (dx, dy), style)
+                }))?;
             }
             if lone {
                 // A lone point's error bar and value, since there is no curve to read it from.

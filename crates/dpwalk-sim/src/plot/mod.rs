@@ -42,6 +42,9 @@ pub enum PlotError {
         points: usize,
         spread: usize,
     },
+    /// [`PointNotes`] must give one value per point of every series.
+    #[error("the notes {column:?} do not give one value per point of every series")]
+    NotesShape { column: String },
     /// A heatmap's `values` must hold `n × n` numbers.
     #[error("heatmap {title:?} has {len} values, expected n × n with n = {n}")]
     HeatmapShape { title: String, n: usize, len: usize },
@@ -90,6 +93,20 @@ pub struct LinePlot {
     pub series: Vec<Series>,
 }
 
+/// A second figure for every point of a [`LinePlot`], written beside the point's marker and as
+/// the last column of the figure's CSV: what the x axis does not show, e.g. the common
+/// accountant's total ε beside a point whose x is a paper's own ε (`crate::reproduce`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointNotes {
+    /// The CSV column's name.
+    pub column: String,
+    /// What precedes each value in the figure (e.g. `"local ε = "`).
+    pub prefix: String,
+    /// One value per point of each series, parallel to [`LinePlot::series`]; a non-finite value
+    /// is written `n/a` beside its point (empty in the CSV).
+    pub values: Vec<Vec<f64>>,
+}
+
 /// An `n × n` matrix drawn as coloured cells, row 0 at the top as in a printed matrix.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Heatmap {
@@ -120,19 +137,46 @@ pub fn write_line_plot_with_data(
     caption: Option<&str>,
     stem: &Path,
 ) -> Result<(), PlotError> {
+    write_with_data(plot, caption, None, stem)
+}
+
+/// Writes `plot` like [`write_line_plot_with_data`], with `notes` beside every point and as the
+/// CSV's last column (named `notes.column`).
+pub fn write_line_plot_with_notes(
+    plot: &LinePlot,
+    caption: Option<&str>,
+    notes: &PointNotes,
+    stem: &Path,
+) -> Result<(), PlotError> {
+    write_with_data(plot, caption, Some(notes), stem)
+}
+
+fn write_with_data(
+    plot: &LinePlot,
+    caption: Option<&str>,
+    notes: Option<&PointNotes>,
+    stem: &Path,
+) -> Result<(), PlotError> {
     let mut lines = Lines::new(plot)?;
     lines.caption = caption;
+    if let Some(notes) = notes {
+        lines.set_notes(notes)?;
+    }
     let path = figure::with_extension(stem, "csv");
-    std::fs::write(&path, series_csv(plot, caption))
+    std::fs::write(&path, series_csv(plot, caption, notes))
         .map_err(|source| PlotError::Io { path, source })?;
     write_figure(&lines, stem)
 }
 
-/// The rows of [`write_line_plot_with_data`]'s CSV.
-fn series_csv(plot: &LinePlot, caption: Option<&str>) -> String {
+/// The rows of [`write_line_plot_with_data`]'s CSV (with a last column for `notes`).
+fn series_csv(plot: &LinePlot, caption: Option<&str>, notes: Option<&PointNotes>) -> String {
     let mut csv = caption.map_or_else(String::new, |c| format!("# {}\n", c.replace('\n', " ")));
-    csv.push_str("series,x,y,spread\n");
-    for series in &plot.series {
+    csv.push_str("series,x,y,spread");
+    if let Some(notes) = notes {
+        csv.push_str(&format!(",{}", notes.column));
+    }
+    csv.push('\n');
+    for (s, series) in plot.series.iter().enumerate() {
         let label = series.label.replace('"', "\"\"");
         for (i, (x, y)) in series.points.iter().enumerate() {
             let spread = series
@@ -140,7 +184,17 @@ fn series_csv(plot: &LinePlot, caption: Option<&str>) -> String {
                 .as_ref()
                 .and_then(|s| s.get(i))
                 .map_or_else(String::new, f64::to_string);
-            csv.push_str(&format!("\"{label}\",{x},{y},{spread}\n"));
+            csv.push_str(&format!("\"{label}\",{x},{y},{spread}"));
+            if let Some(notes) = notes {
+                let note = notes
+                    .values
+                    .get(s)
+                    .and_then(|v| v.get(i))
+                    .filter(|v| v.is_finite())
+                    .map_or_else(String::new, f64::to_string);
+                csv.push_str(&format!(",{note}"));
+            }
+            csv.push('\n');
         }
     }
     csv

@@ -306,3 +306,48 @@ fn a_plot_with_data_writes_its_points_and_caption() {
     std::fs::remove_file(with_extension(&stem, "csv")).unwrap();
     assert_written(&stem, &plot.title);
 }
+
+#[test]
+fn point_notes_are_drawn_beside_their_points_and_written_last() {
+    let plot = LinePlot {
+        series: vec![
+            series("a", vec![(1.0, 0.5), (2.0, 0.25), (3.0, f64::NAN)], None),
+            series("b", vec![(1.0, 2.0)], Some(vec![0.1])),
+        ],
+        ..convergence(false)
+    };
+    let notes = PointNotes {
+        column: "total".into(),
+        prefix: "ε = ".into(),
+        values: vec![vec![0.125, f64::NAN, 7.0], vec![3.5]],
+    };
+    let stem = stem("with-notes");
+    write_line_plot_with_notes(&plot, Some("c"), &notes, &stem).unwrap();
+    let csv = std::fs::read_to_string(with_extension(&stem, "csv")).unwrap();
+    // A non-finite note is an empty field; a point that cannot be drawn keeps its row.
+    assert_eq!(
+        csv,
+        "# c\nseries,x,y,spread,total\n\"a\",1,0.5,,0.125\n\"a\",2,0.25,,\n\"a\",3,NaN,,7\n\"b\",1,2,0.1,3.5\n"
+    );
+    let svg = std::fs::read_to_string(with_extension(&stem, "svg")).unwrap();
+    assert!(svg.contains("ε = 0.125") && svg.contains("ε = 3.5"));
+    assert!(
+        svg.contains("ε = n/a"),
+        "a non-finite note beside a drawn point"
+    );
+    assert!(
+        !svg.contains("ε = 7"),
+        "no note for a point that is not drawn"
+    );
+    std::fs::remove_file(with_extension(&stem, "csv")).unwrap();
+    assert_written(&stem, &plot.title);
+    // One value per point of every series, or nothing is written.
+    let short = PointNotes {
+        values: vec![vec![0.125], vec![3.5]],
+        ..notes
+    };
+    assert!(matches!(
+        write_line_plot_with_notes(&plot, None, &short, &stem),
+        Err(PlotError::NotesShape { .. })
+    ));
+}

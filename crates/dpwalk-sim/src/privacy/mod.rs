@@ -145,6 +145,22 @@ impl PrivacyContext {
         Account::of(&self.baselines, method, topology)
     }
 
+    /// The knob a baseline point runs under its paper's own accounting of `paper_epsilon` at the
+    /// scenario's δ (`crate::reproduce`; [`Account::paper_knob`]).
+    ///
+    /// # Errors
+    /// A point that is not a seed baseline, and the accountant's refusal.
+    pub fn paper_knob(&self, point: &Point, paper_epsilon: f64) -> Result<f64, ScenarioError> {
+        self.account(&point.method, point.topology)?
+            .ok_or_else(|| {
+                ScenarioError::Invalid(format!(
+                    "kind = \"{}\" has no paper accounting of its own here",
+                    point.name.as_str()
+                ))
+            })?
+            .paper_knob(paper_epsilon, self.delta)
+    }
+
     /// The orders, δ and conversion of every figure, with `noise`.
     pub fn setup(&self, noise: Noise) -> Setup {
         Setup {

@@ -2,7 +2,7 @@
 //! keys, keys that must fit each other (`mode` and `blocks-per-round`, the budget's view and the
 //! kinds), each refusal naming its key as [`SpecError`] does.
 
-use super::{BudgetView, PendingPoint, Scenario, ScenarioError};
+use super::{BudgetView, PendingPoint, Scenario, ScenarioError, reproduce};
 use crate::algorithm::{AlgorithmName, Mode};
 use dpwalk_core::spec::{SpecError, check_delta};
 
@@ -25,6 +25,7 @@ impl Scenario {
         }
         check_delta(&["privacy", "delta"], self.privacy.delta)?;
         self.check_kinds()?;
+        reproduce::check(self)?;
         let view = &["privacy", "view"];
         match (self.privacy.view, self.algorithm.mode) {
             (Some(BudgetView::Network), _) => {

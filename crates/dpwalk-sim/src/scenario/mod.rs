@@ -43,6 +43,8 @@
 //! [sweep]                 # optional: the cartesian product of these lists
 //! kind = ["admm", "dp-sgd"]
 //! sigma = [0.5, 1.0, 2.0]
+//!
+//! # [reproduce]           # optional: a reproduction panel, see `crate::reproduce`
 //! ```
 
 use crate::algorithm::{AlgorithmName, AlgorithmSpec, Mode};
@@ -265,6 +267,9 @@ pub struct Scenario {
     /// a comparison has its own tuned step size, clip, …), applied over `[algorithm]`.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub by_kind: std::collections::BTreeMap<AlgorithmName, toml::Table>,
+    /// `[reproduce]`: the scenario is a reproduction panel (`crate::reproduce`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproduce: Option<ReproduceSpec>,
 }
 
 fn default_seed() -> u64 {
@@ -280,10 +285,12 @@ fn default_topology() -> TopologySpec {
 mod check;
 mod loaded;
 mod parse;
+mod reproduce;
 mod sweep;
 
 pub use loaded::LoadedScenario;
 pub use parse::{load, parse};
+pub use reproduce::{Metric, Paper, ReproduceSpec};
 pub use sweep::{PendingPoint, Point};
 
 impl Scenario {

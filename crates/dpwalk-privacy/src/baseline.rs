@@ -24,6 +24,10 @@
 //!   tight pure-DP curve ([`crate::mechanism::pure_dp`]). The paper's own total is the pure-DP sum
 //!   [`PenaltyPerturbation::paper_beta`]. The node with the smallest `V_i·B_i` has the largest
 //!   loss in every round, so its curve bounds every node's.
+//!
+//! Each paper's own accounting of the ε it states (its reproduction figure, never the headline)
+//! is [`Baseline::paper_knob`]: the knob the paper would run, whose common total is then
+//! [`Baseline::spent`].
 
 use crate::error::{PrivacyError, nonnegative, positive};
 use crate::mechanism::{gaussian, laplace, pure_dp_rdp};

@@ -18,7 +18,7 @@
 //! `reproduce.png` (and `.svg`, and `reproduce.csv` with its caption on a first `#` line and the
 //! total in a last column `common_local_epsilon`).
 
-use crate::algorithm::{AlgorithmName, AlgorithmSpec, Mode};
+use crate::algorithm::{AlgorithmName, Mode};
 use crate::method::{Family, Method};
 use crate::privacy::{PrivacyContext, Resolved};
 use crate::scenario::{LoadedScenario, Paper, Point, ScenarioError};
@@ -92,26 +92,7 @@ pub fn resolve(
                     series_label(point, &base.method, loaded)
                 };
                 let (base, series) = if r.rho_per_epsilon {
-                    let a = s.algorithm_for(AlgorithmName::DpIadmm)?;
-                    // The label's ρ is the schedule, not one point's value.
-                    let rho = format!(
-                        "ρ=({}·1.2^⌊t/{}⌋ + {}/ε-bar)",
-                        a.rho_c1,
-                        a.rho_period,
-                        a.rho.unwrap_or(f64::NAN)
-                    );
-                    let series = series
-                        .split(' ')
-                        .map(|w| {
-                            if w.starts_with("ρ=") {
-                                rho.as_str()
-                            } else {
-                                w
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                        .join(" ");
-                    (with_rho_over(&a, &base, epsilon)?, series)
+                    with_rho_over(s, &base, &series, epsilon)?
                 } else {
                     (base, series)
                 };
@@ -174,17 +155,36 @@ fn with_inner_steps(point: &Point, l: Option<usize>) -> Result<Point, ScenarioEr
     })
 }
 
-/// `point` (DP-IADMM) with ρ's constant part `rho / ε̄` (`a`'s `rho`), the paper's (21) (`c2/ε̄`).
-fn with_rho_over(a: &AlgorithmSpec, point: &Point, epsilon: f64) -> Result<Point, ScenarioError> {
+/// `point` (DP-IADMM) with ρ's constant part `rho / ε̄`, the paper's (21) (`c2/ε̄`), and its
+/// curve's `label` with the schedule in place of one point's ρ.
+fn with_rho_over(
+    s: &Scenario,
+    point: &Point,
+    label: &str,
+    epsilon: f64,
+) -> Result<(Point, String), ScenarioError> {
     let Method::DpIadmm(p) = point.method else {
-        return Ok(*point);
+        return Ok((*point, label.to_string()));
     };
+    let a = s.algorithm_for(AlgorithmName::DpIadmm)?;
+    let schedule = format!(
+        "ρ=({}·1.2^⌊t/{}⌋ + {}/ε-bar)",
+        a.rho_c1,
+        a.rho_period,
+        a.rho.unwrap_or(f64::NAN)
+    );
+    let label = label
+        .split(' ')
+        .map(|w| if w.starts_with("ρ=") { &schedule } else { w })
+        .collect::<Vec<_>>()
+        .join(" ");
     let bad = |e: &dyn std::fmt::Display| SpecError::new(&["algorithm", "rho"], e.to_string());
     let c2 = a.rho.ok_or_else(|| bad(&"kind = \"dp-iadmm\" needs it"))? / epsilon;
     let rho = RhoSchedule::new(a.rho_c1, c2, a.rho_period).map_err(|e| bad(&e))?;
     let params = DpIadmmParams::new(p.variant(), rho, p.noise(), p.clip()).map_err(|e| bad(&e))?;
-    Ok(Point {
+    let point = Point {
         method: Method::DpIadmm(params),
         ..*point
-    })
+    };
+    Ok((point, label))
 }

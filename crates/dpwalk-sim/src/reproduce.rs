@@ -21,7 +21,7 @@
 use crate::algorithm::{AlgorithmName, Mode};
 use crate::method::{Family, Method};
 use crate::privacy::{PrivacyContext, Resolved};
-use crate::scenario::{LoadedScenario, Paper, Point, ScenarioError};
+use crate::scenario::{LoadedScenario, Paper, Point, Scenario, ScenarioError};
 use dpwalk_core::baselines::dp_iadmm::{DpIadmmParams, RhoSchedule};
 use dpwalk_core::baselines::ipadmm::{IpadmmParams, IpadmmSettings};
 use dpwalk_core::spec::SpecError;

@@ -198,3 +198,29 @@ fn a_panel_refuses_what_its_paper_does_not_state() {
         "reproduce.paper",
     );
 }
+
+#[test]
+fn the_audit_refuses_a_panel_whose_noise_the_papers_accounting_sets() {
+    let text = panel(
+        "kind = \"dp-iadmm\"\nclip-l1 = 1.0\n",
+        "[reproduce]\npaper = \"rk\"\nfigure = \"test\"\nepsilon = [0.05]\n\
+         metric = \"train-objective\"\n",
+    );
+    let loaded = scenario(&text, &[]);
+    let prepared = prepare(&loaded).expect("prepare");
+    let config = dpwalk_sim::audit::driver::Config {
+        runs: 100,
+        user: 0,
+        observer: None,
+        views: vec![dpwalk_sim::audit::statistic::View::Local],
+        canary: dpwalk_sim::audit::canary::CanaryKind::WhiteBox,
+        steps: None,
+        contributions: 1,
+        point: None,
+        confidence: 0.95,
+        quiet: true,
+    };
+    let err = dpwalk_sim::audit::driver::audit(&loaded, &prepared, &config)
+        .expect_err("a panel's points are not the scenario's");
+    assert!(err.to_string().contains("[reproduce] panel"), "{err}");
+}

@@ -240,6 +240,16 @@ pub(crate) fn walk_points(
     views: &[View],
 ) -> Result<(Vec<PendingPoint>, Vec<usize>), AuditError> {
     let s = loaded.scenario();
+    // A panel's points get their noise from the paper's accounting (`crate::reproduce`), which
+    // the audit's points (the scenario's own) do not have: they would audit the wrong noise.
+    if let Some(r) = &s.reproduce {
+        return Err(AuditError::Invalid(format!(
+            "a [reproduce] panel ({}) sets each point's noise by the paper's own accounting, \
+             which the audit does not run: audit the comparison scenario of the same algorithm \
+             (sim/compare/) at the knob the panel's summary.json reports, with --set",
+            r.figure
+        )));
+    }
     let walks = loaded.points().iter().any(|p| p.method.is_walk());
     if walks && s.algorithm.mode != Mode::Decentralized {
         return Err(AuditError::Invalid(format!(

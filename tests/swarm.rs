@@ -291,11 +291,27 @@ fn disruptions(stdout: &str) -> u32 {
     words[at - 1].parse().unwrap()
 }
 
+/// The disruptions made, checked against the `scheduled` count: at least one, at most the
+/// schedule, and any shortfall (the walk ended first) said by the swarm.
+fn disrupted(stdout: &str, scheduled: u32) -> u32 {
+    let made = disruptions(stdout);
+    assert!(
+        (1..=scheduled).contains(&made),
+        "{made} disruptions of {scheduled} scheduled:\n{stdout}"
+    );
+    assert!(
+        made == scheduled || stdout.contains("the walk ended before disruption"),
+        "{made} of {scheduled} made, and the swarm did not say why:\n{stdout}"
+    );
+    made
+}
+
 // The disruptions are scheduled in hops of the walk, not seconds: disruption t is due once the walk
-// has made t·N hops and is made exactly once, late if need be. Their count is thus a function of
-// the arguments alone, as long as the walk outlasts the schedule: the last one is due at most half
-// way, which leaves the rest of the walk for any that a loaded machine made late (the swarm says
-// so if the walk ended first). They run the user-level `sim/swarm.toml` (σ given, no budget):
+// has made t·N hops and is made exactly once, late if need be (after the previous victim answers
+// again). How many the walk outlasts still depends on the machine: on a loaded one a victim takes
+// longer to come back while the walk goes on (once, 19 of 20 at load 6.5). So the tests hold the
+// count to what does not depend on speed: at least one, at most the schedule, and a shortfall
+// said by the swarm (`disrupted`). They run the user-level `sim/swarm.toml` (σ given, no budget):
 // under a budget a node whose re-routed walk visits it more often than planned skips steps, and
 // `check_ledgers` holds every step to be made.
 
@@ -318,8 +334,7 @@ fn the_walk_survives_sigkill_of_the_holder_with_exact_ledgers() {
             &count.to_string(),
         ],
     );
-    let kills = disruptions(&stdout);
-    assert_eq!(kills, count, "holders killed, against scheduled:\n{stdout}");
+    let kills = disrupted(&stdout, count);
     check_final_models_agree(&out, 8, steps);
     let doubled = check_ledgers(&out, 8, steps);
     eprintln!("{kills} kills, {doubled} steps made twice after a re-route");
@@ -346,11 +361,7 @@ fn a_holder_stopped_by_sigterm_hands_the_token_on() {
         ],
     );
     // Each stopped node exited with success (the swarm checks) within 15 s of SIGTERM.
-    let stops = disruptions(&stdout);
-    assert_eq!(
-        stops, count,
-        "holders stopped, against scheduled:\n{stdout}"
-    );
+    let stops = disrupted(&stdout, count);
     check_final_models_agree(&out, 5, steps);
     let doubled = check_ledgers(&out, 5, steps);
     eprintln!("{stops} stops, {doubled} steps made twice after a re-route");

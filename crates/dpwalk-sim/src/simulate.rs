@@ -8,7 +8,7 @@ use crate::reproduce::PaperPoint;
 use crate::rounds::run_rounds;
 use crate::run::{RunError, RunResult, Schedule, run};
 use crate::scenario::{LoadedScenario, Point, ScenarioError};
-use dpwalk_core::data::{DataError, Dataset, LabelKind};
+use dpwalk_core::data::{DataError, Dataset, LabelKind, LoadedData};
 use dpwalk_core::problem::reference::{self, Reference, ReferenceOptions};
 use dpwalk_core::problem::{Problem, ProblemError};
 use dpwalk_core::spec::build_topology;
@@ -71,6 +71,13 @@ pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
     let s = loaded.scenario();
     // The data and partition derive their own seeds from the run seed (see `data::spec`).
     let data = s.data.load(loaded.base_dir(), s.seed)?;
+    prepare_data(loaded, data)
+}
+
+/// [`prepare`] on data already loaded (`dpwalk tune` gives its training part without the
+/// validation records, and the validation records as the test set).
+pub fn prepare_data(loaded: &LoadedScenario, data: LoadedData) -> Result<Prepared, SimError> {
+    let s = loaded.scenario();
     let classes = match data.train.label_kind {
         LabelKind::Classes(k) => Some(k),
         _ => None,

@@ -45,6 +45,7 @@
 //! sigma = [0.5, 1.0, 2.0]
 //!
 //! # [reproduce]           # optional: a reproduction panel, see `crate::reproduce`
+//! # [tune]                # optional: what `dpwalk tune` searches, see `crate::tune`
 //! ```
 
 use crate::algorithm::{AlgorithmName, AlgorithmSpec, Mode};
@@ -270,6 +271,9 @@ pub struct Scenario {
     /// `[reproduce]`: the scenario is a reproduction panel (`crate::reproduce`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reproduce: Option<ReproduceSpec>,
+    /// `[tune]`: what `dpwalk tune` searches (`crate::tune`); `dpwalk sim` ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tune: Option<TuneSpec>,
 }
 
 fn default_seed() -> u64 {
@@ -287,11 +291,13 @@ mod loaded;
 mod parse;
 mod reproduce;
 mod sweep;
+mod tune;
 
 pub use loaded::LoadedScenario;
 pub use parse::{load, parse};
 pub use reproduce::{Metric, Paper, ReproduceSpec};
 pub use sweep::{PendingPoint, Point};
+pub use tune::{TuneMetric, TuneSpec};
 
 impl Scenario {
     /// The algorithms of the scenario: the sweep's list, else `[algorithm] kind`.

@@ -1,0 +1,294 @@
+//! `dpwalk tune`: equal tuning effort for a comparison (seed-baselines spec §6.1 item 7).
+//!
+//! Every kind of the scenario gets the same number of configurations ([`draw`]), each run at
+//! the `[tune]` budget on the scenario's data with a validation split carved from the training
+//! records, and scored on that split; the runs use the tuning seed, never a reported seed.
+//! The tuning is not privately accounted (as in all four seed papers): it reads the training
+//! data many times, which the reported budgets do not include.
+//!
+//! Results are written by [`output`]: every configuration's score (`tune.csv`, `tune.json`)
+//! and the best one of every kind as `[by-kind.<kind>]` tables (`tuned.toml`), with `steps`
+//! set to its horizon for the scenario's users.
+
+pub mod draw;
+pub mod output;
+
+use crate::privacy::PrivacyContext;
+use crate::scenario::{LoadedScenario, Scenario, ScenarioError, TuneMetric, TuneSpec};
+use crate::simulate::{PointResult, SimError, prepare_data, simulate};
+use crate::algorithm::AlgorithmName;
+use dpwalk_core::data::split::train_test;
+use dpwalk_core::data::{DataError, LabelKind, LoadedData};
+use dpwalk_core::rng::{Purpose, derive_seed, node_rng};
+use dpwalk_core::topology::Topology;
+use draw::Config;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use thiserror::Error;
+
+/// Errors of a tuning.
+#[derive(Debug, Error)]
+pub enum TuneError {
+    /// The scenario has no `[tune]` section.
+    #[error("the scenario has no [tune] section: nothing to tune (see `dpwalk tune --help`)")]
+    NoSection,
+    /// A kind's grid has fewer configurations than every kind must get.
+    #[error(
+        "[tune.grid.{}] with the horizons gives {size} configurations, fewer than configs = {configs}: every kind gets the same number; widen its grid or lower configs",
+        kind.as_str()
+    )]
+    GridTooSmall {
+        /// The kind.
+        kind: AlgorithmName,
+        /// Its grid's configurations.
+        size: usize,
+        /// What every kind must get.
+        configs: usize,
+    },
+    /// A kind's grid has more configurations than can be counted.
+    #[error("[tune.grid.{}] is too large to enumerate", kind.as_str())]
+    GridTooLarge {
+        /// The kind.
+        kind: AlgorithmName,
+    },
+    /// The validation split could not be carved.
+    #[error("carving the validation split from the training records")]
+    Split(#[source] DataError),
+    /// `metric = "error"` on a loss without classes.
+    #[error("[tune] metric = \"error\" needs a classification loss (logistic or multinomial)")]
+    NoErrorRate,
+    /// A configuration is not a valid scenario.
+    #[error("configuration {} of kind {} ({})", index + 1, config.kind.as_str(), config.describe())]
+    Config {
+        /// Its index within its kind.
+        index: usize,
+        /// The configuration.
+        config: Config,
+        /// What is wrong.
+        #[source]
+        source: ScenarioError,
+    },
+    /// Preparing or running the tuning scenario failed.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// The scenario is invalid.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+}
+
+/// One configuration's run and score.
+#[derive(Debug, Clone)]
+pub struct Trial {
+    /// The configuration.
+    pub config: Config,
+    /// The score (lower is better; `+∞` for a run whose model is not finite).
+    pub score: f64,
+    /// The final model's objective on the validation records (mean over topologies and
+    /// repetitions).
+    pub validation_objective: f64,
+    /// Its error rate there (classification only).
+    pub validation_error: Option<f64>,
+    /// Its relative gap on the tuning runs' training records.
+    pub train_gap: f64,
+    /// The noise knob calibrated to the budget (of the first topology's point).
+    pub knob: f64,
+}
+
+/// The trials of one kind, and its best.
+#[derive(Debug, Clone)]
+pub struct KindTrials {
+    /// The kind.
+    pub kind: AlgorithmName,
+    /// Its trials, in the draw's order.
+    pub trials: Vec<Trial>,
+    /// The index of the best trial (the lowest score, the first on a tie).
+    pub best: usize,
+}
+
+/// A whole tuning.
+#[derive(Debug, Clone)]
+pub struct Tuned {
+    /// The `[tune]` section it ran.
+    pub spec: TuneSpec,
+    /// Users of the tuning runs: the scenario's, or the training records left when fewer.
+    pub users: usize,
+    /// Training records of the tuning runs.
+    pub train_records: usize,
+    /// Validation records.
+    pub validation_records: usize,
+    /// Per kind, in the scenario's order.
+    pub kinds: Vec<KindTrials>,
+}
+
+/// Runs every configuration of `loaded`'s `[tune]` section; a progress bar unless `quiet`.
+pub fn tune(loaded: &LoadedScenario, quiet: bool) -> Result<Tuned, TuneError> {
+    let s = loaded.scenario();
+    let spec = s.tune.clone().ok_or(TuneError::NoSection)?;
+    // The reported runs' data and test split; the validation records come out of its training part.
+    let data = s
+        .data
+        .load(loaded.base_dir(), s.seed)
+        .map_err(SimError::from)?;
+    let mut rng = node_rng(derive_seed(spec.seed, Purpose::Tuning, 0), 0);
+    let (train, validation) =
+        train_test(&data.train, spec.validation_fraction, &mut rng).map_err(TuneError::Split)?;
+    let users = s.users.min(train.rows());
+    if users < s.users {
+        tracing::warn!(
+            users,
+            scenario_users = s.users,
+            "fewer training records than users once the validation split is out: the tuning runs have one user per record"
+        );
+    }
+    if spec.metric == TuneMetric::Error && train.label_kind == LabelKind::Real {
+        return Err(TuneError::NoErrorRate);
+    }
+    let (train_records, validation_records) = (train.rows(), validation.rows());
+    let configs = draw::configs(s, &spec)?;
+    let runs: Vec<(usize, Config, LoadedScenario)> = configs
+        .into_iter()
+        .enumerate()
+        .map(|(i, config)| {
+            let index = i % spec.configs;
+            let scenario = tuning_scenario(s, &spec, users, &config)
+                .and_then(|t| LoadedScenario::new(t, loaded.base_dir().into(), loaded.name()));
+            match scenario {
+                Ok(scenario) => Ok((index, config, scenario)),
+                Err(source) => Err(TuneError::Config {
+                    index,
+                    config,
+                    source,
+                }),
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    if runs.is_empty() {
+        return Err(TuneError::NoSection);
+    }
+    // Data, partition, graphs and reference optimum are shared by every configuration.
+    let mut base = tuning_scenario(s, &spec, users, &runs[0].1)?;
+    base.sweep.kind = s.kinds();
+    let base = LoadedScenario::new(base, loaded.base_dir().into(), loaded.name())?;
+    let held_out = LoadedData {
+        train,
+        test: Some(validation),
+        truth: None,
+    };
+    let mut prepared = prepare_data(&base, held_out)?;
+    let bar = progress(runs.len() as u64, quiet);
+    let mut scored: Vec<Option<Trial>> = vec![None; runs.len()];
+    // The baselines' accounting is planned for the scenario's horizon: one context per horizon.
+    let mut horizons: Vec<u64> = runs.iter().map(|r| r.1.horizon).collect();
+    horizons.sort_unstable();
+    horizons.dedup();
+    for horizon in horizons {
+        let mut planned = base.scenario().clone();
+        planned.steps = horizon.saturating_mul(users as u64);
+        let graphs: Vec<&Topology> = prepared.topologies.iter().map(|t| &t.topology).collect();
+        let privacy = PrivacyContext::new(&planned, &prepared.problem, &graphs)?;
+        prepared.privacy = privacy;
+        let trials: Vec<(usize, Result<Trial, TuneError>)> = runs
+            .par_iter()
+            .enumerate()
+            .filter(|(_, r)| r.1.horizon == horizon)
+            .map(|(i, (_, config, scenario))| {
+                let trial = simulate(scenario, &prepared, true)
+                    .map_err(TuneError::from)
+                    .and_then(|results| score(config, &results, spec.metric));
+                bar.inc(1);
+                (i, trial)
+            })
+            .collect();
+        for (i, trial) in trials {
+            scored[i] = Some(trial?);
+        }
+    }
+    bar.finish_and_clear();
+    let trials: Vec<Trial> = scored.into_iter().flatten().collect();
+    let kinds = s
+        .kinds()
+        .into_iter()
+        .map(|kind| {
+            let trials: Vec<Trial> = trials.iter().filter(|t| t.config.kind == kind).cloned().collect();
+            let best = trials
+                .iter()
+                .enumerate()
+                .min_by(|a, b| a.1.score.total_cmp(&b.1.score))
+                .map_or(0, |(i, _)| i);
+            KindTrials { kind, trials, best }
+        })
+        .collect();
+    Ok(Tuned {
+        spec,
+        users,
+        train_records,
+        validation_records,
+        kinds,
+    })
+}
+
+/// The scenario that runs `config`: the scenario's, on the tuning seed and users, at the tuning
+/// budget, for `config`'s kind and horizon only, its keys over the kind's `[by-kind]` table.
+fn tuning_scenario(
+    s: &Scenario,
+    spec: &TuneSpec,
+    users: usize,
+    config: &Config,
+) -> Result<Scenario, ScenarioError> {
+    let mut t = s.clone();
+    t.tune = None;
+    t.seed = spec.seed;
+    t.users = users;
+    t.steps = config.horizon.saturating_mul(users as u64);
+    // Only the final model is scored.
+    t.eval_every = Some(t.steps);
+    t.repetitions = spec.repetitions;
+    t.sweep.kind = vec![config.kind];
+    t.sweep.epsilon = vec![spec.epsilon];
+    t.privacy.epsilon = None;
+    let table = t.by_kind.entry(config.kind).or_default();
+    for (key, value) in &config.keys {
+        table.insert(key.clone(), value.clone());
+    }
+    Ok(t)
+}
+
+/// A configuration's score from its runs' final evaluations.
+fn score(config: &Config, results: &[PointResult], metric: TuneMetric) -> Result<Trial, TuneError> {
+    let finals: Vec<&crate::metrics::EvalPoint> = results
+        .iter()
+        .flat_map(|p| p.runs.iter().filter_map(|r| r.evals.last()))
+        .collect();
+    let mean = |values: Vec<f64>| values.iter().sum::<f64>() / values.len().max(1) as f64;
+    let validation_objective = mean(finals.iter().map(|e| e.test_objective.unwrap_or(f64::NAN)).collect());
+    let errors: Option<Vec<f64>> = finals.iter().map(|e| e.test_error).collect();
+    let validation_error = errors.map(mean);
+    let value = match metric {
+        TuneMetric::Objective => validation_objective,
+        TuneMetric::Error => validation_error.ok_or(TuneError::NoErrorRate)?,
+    };
+    Ok(Trial {
+        config: config.clone(),
+        score: if value.is_finite() { value } else { f64::INFINITY },
+        validation_objective,
+        validation_error,
+        train_gap: mean(finals.iter().map(|e| e.relative_gap).collect()),
+        knob: results.first().map_or(f64::NAN, |p| p.point.method.knob()),
+    })
+}
+
+fn progress(total: u64, quiet: bool) -> ProgressBar {
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(total)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} {elapsed_precise} [{bar:40}] {pos}/{len} configurations (eta {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar
+}

@@ -62,9 +62,9 @@ pub struct AuditArgs {
     /// box, a record of norm min(1, R) planted among user i's data.
     #[arg(long, value_enum, default_value = "white-box")]
     canary: CanaryArg,
-    /// Hops of each trial [default: min(scenario steps, 2 × users × contributions)]; rounds of
-    /// each trial of a baseline (fed-sgd, dp-iadmm, ipadmm, pp-admm) [default: min(scenario
-    /// rounds, 4)].
+    /// Hops of each trial [default: min(point steps, 2 × users × contributions)]; rounds of
+    /// each trial of a baseline (fed-sgd, dp-iadmm, ipadmm, pp-admm) [default: min(point
+    /// rounds, 4)]; a point's steps are the scenario's, or its kind's [by-kind.KIND] steps.
     #[arg(long)]
     steps: Option<u64>,
     /// Composition: the canary user contributes at its first K visits (not only at hop 0); the
@@ -82,7 +82,7 @@ pub struct AuditArgs {
     /// One-run audit (Steinke, Nasr & Jagielski 2023): many canary users in ONE walk, each
     /// canary's sign drawn at random, ε̂ from the number of signs guessed right (far cheaper than
     /// the two worlds, and weaker; user level only). Ignores --runs and --user; --observer must not be a canary
-    /// [default: the last user]; --steps defaults to min(scenario steps, 4 × users).
+    /// [default: the last user]; --steps defaults to min(point steps, 4 × users).
     #[arg(long)]
     one_run: bool,
     /// One-run audit: the number of canary users (users 0, 1, … other than the observer)

@@ -4,8 +4,8 @@
 //! the worst user and converts the scenario's knob to the accountant's.
 //!
 //! Local view only (an eavesdropper on every message, server included): the only view the
-//! three papers prove (seed-baselines spec §6.1 point 2). The horizon is the planned number of
-//! rounds, [`Scenario::rounds`], every user updating once per round.
+//! three papers prove (seed-baselines spec §6.1 point 2). The horizon is the point's planned
+//! number of rounds ([`Scenario::rounds`] of its `steps`), every user updating once per round.
 //!
 //! | kind | accountant's knob | scenario's knob | worst user |
 //! | --- | --- | --- | --- |
@@ -33,7 +33,6 @@ pub struct Inputs {
     /// Per topology, every node's degree.
     degrees: Vec<Vec<usize>>,
     l2: f64,
-    rounds: u64,
     record_level: bool,
 }
 
@@ -52,7 +51,6 @@ impl Inputs {
                 .map(|t| (0..t.n()).map(|i| t.degree(i)).collect())
                 .collect(),
             l2,
-            rounds: scenario.rounds(),
             record_level: scenario.privacy.unit == UnitName::Record,
         }
     }
@@ -68,8 +66,9 @@ pub struct Account {
 }
 
 impl Account {
-    /// The accounting of `method` on topology `topology`, `None` for dpwalk's own methods and
-    /// federated DP-SGD (accounted as the walk's DP-SGD, `crate::privacy`).
+    /// The accounting of `method` on topology `topology` planned for `rounds` rounds (the
+    /// point's horizon), `None` for dpwalk's own methods and federated DP-SGD (accounted as the
+    /// walk's DP-SGD, `crate::privacy`).
     ///
     /// # Errors
     /// A [`ScenarioError`] when the accountant refuses the setting (penalty perturbation for a
@@ -78,13 +77,14 @@ impl Account {
         inputs: &Inputs,
         method: &Method,
         topology: usize,
+        rounds: u64,
     ) -> Result<Option<Account>, ScenarioError> {
         let n = inputs.records.len();
         let with = |baseline, l1_sensitivity| {
             Ok(Some(Account {
                 baseline,
                 l1_sensitivity,
-                rounds: inputs.rounds,
+                rounds,
             }))
         };
         match method {

@@ -124,7 +124,7 @@ pub fn prepare_data(loaded: &LoadedScenario, data: LoadedData) -> Result<Prepare
     for point in loaded.points().iter().filter(|p| !p.method.is_walk()) {
         let method = point.method.parameters();
         crate::rounds::check(&problem, graphs[point.topology], method)?;
-        privacy.account(method, point.topology)?;
+        privacy.account(method, point.topology, point.steps)?;
     }
     Ok(Prepared {
         problem,
@@ -171,7 +171,8 @@ pub fn simulate(
     }
     let points: Vec<Point> = resolved.iter().map(|r| r.point).collect();
     let reps = s.repetitions;
-    let total = points.len() as u64 * reps as u64 * s.steps;
+    // Each point runs its own horizon.
+    let total = points.iter().map(|p| p.steps).sum::<u64>() * reps as u64;
     let bar = if quiet {
         ProgressBar::hidden()
     } else {
@@ -198,8 +199,8 @@ pub fn simulate(
             let schedule = Schedule {
                 mode: s.algorithm.mode,
                 blocks_per_round: s.algorithm.blocks_per_round,
-                steps: s.steps,
-                eval_every: s.eval_interval(),
+                steps: points[p].steps,
+                eval_every: s.eval_interval(points[p].steps),
                 run_seed: repetition_seed(s.seed, r),
             };
             let progress = |k: u64| bar.inc(k);

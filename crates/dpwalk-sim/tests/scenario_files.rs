@@ -27,6 +27,8 @@ fn fingerprint(path: &Path) -> (u64, u64) {
         .unwrap()
         .iter()
         .map(|p| {
+            // No repository scenario gives a kind its own horizon (`[by-kind.<kind>] steps`).
+            assert_eq!(p.steps, s.steps, "{}", path.display());
             format!(
                 "{} {:?} {:?} {:?} {:?} {:?}",
                 p.topology, p.name, p.method, p.gamma, p.lambda, p.lr

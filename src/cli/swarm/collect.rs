@@ -40,6 +40,7 @@ pub(super) fn collect(
         );
     }
     let s = loaded.scenario();
+    let steps = resolved.point.steps;
     let per_user: Vec<u64> = finals.iter().map(|f| f.privacy.contributions).collect();
     let contributions = per_user.iter().sum();
     let evaluator = Evaluator {
@@ -63,7 +64,7 @@ pub(super) fn collect(
     }
     made.sort_unstable();
     let before = |seq: u64| made.partition_point(|&q| q < seq) as u64;
-    let recorded = recorded_models(nodes, s.steps, s.eval_interval(), prepared.problem.dim())?;
+    let recorded = recorded_models(nodes, steps, s.eval_interval(steps), prepared.problem.dim())?;
     // Bytes as the simulator counts them for the walk, so that the two metrics.csv agree.
     let hop_bytes = dpwalk_sim::run::hop_bytes(prepared.problem.dim());
     let eval = |seq: u64, made: u64, z: &[f64]| {
@@ -75,7 +76,7 @@ pub(super) fn collect(
         .iter()
         .map(|(&seq, z)| eval(seq, before(seq), z))
         .collect();
-    evals.push(eval(s.steps, contributions, &first.z));
+    evals.push(eval(steps, contributions, &first.z));
     let eval_seconds = t.elapsed().as_secs_f64();
     let run = RunResult {
         evals,
@@ -83,7 +84,7 @@ pub(super) fn collect(
         w: Vec::new(),
         contributions,
         clipped: finals.iter().map(|f| f.privacy.clipped).sum(),
-        steps: s.steps,
+        steps,
         per_user,
         late: Vec::new(),
         skipped: finals.iter().map(|f| f.privacy.skipped).sum(),

@@ -111,10 +111,12 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
             )?
         }
     };
+    // The point's horizon: the scenario's `steps`, or its kind's `[by-kind.<kind>] steps`.
+    let steps = plan::single_point(&loaded)?.steps;
     let schedule = args
         .kill_holder_every
         .or(args.stop_holder_every)
-        .map(|pace| Schedule::new(pace, args.disruptions, loaded.scenario().steps))
+        .map(|pace| Schedule::new(pace, args.disruptions, steps))
         .transpose()?;
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("runs").join(format!("{}-swarm-{}", loaded.name(), utc_stamp()))
@@ -133,7 +135,7 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
         nodes = nodes.len(),
         "started the nodes; logs in node-*/node.log"
     );
-    let watch = supervise::watch(&mut nodes, &args, loaded.scenario().steps, schedule);
+    let watch = supervise::watch(&mut nodes, &args, steps, schedule);
     if watch.is_err() {
         for node in &mut nodes {
             if let Some(child) = node.child.as_mut() {
@@ -168,7 +170,7 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
     println!(
         "{} nodes, {} steps in {wall:.2} s (first hop after {}), {made} holders {how} and restarted",
         nodes.len(),
-        loaded.scenario().steps,
+        steps,
         first_hop.map_or_else(|| "-".into(), |t| format!("{t:.2} s")),
     );
     Ok(())

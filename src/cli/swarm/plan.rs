@@ -9,7 +9,7 @@ use dpwalk_net::run::{AlgorithmSpec, RunFile};
 use dpwalk_net::workspace::{self, MemberPlan, NodeOptions};
 use dpwalk_sim::algorithm::{AlgorithmName, Mode};
 use dpwalk_sim::record_level::RecordLevel;
-use dpwalk_sim::scenario::LoadedScenario;
+use dpwalk_sim::scenario::{LoadedScenario, PendingPoint};
 use dpwalk_sim::simulate::{self, Prepared};
 use std::path::Path;
 
@@ -25,13 +25,7 @@ pub(super) fn plan(
         s.algorithm.mode == Mode::Decentralized && s.algorithm.kind == AlgorithmName::Admm,
         "a swarm runs the decentralized ADMM walk: set algorithm.kind = \"admm\" and mode = \"decentralized\""
     );
-    let points = loaded.points();
-    let [point] = points else {
-        bail!(
-            "a swarm runs one point: the scenario sweeps over {} (remove its [sweep])",
-            points.len()
-        );
-    };
+    let point = single_point(loaded)?;
     if s.repetitions > 1 {
         tracing::warn!(
             repetitions = s.repetitions,
@@ -76,7 +70,7 @@ pub(super) fn plan(
             .take(dpwalk_net::codec::MAX_RUN_ID)
             .collect(),
         seed: simulate::repetition_seed(s.seed, 0),
-        steps: s.steps,
+        steps: point.steps,
         dimension: problem.dim(),
         // The loss and regularizer the simulator built (classes counted in the data), written
         // back as the shared `[problem]` table.
@@ -93,6 +87,18 @@ pub(super) fn plan(
         members: Vec::new(),
     };
     Ok((resolved, file))
+}
+
+/// The scenario's single point (a swarm runs no sweep).
+pub(super) fn single_point(loaded: &LoadedScenario) -> anyhow::Result<&PendingPoint> {
+    let points = loaded.points();
+    let [point] = points else {
+        bail!(
+            "a swarm runs one point: the scenario sweeps over {} (remove its [sweep])",
+            points.len()
+        );
+    };
+    Ok(point)
 }
 
 /// The run file's `[privacy]` at record level: `min-records` the fewest records of a user in the
@@ -132,7 +138,7 @@ pub(super) fn write_nodes(
         })
         .collect();
     let options = NodeOptions {
-        eval_every: Some(loaded.scenario().eval_interval()),
+        eval_every: Some(loaded.scenario().eval_interval(run_file.steps)),
         timeouts: None,
     };
     let written = workspace::write(out, run_file, &plans, options)

@@ -35,7 +35,8 @@ pub struct Config {
     pub views: Vec<View>,
     /// White or black box.
     pub canary: CanaryKind,
-    /// Hops of a trial; default: `min(steps, 2n·k)` of the scenario (`k` the contributions).
+    /// Hops of a trial; default: `min(steps, 2n·k)` of the audited point's `steps` (`k` the
+    /// contributions).
     /// Rounds for a baseline; default: `min(rounds, 4)`.
     pub steps: Option<u64>,
     /// The canary's contributions `k` on the walk (composition mode when above 1): it
@@ -291,29 +292,39 @@ pub fn audit(
         return Err(AuditError::Invalid("--contributions must be >= 1".into()));
     }
     let k = config.contributions;
-    let steps = config
-        .steps
-        .unwrap_or(s.steps.min((2 * s.users as u64).saturating_mul(k)));
-    let rounds = config.steps.unwrap_or(s.rounds().min(4));
-    if steps == 0 || config.steps == Some(0) {
+    if config.steps == Some(0) {
         return Err(AuditError::Invalid("--steps must be >= 1".into()));
     }
-    let baselines = chosen.iter().any(|&p| !points[p].method.is_walk());
-    if baselines && rounds == 0 {
-        return Err(AuditError::Invalid(format!(
-            "a baseline's trial runs whole rounds, and the scenario has none (steps = {} < users =              {}): give --steps ROUNDS",
-            s.steps, s.users
-        )));
-    }
+    // Each point's trial length comes from its own horizon (`[by-kind.<kind>] steps`): hops of a
+    // walk, rounds of a baseline; all are checked before any trial runs.
+    let lengths = chosen
+        .iter()
+        .map(|&p| {
+            let horizon = points[p].steps;
+            if points[p].method.is_walk() {
+                return Ok(config
+                    .steps
+                    .unwrap_or(horizon.min((2 * s.users as u64).saturating_mul(k))));
+            }
+            let rounds = config.steps.unwrap_or(s.rounds(horizon).min(4));
+            if rounds == 0 {
+                return Err(AuditError::Invalid(format!(
+                    "a baseline's trial runs whole rounds, and point {p} has none (steps = {horizon} < users = {}): give --steps ROUNDS",
+                    s.users
+                )));
+            }
+            Ok(rounds)
+        })
+        .collect::<Result<Vec<u64>, AuditError>>()?;
     let bar = progress(chosen.len() * 2 * config.runs, config.quiet);
     let mut out = Vec::new();
-    for p in chosen {
+    for (p, length) in chosen.into_iter().zip(lengths) {
         let resolved = prepared.privacy.resolve(s, &points[p])?;
         let point = &resolved.point;
         out.push(if point.method.walk().is_some() {
-            audit_point(loaded, prepared, config, p, point, steps, &bar)?
+            audit_point(loaded, prepared, config, p, point, length, &bar)?
         } else {
-            super::baseline::audit_point(loaded, prepared, config, p, point, rounds, &bar)?
+            super::baseline::audit_point(loaded, prepared, config, p, point, length, &bar)?
         });
     }
     bar.finish_and_clear();

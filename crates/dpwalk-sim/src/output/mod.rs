@@ -109,7 +109,7 @@ pub fn write_all(
             let model = FinalModel {
                 z: &run.z,
                 w: &run.w,
-                steps: s.steps,
+                steps: pr.point.steps,
                 seed: pr.seeds[r],
                 algorithm: pr.point.name.as_str(),
             };

@@ -103,14 +103,18 @@ pub fn write_panel(
     let rounds = match (r.paper, s.algorithm.mode) {
         (Paper::Cbb, Mode::Federated) => format!(
             "T = {} rounds of {} sampled users of {}",
-            s.steps,
+            horizon(summary, s.steps, |steps| steps),
             s.algorithm.blocks_per_round.unwrap_or(s.users),
             s.users
         ),
-        (Paper::Cbb, _) => format!("T = {} rounds of all {} users", s.steps, s.users),
+        (Paper::Cbb, _) => format!(
+            "T = {} rounds of all {} users",
+            horizon(summary, s.steps, |steps| steps),
+            s.users
+        ),
         _ => format!(
             "T = {} rounds of all {} users (the noise is planned for T)",
-            s.rounds(),
+            horizon(summary, s.steps, |steps| s.rounds(steps)),
             s.users
         ),
     };
@@ -128,4 +132,26 @@ pub fn write_panel(
         values: totals,
     };
     write_line_plot_with_notes(&plot, Some(&caption), &notes, &dir.join("reproduce"))
+}
+
+/// The rounds `T` of the panel's points (`rounds` of each point's `steps`): one number when they
+/// share it, else each kind's (`[by-kind.<kind>] steps` gives a kind its own horizon); the
+/// scenario's `steps` when the panel has no point.
+fn horizon(summary: &Summary, steps: u64, rounds: impl Fn(u64) -> u64) -> String {
+    let mut per_kind: Vec<(&str, u64)> = Vec::new();
+    for p in summary.points.iter().filter(|p| p.reproduce.is_some()) {
+        let t = rounds(p.steps);
+        if !per_kind.contains(&(p.algorithm, t)) {
+            per_kind.push((p.algorithm, t));
+        }
+    }
+    match per_kind.as_slice() {
+        [] => rounds(steps).to_string(),
+        [(_, t), rest @ ..] if rest.iter().all(|(_, u)| u == t) => t.to_string(),
+        _ => per_kind
+            .iter()
+            .map(|(kind, t)| format!("{t} ({kind})"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
 }

@@ -86,7 +86,8 @@ pub struct PointSummary {
     pub n_users: usize,
     /// Model dimension.
     pub dim: usize,
-    /// Updates of `w`.
+    /// Updates of `w`: the point's horizon (the scenario's `steps`, or its kind's
+    /// `[by-kind.<kind>] steps`).
     pub steps: u64,
     /// Blocks updated per run.
     pub contributions: u64,
@@ -180,7 +181,7 @@ fn privacy(
     clipped_fraction: f64,
     accounting: PointPrivacy,
 ) -> Privacy {
-    if let Ok(Some(account)) = prepared.privacy.account(&point.method, point.topology) {
+    if let Ok(Some(account)) = prepared.privacy.point_account(point) {
         let curve = Orders::new(orders)
             .ok()
             .and_then(|o| account.round_curve(&o, &point.method));
@@ -238,7 +239,7 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
             let sps = pr
                 .runs
                 .iter()
-                .map(|r| r.steps_per_second(s.steps))
+                .map(|r| r.steps_per_second(pr.point.steps))
                 .sum::<f64>()
                 / reps;
             let contributions = pr.runs.first().map_or(0, |r| r.contributions);
@@ -260,7 +261,7 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
                 },
                 n_users: s.users,
                 dim: prepared.problem.dim(),
-                steps: s.steps,
+                steps: pr.point.steps,
                 contributions,
                 sigma: alg.knob(),
                 clip: alg.clip(),

@@ -48,6 +48,8 @@ pub struct PrivacyContext {
     unit: UnitName,
     /// The record-level clip's inputs for dpwalk's own kinds, under `unit = "record"`.
     record_level: Option<RecordLevel>,
+    /// Users `n`: a point's rounds are its `steps` / `n` ([`crate::scenario::Scenario::rounds`]).
+    users: usize,
 }
 
 fn conversion(name: ConversionName) -> Conversion {
@@ -99,6 +101,7 @@ impl PrivacyContext {
             baselines: Inputs::new(scenario, problem, topologies),
             unit: scenario.privacy.unit,
             record_level: RecordLevel::new(scenario, problem)?,
+            users: scenario.users,
         })
     }
 
@@ -134,24 +137,35 @@ impl PrivacyContext {
         UnitReport::new(self.unit, record_level)
     }
 
-    /// The accounting of a baseline method on topology `topology` (`None` for dpwalk's own
-    /// methods and fed-sgd). It reads every parameter but the knob, so a budget point's
-    /// noiseless method will do.
+    /// The accounting of a baseline method on topology `topology` planned for `steps` user
+    /// updates (a point's horizon; `None` for dpwalk's own methods and fed-sgd). It reads every
+    /// parameter but the knob, so a budget point's noiseless method will do.
     pub fn account(
         &self,
         method: &Method,
         topology: usize,
+        steps: u64,
     ) -> Result<Option<Account>, ScenarioError> {
-        Account::of(&self.baselines, method, topology)
+        Account::of(
+            &self.baselines,
+            method,
+            topology,
+            crate::scenario::rounds(steps, self.users),
+        )
+    }
+
+    /// [`PrivacyContext::account`] of a runnable point, at its horizon.
+    pub fn point_account(&self, point: &Point) -> Result<Option<Account>, ScenarioError> {
+        self.account(&point.method, point.topology, point.steps)
     }
 
     /// The knob a baseline point runs under its paper's own accounting of `paper_epsilon` at the
-    /// scenario's δ (`crate::reproduce`; [`Account::paper_knob`]).
+    /// scenario's δ, for the point's planned rounds (`crate::reproduce`; [`Account::paper_knob`]).
     ///
     /// # Errors
     /// A point that is not a seed baseline, and the accountant's refusal.
     pub fn paper_knob(&self, point: &Point, paper_epsilon: f64) -> Result<f64, ScenarioError> {
-        self.account(&point.method, point.topology)?
+        self.point_account(point)?
             .ok_or_else(|| {
                 ScenarioError::Invalid(format!(
                     "kind = \"{}\" has no paper accounting of its own here",

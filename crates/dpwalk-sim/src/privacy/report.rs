@@ -65,7 +65,8 @@ impl PrivacyContext {
             notes: Vec::new(),
             unit: self.unit_report(&point.method),
         };
-        if let Ok(Some(account)) = self.account(&point.method, point.topology) {
+        let rounds = scenario.rounds(point.steps);
+        if let Ok(Some(account)) = self.point_account(point) {
             let bound = account.bound(&self.orders, &point.method, self.delta, self.conversion);
             return PointPrivacy {
                 local: Some(Extreme {
@@ -77,13 +78,13 @@ impl PrivacyContext {
                         Figure::from,
                     ),
                     user: None,
-                    contributions: scenario.rounds(),
+                    contributions: rounds,
                 }),
                 notes: vec![match bound {
                     Some(_) => format!(
                         "{}local view of the worst user over the planned {} rounds (dpwalk_privacy::baseline)",
                         base.unit.prefix(),
-                        scenario.rounds()
+                        rounds
                     ),
                     None => "no noise: no privacy guarantee".to_string(),
                 }],
@@ -105,7 +106,7 @@ impl PrivacyContext {
         let setup = self.setup(noise);
         let mut out = base;
         if matches!(point.method, Method::FedSgd(_)) {
-            out.local = self.local_extreme(noise, scenario.rounds());
+            out.local = self.local_extreme(noise, rounds);
             return out;
         }
         match scenario.algorithm.mode {
@@ -113,7 +114,7 @@ impl PrivacyContext {
                 self.walk_figures(&setup, scenario, point, runs, &mut out);
             }
             Mode::Federated | Mode::Centralized => {
-                let k = scenario.steps;
+                let k = point.steps;
                 out.local = self.local_extreme(noise, k);
                 let central_view = match scenario.algorithm.mode {
                     Mode::Federated => View::Federated {
@@ -144,7 +145,7 @@ impl PrivacyContext {
     /// figure is for the whole run, at any earlier time (the privacy-spent plot). `None` without
     /// a guarantee (no noise or no clip).
     pub fn local_after(&self, point: &Point, k: u64) -> Option<DpBound> {
-        if let Ok(Some(account)) = self.account(&point.method, point.topology) {
+        if let Ok(Some(account)) = self.point_account(point) {
             return account.bound_after(
                 &self.orders,
                 &point.method,

@@ -46,12 +46,13 @@ impl PrivacyContext {
         };
         let invalid = |m: String| ScenarioError::Invalid(m);
         let parameters = noiseless.parameters();
-        if let Some(account) = self.account(parameters, pending.topology)? {
+        let steps = pending.steps;
+        if let Some(account) = self.account(parameters, pending.topology, steps)? {
             let knob = account.calibrate(epsilon, self.delta, self.conversion)?;
             return Ok(Resolved {
                 point: calibrated(knob)?,
                 policy: None,
-                calibrated_for: Some(scenario.rounds()),
+                calibrated_for: Some(scenario.rounds(steps)),
             });
         }
         let clip = self
@@ -61,16 +62,16 @@ impl PrivacyContext {
         let walk = scenario.algorithm.mode == Mode::Decentralized;
         let fed_sgd = matches!(parameters, Method::FedSgd(_));
         let k = if fed_sgd {
-            scenario.rounds()
+            scenario.rounds(steps)
         } else if walk {
-            planned_contributions(scenario.steps, 1.0 / n as f64, PLAN_QUANTILE)
+            planned_contributions(steps, 1.0 / n as f64, PLAN_QUANTILE)
         } else {
-            scenario.steps
+            steps
         };
         let view = if fed_sgd {
             View::Local { contributions: k }
         } else {
-            self.budget_view(scenario, k)
+            self.budget_view(scenario, steps, k)
         };
         // Calibration and the policy use the default grid, as every daemon does, so that a run
         // file made from this scenario gets the same σ and skips the same steps.
@@ -94,7 +95,7 @@ impl PrivacyContext {
                 let target =
                     BudgetTarget::new(epsilon, self.delta).map_err(|e| invalid(e.to_string()))?;
                 Some(
-                    Policy::new(target, self.conversion, &grid, noise, scenario.steps)
+                    Policy::new(target, self.conversion, &grid, noise, steps)
                         .map_err(|e| invalid(format!("budget policy: {e}")))?,
                 )
             }
@@ -107,12 +108,13 @@ impl PrivacyContext {
         })
     }
 
-    /// The local or central view a budget constrains for `k` contributions (rounds).
-    fn budget_view(&self, scenario: &Scenario, k: u64) -> View {
+    /// The local or central view a budget constrains for `k` contributions of a point run for
+    /// `steps` (its rounds, in the federated and centralized modes).
+    fn budget_view(&self, scenario: &Scenario, steps: u64, k: u64) -> View {
         let n = scenario.users as u64;
         match (scenario.privacy.view, scenario.algorithm.mode) {
             (Some(BudgetView::Central) | None, Mode::Federated) => View::Federated {
-                rounds: scenario.steps,
+                rounds: steps,
                 sampling_rate: scenario
                     .algorithm
                     .blocks_per_round
@@ -120,7 +122,7 @@ impl PrivacyContext {
                     / n as f64,
             },
             (Some(BudgetView::Central) | None, Mode::Centralized) => View::Centralized {
-                rounds: scenario.steps,
+                rounds: steps,
                 users: n,
             },
             _ => View::Local { contributions: k },

@@ -2,7 +2,7 @@
 //! keys, keys that must fit each other (`mode` and `blocks-per-round`, the budget's view and the
 //! kinds), each refusal naming its key as [`SpecError`] does.
 
-use super::{BudgetView, PendingPoint, Scenario, ScenarioError, reproduce};
+use super::{BudgetView, PendingPoint, STEPS_KEY, Scenario, ScenarioError, reproduce};
 use crate::algorithm::{AlgorithmName, Mode};
 use dpwalk_core::spec::{SpecError, check_delta};
 
@@ -79,7 +79,8 @@ impl Scenario {
     }
 
     /// What the kinds need of the rest of the scenario: the baselines are proved in the local
-    /// view only and run whole rounds (`steps` counts user updates, `users` per round).
+    /// view only and run whole rounds (each kind's `steps` counts user updates, `users` per
+    /// round); a kind's own `steps` is an integer >= 1.
     fn check_kinds(&self) -> Result<(), ScenarioError> {
         for kind in self.kinds() {
             let name = kind.as_str();
@@ -102,12 +103,22 @@ impl Scenario {
                 )
                 .into());
             }
-            if self.steps < self.users as u64 {
+            let steps = self.steps_for(kind)?;
+            if steps < self.users as u64 {
+                let own = self
+                    .by_kind
+                    .get(&kind)
+                    .is_some_and(|t| t.contains_key(STEPS_KEY));
+                let key: &[&str] = if own {
+                    &["by-kind", name, STEPS_KEY]
+                } else {
+                    &["steps"]
+                };
                 return Err(SpecError::new(
-                    &["steps"],
+                    key,
                     format!(
-                        "kind = \"{name}\" runs synchronous rounds of one update per user: steps = {} is less than one round of {} users",
-                        self.steps, self.users
+                        "kind = \"{name}\" runs synchronous rounds of one update per user: steps = {steps} is less than one round of {} users",
+                        self.users
                     ),
                 )
                 .into());

@@ -9,7 +9,8 @@
 //! name = "quickstart"
 //! seed = 7
 //! users = 1000
-//! steps = 200000          # updates of w: token hops (decentralized) or rounds (federated, centralized)
+//! steps = 200000          # updates of w: token hops (decentralized) or rounds (federated, centralized);
+//!                         # the baselines' rounds make `users` updates each (H = steps / users)
 //! eval-every = 10000
 //! repetitions = 1
 //!
@@ -44,9 +45,19 @@
 //! kind = ["admm", "dp-sgd"]
 //! sigma = [0.5, 1.0, 2.0]
 //!
+//! [by-kind.dp-sgd]        # optional: `[algorithm]` keys of one kind of the sweep only
+//! lr = 0.05
+//! steps = 400000          # its own horizon (same meaning as the top-level `steps`)
+//!
 //! # [reproduce]           # optional: a reproduction panel, see `crate::reproduce`
 //! # [tune]                # optional: what `dpwalk tune` searches, see `crate::tune`
 //! ```
+//!
+//! The horizon is a property of each point ([`Point::steps`], from [`Scenario::steps_for`]): a
+//! comparison tunes every algorithm's horizon like its other hyper-parameters (seed-baselines
+//! spec §6.1 item 7), and a budget point's noise is calibrated for its own planned horizon.
+//! `eval-every` stays an absolute step interval (its default: the top-level `steps` / 50), so
+//! kinds with different horizons are evaluated at the same steps.
 
 use crate::algorithm::{AlgorithmName, AlgorithmSpec, Mode};
 use crate::method::Method;
@@ -233,7 +244,8 @@ pub struct Scenario {
     pub seed: u64,
     /// Number of users `n`.
     pub users: usize,
-    /// Updates of `w`: hops (decentralized) or rounds (federated, centralized).
+    /// Updates of `w`: hops (decentralized) or rounds (federated, centralized); every kind's
+    /// horizon unless its `[by-kind.<kind>] steps` gives its own.
     pub steps: u64,
     /// Evaluate every this many steps (default: 50 evaluations per run).
     #[serde(default)]
@@ -265,7 +277,8 @@ pub struct Scenario {
     #[serde(default)]
     pub output: OutputSpec,
     /// `[by-kind.<kind>]`: `[algorithm]` keys for one kind of a sweep only (each algorithm of
-    /// a comparison has its own tuned step size, clip, …), applied over `[algorithm]`.
+    /// a comparison has its own tuned step size, clip, …), applied over `[algorithm]`; and
+    /// `steps`, the kind's own horizon ([`Scenario::steps_for`]).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub by_kind: std::collections::BTreeMap<AlgorithmName, toml::Table>,
     /// `[reproduce]`: the scenario is a reproduction panel (`crate::reproduce`).
@@ -274,6 +287,14 @@ pub struct Scenario {
     /// `[tune]`: what `dpwalk tune` searches (`crate::tune`); `dpwalk sim` ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tune: Option<TuneSpec>,
+}
+
+/// The key of `[by-kind.<kind>]` that is the kind's horizon, not an `[algorithm]` key.
+const STEPS_KEY: &str = "steps";
+
+/// Rounds of `users` updates each in `steps` user updates (the one place this is computed).
+pub(crate) fn rounds(steps: u64, users: usize) -> u64 {
+    steps / users.max(1) as u64
 }
 
 fn default_seed() -> u64 {
@@ -325,15 +346,41 @@ impl Scenario {
             if k == "kind" {
                 return Err(bad("`kind` is the table's name, not a key".into()));
             }
+            // The kind's horizon is the point's, not an `[algorithm]` key (`steps_for`).
+            if k == STEPS_KEY {
+                continue;
+            }
             table.insert(k.clone(), v.clone());
         }
         AlgorithmSpec::deserialize(table).map_err(|e| bad(e.to_string()))
     }
 
-    /// Rounds of a synchronous method: `steps` counts user updates, a round makes one per user,
-    /// so that every kind of a sweep gives each user the same number of updates `H`.
-    pub fn rounds(&self) -> u64 {
-        self.steps / self.users.max(1) as u64
+    /// The horizon of `kind`'s points in user updates (walk hops, or `users` per synchronous
+    /// round): its `[by-kind.<kind>] steps`, else the scenario's `steps`.
+    ///
+    /// # Errors
+    /// A value that is not an integer >= 1, named `by-kind.<kind>.steps`.
+    pub fn steps_for(&self, kind: AlgorithmName) -> Result<u64, ScenarioError> {
+        let Some(value) = self.by_kind.get(&kind).and_then(|t| t.get(STEPS_KEY)) else {
+            return Ok(self.steps);
+        };
+        match value.as_integer().and_then(|v| u64::try_from(v).ok()) {
+            Some(steps) if steps >= 1 => Ok(steps),
+            _ => Err(SpecError::new(
+                &["by-kind", kind.as_str(), STEPS_KEY],
+                format!(
+                    "must be an integer >= 1 (user updates, as the top-level steps), got {value}"
+                ),
+            )
+            .into()),
+        }
+    }
+
+    /// Rounds of a synchronous method run for `steps` user updates (a point's
+    /// [`Point::steps`]): a round makes one update per user, so a kind's horizon `H` is the
+    /// same whether it walks or runs rounds.
+    pub fn rounds(&self, steps: u64) -> u64 {
+        rounds(steps, self.users)
     }
 
     /// Updates per user after `step` steps of `method` (metrics.csv's `round`, the x axis of the
@@ -352,11 +399,13 @@ impl Scenario {
         step as f64 * users_per_step / n
     }
 
-    /// Evaluation interval in steps.
-    pub fn eval_interval(&self) -> u64 {
+    /// Evaluation interval in steps of a point run for `steps`: `eval-every` (default: the
+    /// scenario's `steps` / 50, the same for every kind so that their evaluations line up), at
+    /// most `steps`.
+    pub fn eval_interval(&self, steps: u64) -> u64 {
         self.eval_every
             .unwrap_or((self.steps / 50).max(1))
-            .min(self.steps)
+            .min(steps)
     }
 
     /// The view a budget on `method` constrains: local for the baselines (the only view they

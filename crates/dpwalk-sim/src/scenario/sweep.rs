@@ -23,6 +23,8 @@ pub struct PendingPoint {
     pub lambda: f64,
     /// DP-SGD step size (reported even where it is unused).
     pub lr: f64,
+    /// The horizon in user updates ([`Scenario::steps_for`] of its kind).
+    pub steps: u64,
 }
 
 impl PendingPoint {
@@ -43,6 +45,7 @@ impl PendingPoint {
             gamma: self.gamma,
             lambda: self.lambda,
             lr: self.lr,
+            steps: self.steps,
             budget: self.method.budget(),
         }
     }
@@ -64,6 +67,9 @@ pub struct Point {
     pub lambda: f64,
     /// DP-SGD step size (reported even where it is unused).
     pub lr: f64,
+    /// The horizon in user updates: walk hops, or `users` per synchronous round (the run's
+    /// length, and what its noise is calibrated and accounted for).
+    pub steps: u64,
     /// The budget ε the noise knob was calibrated to, if any.
     pub budget: Option<f64>,
 }
@@ -117,6 +123,7 @@ impl Scenario {
         for topology in 0..self.topologies().len() {
             for name in self.kinds() {
                 let a = &self.algorithm_for(name)?;
+                let steps = self.steps_for(name)?;
                 let clips: Vec<Option<f64>> = if s.clip.is_empty() {
                     vec![a.clip]
                 } else {
@@ -158,6 +165,7 @@ impl Scenario {
                                         gamma,
                                         lambda,
                                         lr,
+                                        steps,
                                     };
                                     // Parameters that do not apply to an algorithm do not multiply its points.
                                     if !points.iter().any(|q: &PendingPoint| same_run(q, &point)) {
@@ -182,5 +190,5 @@ fn needs_l2_clip(kind: AlgorithmName) -> bool {
 /// Whether two points run the same computation (DP-SGD ignores γ, λ; ADMM ignores lr; the
 /// baselines ignore what is not theirs).
 fn same_run(a: &PendingPoint, b: &PendingPoint) -> bool {
-    a.method == b.method && a.topology == b.topology
+    a.method == b.method && a.topology == b.topology && a.steps == b.steps
 }

@@ -37,7 +37,7 @@ fn minimal_scenario_parses_with_defaults() {
     assert_eq!(s.seed, 1);
     assert_eq!(s.algorithm.mode, Mode::Decentralized);
     assert_eq!(s.points().expect("points").len(), 1);
-    assert_eq!(s.eval_interval(), 2);
+    assert_eq!(s.eval_interval(s.steps), 2);
 }
 
 #[test]
@@ -206,4 +206,69 @@ fn rounds_count_updates_per_user_in_every_mode() {
         rounds(&["algorithm.mode=federated", "algorithm.blocks-per-round=5"]),
         15.0
     );
+}
+
+/// `MINIMAL` sweeping admm, dp-sgd and ipadmm, with the overrides `sets`.
+fn three_kinds(sets: &[&str]) -> Result<Vec<PendingPoint>, ScenarioError> {
+    let mut all = vec![
+        r#"sweep.kind=["admm", "dp-sgd", "ipadmm"]"#.to_string(),
+        "by-kind.ipadmm.rho=1.0".to_string(),
+        "by-kind.ipadmm.eta=1.0".to_string(),
+    ];
+    all.extend(sets.iter().map(|s| s.to_string()));
+    parse(MINIMAL, p(), &all)?.check()
+}
+
+#[test]
+fn a_kind_s_own_steps_is_the_horizon_of_its_points_only() {
+    let steps_of = |points: &[PendingPoint]| -> Vec<(AlgorithmName, u64)> {
+        points.iter().map(|q| (q.name, q.steps)).collect()
+    };
+    let default = three_kinds(&[]).expect("valid");
+    assert_eq!(
+        steps_of(&default),
+        [
+            (AlgorithmName::Admm, 100),
+            (AlgorithmName::DpSgd, 100),
+            (AlgorithmName::Ipadmm, 100)
+        ]
+    );
+    let longer = three_kinds(&["by-kind.dp-sgd.steps=200"]).expect("valid");
+    assert_eq!(
+        steps_of(&longer),
+        [
+            (AlgorithmName::Admm, 100),
+            (AlgorithmName::DpSgd, 200),
+            (AlgorithmName::Ipadmm, 100)
+        ]
+    );
+    // Only the horizon differs: `steps` is not an `[algorithm]` key of the kind.
+    for (a, b) in default.iter().zip(&longer) {
+        assert_eq!(a.method, b.method);
+    }
+    let s = parse(MINIMAL, p(), &["by-kind.dp-sgd.steps=200".into()]).expect("parses");
+    assert_eq!(s.steps_for(AlgorithmName::DpSgd).expect("valid"), 200);
+    assert_eq!(s.steps_for(AlgorithmName::Admm).expect("valid"), 100);
+    assert_eq!(s.rounds(200), 20);
+}
+
+#[test]
+fn a_bad_kind_horizon_is_refused_with_its_key() {
+    for value in ["0", "-3", "1.5", "\"long\""] {
+        let set = format!("by-kind.dp-sgd.steps={value}");
+        let err = three_kinds(&[&set]).expect_err(&set).to_string();
+        assert!(err.starts_with("`by-kind.dp-sgd.steps`: "), "{set}: {err}");
+    }
+    // A round-based kind needs one round of all users in its own horizon, not the scenario's.
+    let err = three_kinds(&["by-kind.ipadmm.steps=5"])
+        .expect_err("less than a round")
+        .to_string();
+    assert!(err.starts_with("`by-kind.ipadmm.steps`: "), "{err}");
+    assert!(err.contains("steps = 5"), "{err}");
+    let steps: Vec<u64> = three_kinds(&["steps=5", "by-kind.ipadmm.steps=50"])
+        .expect("ipadmm's own horizon has its rounds; the walks need none")
+        .iter()
+        .map(|q| q.steps)
+        .collect();
+    assert_eq!(steps, [5, 5, 50]);
 }

@@ -57,7 +57,7 @@ pub struct Config {
     pub views: Vec<View>,
     /// White or black box.
     pub canary: CanaryKind,
-    /// Hops of the walk [default: `min(steps, 4n)` of the scenario].
+    /// Hops of the walk [default: `min(steps, 4n)` of the audited point's `steps`].
     pub steps: Option<u64>,
     /// Only this sweep point [default: every point].
     pub point: Option<usize>,
@@ -120,13 +120,16 @@ pub fn audit(
                 .into(),
         ));
     }
-    let steps = config.steps.unwrap_or(s.steps.min(4 * s.users as u64));
-    if steps == 0 {
+    if config.steps == Some(0) {
         return Err(AuditError::Invalid("--steps must be >= 1".into()));
     }
     chosen
         .into_iter()
         .map(|p| {
+            // The audited point's own horizon (`[by-kind.<kind>] steps`).
+            let steps = config
+                .steps
+                .unwrap_or(points[p].steps.min(4 * s.users as u64));
             let resolved = prepared.privacy.resolve(s, &points[p])?;
             audit_point(loaded, prepared, config, p, &resolved.point, steps)
         })

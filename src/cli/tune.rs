@@ -32,7 +32,7 @@ pub struct TuneArgs {
 pub fn run(args: TuneArgs) -> anyhow::Result<()> {
     let sets = args
         .overrides
-        .with(args.configs.map(|n| format!("tune.configs={n}")));
+        .with(args.configs.map(|n| format!("tune.configs={n}")))?;
     let loaded = scenario::load(&args.scenario, &sets)?;
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("runs").join(format!("{}-tune-{}", loaded.name(), utc_stamp()))
@@ -41,7 +41,11 @@ pub fn run(args: TuneArgs) -> anyhow::Result<()> {
     rundir::write_scenario(&out, &loaded)?;
     let tuned = tune::tune(&loaded, args.quiet)
         .with_context(|| format!("tuning scenario {}", args.scenario.display()))?;
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    // How to run it again, whatever path the binary was started from.
+    let command = std::iter::once("dpwalk".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ");
     tune::output::write_all(&out, loaded.scenario(), &tuned, &command)
         .with_context(|| format!("writing the tuning to {}", out.display()))?;
     println!(
@@ -63,6 +67,18 @@ pub fn run(args: TuneArgs) -> anyhow::Result<()> {
             t.config.describe()
         );
     }
+    let reference = |name: &str, r: &tune::Reference| {
+        println!(
+            "{name:<10} {:>7} {:>8}  {:>12.6} {:>10}",
+            "",
+            "",
+            r.validation_objective,
+            r.validation_error
+                .map_or_else(|| "-".into(), |e| format!("{e:.4}")),
+        );
+    };
+    reference("zero model", &tuned.zero_model);
+    reference("optimum", &tuned.optimum);
     println!(
         "wrote {}: tune.csv (every configuration), tuned.toml (the [by-kind] tables to use)",
         out.display()

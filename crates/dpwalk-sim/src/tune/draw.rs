@@ -32,15 +32,16 @@ impl Config {
 }
 
 /// The configurations of every kind of `scenario`, `spec.configs` per kind, in the kinds'
-/// order and, within a kind, in the grid's order.
+/// order and, within a kind, in the grid's order. Without `[tune] horizon`, a kind's horizon
+/// is the scenario's for that kind.
 pub fn configs(scenario: &Scenario, spec: &TuneSpec) -> Result<Vec<Config>, TuneError> {
-    let horizons = if spec.horizon.is_empty() {
-        vec![scenario.rounds()]
-    } else {
-        spec.horizon.clone()
-    };
     let mut out = Vec::new();
     for kind in scenario.kinds() {
+        let horizons = if spec.horizon.is_empty() {
+            vec![scenario.rounds(scenario.steps_for(kind)?)]
+        } else {
+            spec.horizon.clone()
+        };
         let empty = BTreeMap::new();
         let grid = spec.grid.get(&kind).unwrap_or(&empty);
         let keys: Vec<(&String, &Vec<toml::Value>)> = grid.iter().collect();
@@ -131,7 +132,10 @@ lr = [0.01, 0.1, 1.0]
             for (i, c) in mine.iter().enumerate() {
                 assert!([10, 30].contains(&c.horizon));
                 assert_eq!(c.keys.keys().collect::<Vec<_>>(), grid_keys);
-                assert!(mine[..i].iter().all(|d| d != c), "a configuration drawn twice");
+                assert!(
+                    mine[..i].iter().all(|d| d != c),
+                    "a configuration drawn twice"
+                );
             }
         }
     }
@@ -141,16 +145,25 @@ lr = [0.01, 0.1, 1.0]
         let a = draw(GRID).unwrap();
         assert_eq!(a, draw(GRID).unwrap());
         let seeds: Vec<Vec<Config>> = (1..6)
-            .map(|seed| draw(&GRID.replace("configs = 5", &format!("configs = 5\nseed = {seed}"))).unwrap())
+            .map(|seed| {
+                draw(&GRID.replace("configs = 5", &format!("configs = 5\nseed = {seed}"))).unwrap()
+            })
             .collect();
-        assert!(seeds.iter().any(|b| *b != a), "five other seeds drew the same configurations");
+        assert!(
+            seeds.iter().any(|b| *b != a),
+            "five other seeds drew the same configurations"
+        );
     }
 
     #[test]
     fn a_grid_smaller_than_the_effort_is_refused_with_its_kind() {
         let small = GRID.replace("lr = [0.01, 0.1, 1.0]", "lr = [0.01, 0.1]");
         match draw(&small) {
-            Err(TuneError::GridTooSmall { kind, size, configs }) => {
+            Err(TuneError::GridTooSmall {
+                kind,
+                size,
+                configs,
+            }) => {
                 assert_eq!((kind, size, configs), (AlgorithmName::DpSgd, 4, 5));
             }
             other => panic!("expected GridTooSmall, got {other:?}"),

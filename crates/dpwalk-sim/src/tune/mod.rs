@@ -13,17 +13,17 @@
 pub mod draw;
 pub mod output;
 
-use crate::privacy::PrivacyContext;
+use crate::algorithm::AlgorithmName;
+use crate::metrics::Evaluator;
 use crate::scenario::{LoadedScenario, Scenario, ScenarioError, TuneMetric, TuneSpec};
 use crate::simulate::{PointResult, SimError, prepare_data, simulate};
-use crate::algorithm::AlgorithmName;
 use dpwalk_core::data::split::train_test;
 use dpwalk_core::data::{DataError, LabelKind, LoadedData};
 use dpwalk_core::rng::{Purpose, derive_seed, node_rng};
-use dpwalk_core::topology::Topology;
 use draw::Config;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
+use serde::Serialize;
 use thiserror::Error;
 
 /// Errors of a tuning.
@@ -116,8 +116,31 @@ pub struct Tuned {
     pub train_records: usize,
     /// Validation records.
     pub validation_records: usize,
+    /// The zero model on the validation records, for scale.
+    pub zero_model: Reference,
+    /// The non-private optimum of the tuning runs' training records, on the validation records.
+    pub optimum: Reference,
     /// Per kind, in the scenario's order.
     pub kinds: Vec<KindTrials>,
+}
+
+/// A fixed model's figures on the validation records.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Reference {
+    /// Its objective there.
+    pub validation_objective: f64,
+    /// Its error rate there (classification only).
+    pub validation_error: Option<f64>,
+}
+
+impl Reference {
+    fn of(evaluator: &Evaluator<'_>, z: &[f64]) -> Self {
+        let e = evaluator.evaluate_model(0, 0, z);
+        Self {
+            validation_objective: e.test_objective.unwrap_or(f64::NAN),
+            validation_error: e.test_error,
+        }
+    }
 }
 
 /// Runs every configuration of `loaded`'s `[tune]` section; a progress bar unless `quiet`.
@@ -174,42 +197,36 @@ pub fn tune(loaded: &LoadedScenario, quiet: bool) -> Result<Tuned, TuneError> {
         test: Some(validation),
         truth: None,
     };
-    let mut prepared = prepare_data(&base, held_out)?;
+    let prepared = prepare_data(&base, held_out)?;
+    let evaluator = Evaluator {
+        problem: &prepared.problem,
+        test: prepared.test.as_ref(),
+        optimum: &prepared.optimum,
+    };
+    let zero_model = Reference::of(&evaluator, &vec![0.0; prepared.problem.dim()]);
+    let optimum = Reference::of(&evaluator, &prepared.optimum.x);
     let bar = progress(runs.len() as u64, quiet);
-    let mut scored: Vec<Option<Trial>> = vec![None; runs.len()];
-    // The baselines' accounting is planned for the scenario's horizon: one context per horizon.
-    let mut horizons: Vec<u64> = runs.iter().map(|r| r.1.horizon).collect();
-    horizons.sort_unstable();
-    horizons.dedup();
-    for horizon in horizons {
-        let mut planned = base.scenario().clone();
-        planned.steps = horizon.saturating_mul(users as u64);
-        let graphs: Vec<&Topology> = prepared.topologies.iter().map(|t| &t.topology).collect();
-        let privacy = PrivacyContext::new(&planned, &prepared.problem, &graphs)?;
-        prepared.privacy = privacy;
-        let trials: Vec<(usize, Result<Trial, TuneError>)> = runs
-            .par_iter()
-            .enumerate()
-            .filter(|(_, r)| r.1.horizon == horizon)
-            .map(|(i, (_, config, scenario))| {
-                let trial = simulate(scenario, &prepared, true)
-                    .map_err(TuneError::from)
-                    .and_then(|results| score(config, &results, spec.metric));
-                bar.inc(1);
-                (i, trial)
-            })
-            .collect();
-        for (i, trial) in trials {
-            scored[i] = Some(trial?);
-        }
-    }
+    let scored: Vec<Result<Trial, TuneError>> = runs
+        .par_iter()
+        .map(|(_, config, scenario)| {
+            let trial = simulate(scenario, &prepared, true)
+                .map_err(TuneError::from)
+                .and_then(|results| score(config, &results, spec.metric));
+            bar.inc(1);
+            trial
+        })
+        .collect();
     bar.finish_and_clear();
-    let trials: Vec<Trial> = scored.into_iter().flatten().collect();
+    let trials: Vec<Trial> = scored.into_iter().collect::<Result<_, _>>()?;
     let kinds = s
         .kinds()
         .into_iter()
         .map(|kind| {
-            let trials: Vec<Trial> = trials.iter().filter(|t| t.config.kind == kind).cloned().collect();
+            let trials: Vec<Trial> = trials
+                .iter()
+                .filter(|t| t.config.kind == kind)
+                .cloned()
+                .collect();
             let best = trials
                 .iter()
                 .enumerate()
@@ -223,6 +240,8 @@ pub fn tune(loaded: &LoadedScenario, quiet: bool) -> Result<Tuned, TuneError> {
         users,
         train_records,
         validation_records,
+        zero_model,
+        optimum,
         kinds,
     })
 }
@@ -247,6 +266,8 @@ fn tuning_scenario(
     t.sweep.epsilon = vec![spec.epsilon];
     t.privacy.epsilon = None;
     let table = t.by_kind.entry(config.kind).or_default();
+    // The configuration's horizon is the run's `steps`, not an earlier tuning's.
+    table.remove("steps");
     for (key, value) in &config.keys {
         table.insert(key.clone(), value.clone());
     }
@@ -260,7 +281,12 @@ fn score(config: &Config, results: &[PointResult], metric: TuneMetric) -> Result
         .flat_map(|p| p.runs.iter().filter_map(|r| r.evals.last()))
         .collect();
     let mean = |values: Vec<f64>| values.iter().sum::<f64>() / values.len().max(1) as f64;
-    let validation_objective = mean(finals.iter().map(|e| e.test_objective.unwrap_or(f64::NAN)).collect());
+    let validation_objective = mean(
+        finals
+            .iter()
+            .map(|e| e.test_objective.unwrap_or(f64::NAN))
+            .collect(),
+    );
     let errors: Option<Vec<f64>> = finals.iter().map(|e| e.test_error).collect();
     let validation_error = errors.map(mean);
     let value = match metric {
@@ -269,7 +295,11 @@ fn score(config: &Config, results: &[PointResult], metric: TuneMetric) -> Result
     };
     Ok(Trial {
         config: config.clone(),
-        score: if value.is_finite() { value } else { f64::INFINITY },
+        score: if value.is_finite() {
+            value
+        } else {
+            f64::INFINITY
+        },
         validation_objective,
         validation_error,
         train_gap: mean(finals.iter().map(|e| e.relative_gap).collect()),

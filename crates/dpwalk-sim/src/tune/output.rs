@@ -1,8 +1,8 @@
 //! What `dpwalk tune` writes: every configuration's score (`tune.csv`, `tune.json`), the best
 //! one of each kind as `[by-kind.<kind>]` tables to put in the scenario (`tuned.toml`), and the
-//! best score at each horizon per kind (`tune.png`, `.svg`, `.csv`).
+//! best score at each horizon per kind (`tune_horizons.png`, `.svg`, `.csv`).
 
-use super::{KindTrials, Trial, Tuned};
+use super::{KindTrials, Reference, Trial, Tuned};
 use crate::output::{OutputError, csv_opt, write_atomic, write_json};
 use crate::plot::{LinePlot, Series, write_line_plot_with_data};
 use crate::scenario::{Scenario, TuneMetric};
@@ -30,7 +30,7 @@ pub fn write_all(
             "{} configurations per kind at epsilon = {}, tuning seed {}; not privately accounted",
             tuned.spec.configs, tuned.spec.epsilon, tuned.spec.seed
         )),
-        &dir.join("tune"),
+        &dir.join("tune_horizons"),
     )?;
     Ok(())
 }
@@ -115,6 +115,9 @@ struct Summary<'a> {
     users: usize,
     train_records: usize,
     validation_records: usize,
+    /// The zero model's and the non-private optimum's scores, for scale.
+    zero_model: Reference,
+    optimum: Reference,
     kinds: Vec<KindSummary<'a>>,
 }
 
@@ -140,6 +143,8 @@ fn summary(tuned: &Tuned) -> Summary<'_> {
         users: tuned.users,
         train_records: tuned.train_records,
         validation_records: tuned.validation_records,
+        zero_model: tuned.zero_model,
+        optimum: tuned.optimum,
         kinds: tuned
             .kinds
             .iter()

@@ -292,7 +292,11 @@ lr = [0.1, 0.3]
         assert!(tuned.join(file).is_file(), "{file} is missing");
     }
     let csv = std::fs::read_to_string(tuned.join("tune.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 2 * 2, "two configurations per kind:\n{csv}");
+    assert_eq!(
+        csv.lines().count(),
+        1 + 2 * 2,
+        "two configurations per kind:\n{csv}"
+    );
     let table: toml::Table =
         toml::from_str(&std::fs::read_to_string(tuned.join("tuned.toml")).unwrap()).unwrap();
     let steps = |kind: &str| table["by-kind"][kind]["steps"].as_integer().unwrap();

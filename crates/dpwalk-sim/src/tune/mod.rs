@@ -168,29 +168,27 @@ pub fn tune(loaded: &LoadedScenario, quiet: bool) -> Result<Tuned, TuneError> {
     }
     let (train_records, validation_records) = (train.rows(), validation.rows());
     let configs = draw::configs(s, &spec)?;
-    let runs: Vec<(usize, Config, LoadedScenario)> = configs
+    // Data, partition, graphs and reference optimum are shared by every configuration.
+    let base = tuning_base(s, &spec, users);
+    let runs: Vec<(Config, LoadedScenario)> = configs
         .into_iter()
         .enumerate()
         .map(|(i, config)| {
-            let index = i % spec.configs;
-            let scenario = tuning_scenario(s, &spec, users, &config)
-                .and_then(|t| LoadedScenario::new(t, loaded.base_dir().into(), loaded.name()));
+            let scenario = LoadedScenario::new(
+                tuning_scenario(&base, &config),
+                loaded.base_dir().into(),
+                loaded.name(),
+            );
             match scenario {
-                Ok(scenario) => Ok((index, config, scenario)),
+                Ok(scenario) => Ok((config, scenario)),
                 Err(source) => Err(TuneError::Config {
-                    index,
+                    index: i % spec.configs,
                     config,
                     source,
                 }),
             }
         })
         .collect::<Result<_, _>>()?;
-    if runs.is_empty() {
-        return Err(TuneError::NoSection);
-    }
-    // Data, partition, graphs and reference optimum are shared by every configuration.
-    let mut base = tuning_scenario(s, &spec, users, &runs[0].1)?;
-    base.sweep.kind = s.kinds();
     let base = LoadedScenario::new(base, loaded.base_dir().into(), loaded.name())?;
     let held_out = LoadedData {
         train,
@@ -208,7 +206,7 @@ pub fn tune(loaded: &LoadedScenario, quiet: bool) -> Result<Tuned, TuneError> {
     let bar = progress(runs.len() as u64, quiet);
     let scored: Vec<Result<Trial, TuneError>> = runs
         .par_iter()
-        .map(|(_, config, scenario)| {
+        .map(|(config, scenario)| {
             let trial = simulate(scenario, &prepared, true)
                 .map_err(TuneError::from)
                 .and_then(|results| score(config, &results, spec.metric));
@@ -246,32 +244,34 @@ pub fn tune(loaded: &LoadedScenario, quiet: bool) -> Result<Tuned, TuneError> {
     })
 }
 
-/// The scenario that runs `config`: the scenario's, on the tuning seed and users, at the tuning
-/// budget, for `config`'s kind and horizon only, its keys over the kind's `[by-kind]` table.
-fn tuning_scenario(
-    s: &Scenario,
-    spec: &TuneSpec,
-    users: usize,
-    config: &Config,
-) -> Result<Scenario, ScenarioError> {
-    let mut t = s.clone();
-    t.tune = None;
-    t.seed = spec.seed;
-    t.users = users;
-    t.steps = config.horizon.saturating_mul(users as u64);
+/// The scenario every tuning run derives from: the scenario's, on the tuning seed and users,
+/// at the tuning budget.
+fn tuning_base(s: &Scenario, spec: &TuneSpec, users: usize) -> Scenario {
+    let mut base = s.clone();
+    base.tune = None;
+    base.seed = spec.seed;
+    base.users = users;
+    base.repetitions = spec.repetitions;
+    base.sweep.epsilon = vec![spec.epsilon];
+    base.privacy.epsilon = None;
+    base
+}
+
+/// The scenario that runs `config`: `base` for `config`'s kind and horizon only, its keys over
+/// the kind's `[by-kind]` table.
+fn tuning_scenario(base: &Scenario, config: &Config) -> Scenario {
+    let mut t = base.clone();
+    t.steps = config.horizon.saturating_mul(base.users as u64);
     // Only the final model is scored.
     t.eval_every = Some(t.steps);
-    t.repetitions = spec.repetitions;
     t.sweep.kind = vec![config.kind];
-    t.sweep.epsilon = vec![spec.epsilon];
-    t.privacy.epsilon = None;
     let table = t.by_kind.entry(config.kind).or_default();
     // The configuration's horizon is the run's `steps`, not an earlier tuning's.
     table.remove("steps");
     for (key, value) in &config.keys {
         table.insert(key.clone(), value.clone());
     }
-    Ok(t)
+    t
 }
 
 /// A configuration's score from its runs' final evaluations.

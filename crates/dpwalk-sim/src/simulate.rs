@@ -173,17 +173,10 @@ pub fn simulate(
     let reps = s.repetitions;
     // Each point runs its own horizon.
     let total = points.iter().map(|p| p.steps).sum::<u64>() * reps as u64;
-    let bar = if quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(total)
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} {elapsed_precise} [{bar:40}] {human_pos}/{human_len} steps ({per_sec}, eta {eta})",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
+    let bar = progress_bar(
+        total,
+        quiet,
+        "{human_pos}/{human_len} steps ({per_sec}, eta {eta})",
     );
     let evaluator = Evaluator {
         problem: &prepared.problem,
@@ -241,6 +234,24 @@ pub fn simulate(
             seeds: (0..reps).map(|r| repetition_seed(s.seed, r)).collect(),
         })
         .collect())
+}
+
+/// A progress bar of `total` units (hidden when `quiet`), its count drawn by `counter` (an
+/// `indicatif` template).
+pub(crate) fn progress_bar(total: u64, quiet: bool, counter: &str) -> ProgressBar {
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(total)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{{spinner}} {{elapsed_precise}} [{{bar:40}}] {counter}"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar
 }
 
 /// The run seed of repetition `r`: `seed + r`, so that repetition 0 is the scenario's own seed

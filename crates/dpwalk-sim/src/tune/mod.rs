@@ -16,12 +16,11 @@ pub mod output;
 use crate::algorithm::AlgorithmName;
 use crate::metrics::Evaluator;
 use crate::scenario::{LoadedScenario, Scenario, ScenarioError, TuneMetric, TuneSpec};
-use crate::simulate::{PointResult, SimError, prepare_data, simulate};
+use crate::simulate::{PointResult, SimError, prepare_data, progress_bar, simulate};
 use dpwalk_core::data::split::train_test;
 use dpwalk_core::data::{DataError, LabelKind, LoadedData};
 use dpwalk_core::rng::{Purpose, derive_seed, node_rng};
 use draw::Config;
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 use thiserror::Error;
@@ -203,7 +202,11 @@ pub fn tune(loaded: &LoadedScenario, quiet: bool) -> Result<Tuned, TuneError> {
     };
     let zero_model = Reference::of(&evaluator, &vec![0.0; prepared.problem.dim()]);
     let optimum = Reference::of(&evaluator, &prepared.optimum.x);
-    let bar = progress(runs.len() as u64, quiet);
+    let bar = progress_bar(
+        runs.len() as u64,
+        quiet,
+        "{pos}/{len} configurations (eta {eta})",
+    );
     let scored: Vec<Result<Trial, TuneError>> = runs
         .par_iter()
         .map(|(config, scenario)| {
@@ -305,20 +308,4 @@ fn score(config: &Config, results: &[PointResult], metric: TuneMetric) -> Result
         train_gap: mean(finals.iter().map(|e| e.relative_gap).collect()),
         knob: results.first().map_or(f64::NAN, |p| p.point.method.knob()),
     })
-}
-
-fn progress(total: u64, quiet: bool) -> ProgressBar {
-    let bar = if quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(total)
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} {elapsed_precise} [{bar:40}] {pos}/{len} configurations (eta {eta})",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
-    bar
 }

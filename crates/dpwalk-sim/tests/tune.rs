@@ -182,7 +182,12 @@ fn bad_sections_are_refused_with_the_reason() {
         "tune.validation-fraction",
     );
     refused(&["tune.horizon=[0, 5]"], "tune.horizon");
-    refused(&["tune.grid.ipadmm.rho=[1.0]"], "tune.grid.ipadmm");
     refused(&["tune.grid.admm.steps=[10]"], "tune.grid.admm.steps");
-    refused(&["sweep.gamma=[1.0, 2.0]"], "sweep.gamma");
+    // What only the tuning cannot run is refused by `dpwalk tune`, not by `dpwalk sim`.
+    let swept = load(TEXT, &["sweep.gamma=[1.0, 2.0]"]).expect("dpwalk sim runs it");
+    let e = tune(&swept, true).expect_err("refused").to_string();
+    assert!(e.contains("sweep.gamma"), "{e}");
+    // A grid of a kind the (overridden) sweep does not run is not used.
+    let t = tuned(&[r#"sweep.kind=["dp-sgd"]"#]).unwrap();
+    assert_eq!(t.kinds.len(), 1);
 }

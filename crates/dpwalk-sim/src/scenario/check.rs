@@ -27,7 +27,7 @@ impl Scenario {
         self.check_kinds()?;
         reproduce::check(self)?;
         if let Some(tune) = &self.tune {
-            tune.check(self)?;
+            tune.check()?;
         }
         let view = &["privacy", "view"];
         match (self.privacy.view, self.algorithm.mode) {

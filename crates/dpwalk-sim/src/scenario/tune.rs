@@ -79,9 +79,9 @@ fn default_validation_fraction() -> f64 {
 }
 
 impl TuneSpec {
-    /// Checks the section against its scenario: every range, every kind of the grid among the
-    /// scenario's kinds, and no `[sweep]` list the tuning would multiply.
-    pub fn check(&self, scenario: &Scenario) -> Result<(), ScenarioError> {
+    /// Checks the section's own ranges (every scenario that has one: a bad section is refused
+    /// even by `dpwalk sim`, which does not use it).
+    pub fn check(&self) -> Result<(), ScenarioError> {
         let at = |key: &[&str], message: String| Err(SpecError::new(key, message).into());
         if self.configs == 0 {
             return at(&["tune", "configs"], "must be >= 1".into());
@@ -100,14 +100,7 @@ impl TuneSpec {
         if self.horizon.contains(&0) {
             return at(&["tune", "horizon"], "every horizon must be >= 1".into());
         }
-        let kinds = scenario.kinds();
         for (kind, keys) in &self.grid {
-            if !kinds.contains(kind) {
-                return at(
-                    &["tune", "grid", kind.as_str()],
-                    "is not one of the scenario's kinds".into(),
-                );
-            }
             for (key, values) in keys {
                 if key == "kind" || key == "steps" {
                     return at(
@@ -123,6 +116,14 @@ impl TuneSpec {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Checks that `scenario` (overrides applied) can be tuned: no `[sweep]` list the tuning
+    /// would multiply, not a reproduction panel. (A grid of a kind the scenario does not run is
+    /// not used.)
+    pub fn check_tunable(scenario: &Scenario) -> Result<(), ScenarioError> {
+        let at = |key: &[&str], message: String| Err(SpecError::new(key, message).into());
         let s = &scenario.sweep;
         let multiplied = [
             ("sigma", s.sigma.is_empty()),
@@ -134,7 +135,7 @@ impl TuneSpec {
         if let Some((key, _)) = multiplied.iter().find(|(_, empty)| !empty) {
             return at(
                 &["sweep", key],
-                "a scenario with [tune] sweeps only kind, epsilon and topology: tune this key in [tune.grid.<kind>]".into(),
+                "`dpwalk tune` runs a sweep of kind, epsilon and topology only: tune this key in [tune.grid.<kind>]".into(),
             );
         }
         if scenario.reproduce.is_some() {

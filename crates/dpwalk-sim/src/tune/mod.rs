@@ -146,6 +146,7 @@ impl Reference {
 pub fn tune(loaded: &LoadedScenario, quiet: bool) -> Result<Tuned, TuneError> {
     let s = loaded.scenario();
     let spec = s.tune.clone().ok_or(TuneError::NoSection)?;
+    TuneSpec::check_tunable(s)?;
     // The reported runs' data and test split; the validation records come out of its training part.
     let data = s
         .data

@@ -5,18 +5,22 @@ Each cell is the final figure, mean ± standard deviation over the repetitions, 
 summary.json (no other input, nothing recomputed):
 
     python3 scripts/compare_table.py runs/compare-lasso/summary.json [relative_gap|test_error]
+
+Several summary.json files (e.g. one per budget, each tuned at its budget) make one table.
 """
 import json
 import sys
 
 
 def main() -> None:
-    path = sys.argv[1]
-    metric = sys.argv[2] if len(sys.argv) > 2 else "relative_gap"
-    with open(path, encoding="utf-8") as f:
-        summary = json.load(f)
+    args = sys.argv[1:]
+    metric = args.pop() if args and args[-1] in ("relative_gap", "test_error") else "relative_gap"
+    points = []
+    for path in args:
+        with open(path, encoding="utf-8") as f:
+            points.extend(json.load(f)["points"])
     rows, budgets = {}, []
-    for p in summary["points"]:
+    for p in points:
         budget = (p["privacy"].get("budget") or {}).get("epsilon")
         if budget not in budgets:
             budgets.append(budget)
@@ -27,7 +31,7 @@ def main() -> None:
         rows.setdefault(key, {})[budget] = cell
     budgets.sort(key=lambda b: -1 if b is None else b)
     record = any(
-        (p["privacy"].get("unit") or {}).get("unit") == "record-level" for p in summary["points"]
+        (p["privacy"].get("unit") or {}).get("unit") == "record-level" for p in points
     )
     eps = "record-level ε" if record else "ε"
     head = " | ".join(f"{eps} = {b}" for b in budgets)

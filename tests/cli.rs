@@ -244,3 +244,86 @@ fn topo_show_reports_structure() {
     assert_eq!(v["nodes"], 100);
     assert_eq!(v["edges"], 100);
 }
+
+/// `dpwalk tune` writes its files, and `dpwalk sim --tuned` runs each kind with the tuned table
+/// (its horizon and keys) in place of the scenario's.
+#[test]
+fn tune_writes_tuned_tables_that_sim_runs_with() {
+    let dir = temp_dir("tune");
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = dir.join("small.toml");
+    std::fs::write(
+        &scenario,
+        r#"
+users = 10
+steps = 1000
+[data]
+source = "synthetic-lasso"
+rows = 60
+dim = 4
+sparsity = 2
+test-fraction = 0.2
+[problem]
+loss = "squared"
+[algorithm]
+clip = 1.0
+[sweep]
+kind = ["admm", "fed-sgd"]
+epsilon = [10.0]
+[tune]
+configs = 2
+horizon = [3, 7]
+[tune.grid.admm]
+gamma = [0.5, 2.0]
+[tune.grid.fed-sgd]
+lr = [0.1, 0.3]
+"#,
+    )
+    .unwrap();
+    let tuned = dir.join("tuned");
+    let status = dpwalk()
+        .args(["tune", "--quiet", "--out"])
+        .arg(&tuned)
+        .arg(&scenario)
+        .status()
+        .expect("runs");
+    assert!(status.success());
+    for file in ["tune.csv", "tune.json", "tuned.toml", "tune_horizons.png"] {
+        assert!(tuned.join(file).is_file(), "{file} is missing");
+    }
+    let csv = std::fs::read_to_string(tuned.join("tune.csv")).unwrap();
+    assert_eq!(
+        csv.lines().count(),
+        1 + 2 * 2,
+        "two configurations per kind:\n{csv}"
+    );
+    let table: toml::Table =
+        toml::from_str(&std::fs::read_to_string(tuned.join("tuned.toml")).unwrap()).unwrap();
+    let steps = |kind: &str| table["by-kind"][kind]["steps"].as_integer().unwrap();
+    let run = dir.join("run");
+    let status = dpwalk()
+        .args(["sim", "--quiet", "--tuned"])
+        .arg(tuned.join("tuned.toml"))
+        .arg("--out")
+        .arg(&run)
+        .arg(&scenario)
+        .status()
+        .expect("runs");
+    assert!(status.success());
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+    for p in summary["points"].as_array().unwrap() {
+        let kind = p["algorithm"].as_str().unwrap();
+        assert_eq!(p["steps"].as_i64(), Some(steps(kind)), "{kind}");
+    }
+    // A file that is not a tuning is refused with the reason.
+    let out = dpwalk()
+        .args(["sim", "--quiet", "--tuned"])
+        .arg(&scenario)
+        .arg(&scenario)
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no [by-kind.<kind>] tables"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

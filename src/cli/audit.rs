@@ -192,7 +192,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<()> {
     if !(args.confidence > 0.0 && args.confidence < 1.0) {
         anyhow::bail!("--confidence must be in (0, 1), got {}", args.confidence);
     }
-    let sets = args.overrides.with([]);
+    let sets = args.overrides.with([])?;
     let loaded = scenario::load(&args.scenario, &sets)?;
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("runs").join(format!("{}-audit-{}", loaded.name(), utc_stamp()))

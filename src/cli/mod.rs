@@ -16,6 +16,7 @@ mod sim;
 mod status;
 mod swarm;
 mod topo;
+mod tune;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -118,6 +119,8 @@ enum Command {
     Sim(sim::SimArgs),
     /// Measure leakage: an empirical lower bound on epsilon beside the accountant's bound.
     Audit(audit::AuditArgs),
+    /// Tune every algorithm of a comparison with the same number of configurations ([tune]).
+    Tune(tune::TuneArgs),
     /// Generate a node identity (ed25519, mode 0600) and print its PeerId.
     Keygen(keygen::KeygenArgs),
     /// Run one daemon of a run (node.toml) until the final model is written.
@@ -152,6 +155,7 @@ pub fn main() -> ExitCode {
         Command::Calibrate(args) => calibrate::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Audit(args) => audit::run(args),
+        Command::Tune(args) => tune::run(args),
         Command::Keygen(args) => keygen::run(args),
         Command::Node(args) => node::run(args),
         Command::Status(args) => status::run(args),

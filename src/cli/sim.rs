@@ -28,7 +28,7 @@ pub struct SimArgs {
 }
 
 pub fn run(args: SimArgs) -> anyhow::Result<()> {
-    let sets = args.overrides.with([]);
+    let sets = args.overrides.with([])?;
     let loaded = scenario::load(&args.scenario, &sets)?;
     let out = args.out.unwrap_or_else(|| {
         PathBuf::from("runs").join(format!("{}-{}", loaded.name(), utc_stamp()))

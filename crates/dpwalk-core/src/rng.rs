@@ -49,6 +49,8 @@ pub enum Purpose {
     Topology = 3,
     /// The federated server's choice of blocks, and the walk's first holder.
     Schedule = 4,
+    /// `dpwalk tune`: its validation split and its draw of configurations.
+    Tuning = 5,
 }
 
 /// A seed for `purpose` (and an index within it, e.g. the repetition number) derived from a run

@@ -17,6 +17,8 @@
 //!   dpwalk's own algorithms is drawn from the summary by [`output`].
 //! - [`reproduce`]: the reproduction panels (each paper's figure under its own accounting, the
 //!   common accountant's total beside every point).
+//! - [`tune`]: `dpwalk tune`: the same number of configurations per algorithm, scored on a
+//!   validation split carved from the training records (equal tuning effort for a comparison).
 //! - [`audit`]: `dpwalk audit`: measured leakage (an empirical lower bound ε̂) beside the
 //!   accountant's bound, from short walks in two worlds through the same step.
 //!
@@ -49,3 +51,4 @@ pub mod run;
 pub mod scenario;
 pub mod simulate;
 pub mod spent;
+pub mod tune;

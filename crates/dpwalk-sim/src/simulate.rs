@@ -8,7 +8,7 @@ use crate::reproduce::PaperPoint;
 use crate::rounds::run_rounds;
 use crate::run::{RunError, RunResult, Schedule, run};
 use crate::scenario::{LoadedScenario, Point, ScenarioError};
-use dpwalk_core::data::{DataError, Dataset, LabelKind};
+use dpwalk_core::data::{DataError, Dataset, LabelKind, LoadedData};
 use dpwalk_core::problem::reference::{self, Reference, ReferenceOptions};
 use dpwalk_core::problem::{Problem, ProblemError};
 use dpwalk_core::spec::build_topology;
@@ -71,6 +71,13 @@ pub fn prepare(loaded: &LoadedScenario) -> Result<Prepared, SimError> {
     let s = loaded.scenario();
     // The data and partition derive their own seeds from the run seed (see `data::spec`).
     let data = s.data.load(loaded.base_dir(), s.seed)?;
+    prepare_data(loaded, data)
+}
+
+/// [`prepare`] on data already loaded (`dpwalk tune` gives its training part without the
+/// validation records, and the validation records as the test set).
+pub fn prepare_data(loaded: &LoadedScenario, data: LoadedData) -> Result<Prepared, SimError> {
+    let s = loaded.scenario();
     let classes = match data.train.label_kind {
         LabelKind::Classes(k) => Some(k),
         _ => None,
@@ -166,17 +173,10 @@ pub fn simulate(
     let reps = s.repetitions;
     // Each point runs its own horizon.
     let total = points.iter().map(|p| p.steps).sum::<u64>() * reps as u64;
-    let bar = if quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(total)
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} {elapsed_precise} [{bar:40}] {human_pos}/{human_len} steps ({per_sec}, eta {eta})",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
+    let bar = progress_bar(
+        total,
+        quiet,
+        "{human_pos}/{human_len} steps ({per_sec}, eta {eta})",
     );
     let evaluator = Evaluator {
         problem: &prepared.problem,
@@ -234,6 +234,24 @@ pub fn simulate(
             seeds: (0..reps).map(|r| repetition_seed(s.seed, r)).collect(),
         })
         .collect())
+}
+
+/// A progress bar of `total` units (hidden when `quiet`), its count drawn by `counter` (an
+/// `indicatif` template).
+pub(crate) fn progress_bar(total: u64, quiet: bool, counter: &str) -> ProgressBar {
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(total)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{{spinner}} {{elapsed_precise}} [{{bar:40}}] {counter}"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar
 }
 
 /// The run seed of repetition `r`: `seed + r`, so that repetition 0 is the scenario's own seed

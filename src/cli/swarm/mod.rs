@@ -99,7 +99,7 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
             || args.stop_holder_every.is_some(),
         "--disruptions counts kills or stops: give --kill-holder-every or --stop-holder-every"
     );
-    let sets = args.overrides.with([format!("users={}", args.nodes)]);
+    let sets = args.overrides.with([format!("users={}", args.nodes)])?;
     let loaded = match &args.scenario {
         Some(path) => scenario::load(path, &sets)?,
         None => {

@@ -26,6 +26,9 @@ impl Scenario {
         check_delta(&["privacy", "delta"], self.privacy.delta)?;
         self.check_kinds()?;
         reproduce::check(self)?;
+        if let Some(tune) = &self.tune {
+            tune.check()?;
+        }
         let view = &["privacy", "view"];
         match (self.privacy.view, self.algorithm.mode) {
             (Some(BudgetView::Network), _) => {

@@ -50,6 +50,7 @@
 //! steps = 400000          # its own horizon (same meaning as the top-level `steps`)
 //!
 //! # [reproduce]           # optional: a reproduction panel, see `crate::reproduce`
+//! # [tune]                # optional: what `dpwalk tune` searches, see `crate::tune`
 //! ```
 //!
 //! The horizon is a property of each point ([`Point::steps`], from [`Scenario::steps_for`]): a
@@ -283,6 +284,9 @@ pub struct Scenario {
     /// `[reproduce]`: the scenario is a reproduction panel (`crate::reproduce`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reproduce: Option<ReproduceSpec>,
+    /// `[tune]`: what `dpwalk tune` searches (`crate::tune`); `dpwalk sim` ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tune: Option<TuneSpec>,
 }
 
 /// The key of `[by-kind.<kind>]` that is the kind's horizon, not an `[algorithm]` key.
@@ -308,11 +312,13 @@ mod loaded;
 mod parse;
 mod reproduce;
 mod sweep;
+mod tune;
 
 pub use loaded::LoadedScenario;
 pub use parse::{load, parse};
 pub use reproduce::{Metric, Paper, ReproduceSpec};
 pub use sweep::{PendingPoint, Point};
+pub use tune::{TuneMetric, TuneSpec};
 
 impl Scenario {
     /// The algorithms of the scenario: the sweep's list, else `[algorithm] kind`.

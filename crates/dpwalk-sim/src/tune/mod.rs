@@ -1,0 +1,312 @@
+//! `dpwalk tune`: equal tuning effort for a comparison (seed-baselines spec §6.1 item 7).
+//!
+//! Every kind of the scenario gets the same number of configurations ([`draw`]), each run at
+//! the `[tune]` budget on the scenario's data with a validation split carved from the training
+//! records, and scored on that split; the runs use the tuning seed, never a reported seed.
+//! The tuning is not privately accounted (as in all four seed papers): it reads the training
+//! data many times, which the reported budgets do not include.
+//!
+//! Results are written by [`output`]: every configuration's score (`tune.csv`, `tune.json`)
+//! and the best one of every kind as `[by-kind.<kind>]` tables (`tuned.toml`), with `steps`
+//! set to its horizon for the scenario's users.
+
+pub mod draw;
+pub mod output;
+
+use crate::algorithm::AlgorithmName;
+use crate::metrics::Evaluator;
+use crate::scenario::{LoadedScenario, Scenario, ScenarioError, TuneMetric, TuneSpec};
+use crate::simulate::{PointResult, SimError, prepare_data, progress_bar, simulate};
+use dpwalk_core::data::split::train_test;
+use dpwalk_core::data::{DataError, LabelKind, LoadedData};
+use dpwalk_core::rng::{Purpose, derive_seed, node_rng};
+use draw::Config;
+use rayon::prelude::*;
+use serde::Serialize;
+use thiserror::Error;
+
+/// Errors of a tuning.
+#[derive(Debug, Error)]
+pub enum TuneError {
+    /// The scenario has no `[tune]` section.
+    #[error("the scenario has no [tune] section: nothing to tune (see `dpwalk tune --help`)")]
+    NoSection,
+    /// A kind's grid has fewer configurations than every kind must get.
+    #[error(
+        "[tune.grid.{}] with the horizons gives {size} configurations, fewer than configs = {configs}: every kind gets the same number; widen its grid or lower configs",
+        kind.as_str()
+    )]
+    GridTooSmall {
+        /// The kind.
+        kind: AlgorithmName,
+        /// Its grid's configurations.
+        size: usize,
+        /// What every kind must get.
+        configs: usize,
+    },
+    /// A kind's grid has more configurations than can be counted.
+    #[error("[tune.grid.{}] is too large to enumerate", kind.as_str())]
+    GridTooLarge {
+        /// The kind.
+        kind: AlgorithmName,
+    },
+    /// The validation split could not be carved.
+    #[error("carving the validation split from the training records")]
+    Split(#[source] DataError),
+    /// `metric = "error"` on a loss without classes.
+    #[error("[tune] metric = \"error\" needs a classification loss (logistic or multinomial)")]
+    NoErrorRate,
+    /// A configuration is not a valid scenario.
+    #[error("configuration {} of kind {} ({})", index + 1, config.kind.as_str(), config.describe())]
+    Config {
+        /// Its index within its kind.
+        index: usize,
+        /// The configuration.
+        config: Config,
+        /// What is wrong.
+        #[source]
+        source: ScenarioError,
+    },
+    /// Preparing or running the tuning scenario failed.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// The scenario is invalid.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+}
+
+/// One configuration's run and score.
+#[derive(Debug, Clone)]
+pub struct Trial {
+    /// The configuration.
+    pub config: Config,
+    /// The score (lower is better; `+∞` for a run whose model is not finite).
+    pub score: f64,
+    /// The final model's objective on the validation records (mean over topologies and
+    /// repetitions).
+    pub validation_objective: f64,
+    /// Its error rate there (classification only).
+    pub validation_error: Option<f64>,
+    /// Its relative gap on the tuning runs' training records.
+    pub train_gap: f64,
+    /// The noise knob calibrated to the budget (of the first topology's point).
+    pub knob: f64,
+}
+
+/// The trials of one kind, and its best.
+#[derive(Debug, Clone)]
+pub struct KindTrials {
+    /// The kind.
+    pub kind: AlgorithmName,
+    /// Its trials, in the draw's order.
+    pub trials: Vec<Trial>,
+    /// The index of the best trial (the lowest score, the first on a tie).
+    pub best: usize,
+}
+
+/// A whole tuning.
+#[derive(Debug, Clone)]
+pub struct Tuned {
+    /// The `[tune]` section it ran.
+    pub spec: TuneSpec,
+    /// Users of the tuning runs: the scenario's, or the training records left when fewer.
+    pub users: usize,
+    /// Training records of the tuning runs.
+    pub train_records: usize,
+    /// Validation records.
+    pub validation_records: usize,
+    /// The zero model on the validation records, for scale.
+    pub zero_model: Reference,
+    /// The non-private optimum of the tuning runs' training records, on the validation records.
+    pub optimum: Reference,
+    /// Per kind, in the scenario's order.
+    pub kinds: Vec<KindTrials>,
+}
+
+/// A fixed model's figures on the validation records.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Reference {
+    /// Its objective there.
+    pub validation_objective: f64,
+    /// Its error rate there (classification only).
+    pub validation_error: Option<f64>,
+}
+
+impl Reference {
+    fn of(evaluator: &Evaluator<'_>, z: &[f64]) -> Self {
+        let e = evaluator.evaluate_model(0, 0, z);
+        Self {
+            validation_objective: e.test_objective.unwrap_or(f64::NAN),
+            validation_error: e.test_error,
+        }
+    }
+}
+
+/// Runs every configuration of `loaded`'s `[tune]` section; a progress bar unless `quiet`.
+pub fn tune(loaded: &LoadedScenario, quiet: bool) -> Result<Tuned, TuneError> {
+    let s = loaded.scenario();
+    let spec = s.tune.clone().ok_or(TuneError::NoSection)?;
+    TuneSpec::check_tunable(s)?;
+    // The reported runs' data and test split; the validation records come out of its training part.
+    let data = s
+        .data
+        .load(loaded.base_dir(), s.seed)
+        .map_err(SimError::from)?;
+    let mut rng = node_rng(derive_seed(spec.seed, Purpose::Tuning, 0), 0);
+    let (train, validation) =
+        train_test(&data.train, spec.validation_fraction, &mut rng).map_err(TuneError::Split)?;
+    let users = s.users.min(train.rows());
+    if users < s.users {
+        tracing::warn!(
+            users,
+            scenario_users = s.users,
+            "fewer training records than users once the validation split is out: the tuning runs have one user per record"
+        );
+    }
+    if spec.metric == TuneMetric::Error && train.label_kind == LabelKind::Real {
+        return Err(TuneError::NoErrorRate);
+    }
+    let (train_records, validation_records) = (train.rows(), validation.rows());
+    let configs = draw::configs(s, &spec)?;
+    // Data, partition, graphs and reference optimum are shared by every configuration.
+    let base = tuning_base(s, &spec, users);
+    let runs: Vec<(Config, LoadedScenario)> = configs
+        .into_iter()
+        .enumerate()
+        .map(|(i, config)| {
+            let scenario = LoadedScenario::new(
+                tuning_scenario(&base, &config),
+                loaded.base_dir().into(),
+                loaded.name(),
+            );
+            match scenario {
+                Ok(scenario) => Ok((config, scenario)),
+                Err(source) => Err(TuneError::Config {
+                    index: i % spec.configs,
+                    config,
+                    source,
+                }),
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    let base = LoadedScenario::new(base, loaded.base_dir().into(), loaded.name())?;
+    let held_out = LoadedData {
+        train,
+        test: Some(validation),
+        truth: None,
+    };
+    let prepared = prepare_data(&base, held_out)?;
+    let evaluator = Evaluator {
+        problem: &prepared.problem,
+        test: prepared.test.as_ref(),
+        optimum: &prepared.optimum,
+    };
+    let zero_model = Reference::of(&evaluator, &vec![0.0; prepared.problem.dim()]);
+    let optimum = Reference::of(&evaluator, &prepared.optimum.x);
+    let bar = progress_bar(
+        runs.len() as u64,
+        quiet,
+        "{pos}/{len} configurations (eta {eta})",
+    );
+    let scored: Vec<Result<Trial, TuneError>> = runs
+        .par_iter()
+        .map(|(config, scenario)| {
+            let trial = simulate(scenario, &prepared, true)
+                .map_err(TuneError::from)
+                .and_then(|results| score(config, &results, spec.metric));
+            bar.inc(1);
+            trial
+        })
+        .collect();
+    bar.finish_and_clear();
+    let trials: Vec<Trial> = scored.into_iter().collect::<Result<_, _>>()?;
+    let kinds = s
+        .kinds()
+        .into_iter()
+        .map(|kind| {
+            let trials: Vec<Trial> = trials
+                .iter()
+                .filter(|t| t.config.kind == kind)
+                .cloned()
+                .collect();
+            let best = trials
+                .iter()
+                .enumerate()
+                .min_by(|a, b| a.1.score.total_cmp(&b.1.score))
+                .map_or(0, |(i, _)| i);
+            KindTrials { kind, trials, best }
+        })
+        .collect();
+    Ok(Tuned {
+        spec,
+        users,
+        train_records,
+        validation_records,
+        zero_model,
+        optimum,
+        kinds,
+    })
+}
+
+/// The scenario every tuning run derives from: the scenario's, on the tuning seed and users,
+/// at the tuning budget.
+fn tuning_base(s: &Scenario, spec: &TuneSpec, users: usize) -> Scenario {
+    let mut base = s.clone();
+    base.tune = None;
+    base.seed = spec.seed;
+    base.users = users;
+    base.repetitions = spec.repetitions;
+    base.sweep.epsilon = vec![spec.epsilon];
+    base.privacy.epsilon = None;
+    base
+}
+
+/// The scenario that runs `config`: `base` for `config`'s kind and horizon only, its keys over
+/// the kind's `[by-kind]` table.
+fn tuning_scenario(base: &Scenario, config: &Config) -> Scenario {
+    let mut t = base.clone();
+    t.steps = config.horizon.saturating_mul(base.users as u64);
+    // Only the final model is scored.
+    t.eval_every = Some(t.steps);
+    t.sweep.kind = vec![config.kind];
+    let table = t.by_kind.entry(config.kind).or_default();
+    // The configuration's horizon is the run's `steps`, not an earlier tuning's.
+    table.remove("steps");
+    for (key, value) in &config.keys {
+        table.insert(key.clone(), value.clone());
+    }
+    t
+}
+
+/// A configuration's score from its runs' final evaluations.
+fn score(config: &Config, results: &[PointResult], metric: TuneMetric) -> Result<Trial, TuneError> {
+    let finals: Vec<&crate::metrics::EvalPoint> = results
+        .iter()
+        .flat_map(|p| p.runs.iter().filter_map(|r| r.evals.last()))
+        .collect();
+    let mean = |values: Vec<f64>| values.iter().sum::<f64>() / values.len().max(1) as f64;
+    let validation_objective = mean(
+        finals
+            .iter()
+            .map(|e| e.test_objective.unwrap_or(f64::NAN))
+            .collect(),
+    );
+    let errors: Option<Vec<f64>> = finals.iter().map(|e| e.test_error).collect();
+    let validation_error = errors.map(mean);
+    let value = match metric {
+        TuneMetric::Objective => validation_objective,
+        TuneMetric::Error => validation_error.ok_or(TuneError::NoErrorRate)?,
+    };
+    Ok(Trial {
+        config: config.clone(),
+        score: if value.is_finite() {
+            value
+        } else {
+            f64::INFINITY
+        },
+        validation_objective,
+        validation_error,
+        train_gap: mean(finals.iter().map(|e| e.relative_gap).collect()),
+        knob: results.first().map_or(f64::NAN, |p| p.point.method.knob()),
+    })
+}

@@ -1,0 +1,207 @@
+//! What `dpwalk tune` writes: every configuration's score (`tune.csv`, `tune.json`), the best
+//! one of each kind as `[by-kind.<kind>]` tables to put in the scenario (`tuned.toml`), and the
+//! best score at each horizon per kind (`tune_horizons.png`, `.svg`, `.csv`).
+
+use super::{KindTrials, Reference, Trial, Tuned};
+use crate::output::{OutputError, csv_opt, write_atomic, write_json};
+use crate::plot::{LinePlot, Series, write_line_plot_with_data};
+use crate::scenario::{Scenario, TuneMetric};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Writes every file of a tuning to `dir`; `command` is how it was run (for `tuned.toml`'s
+/// header).
+pub fn write_all(
+    dir: &Path,
+    scenario: &Scenario,
+    tuned: &Tuned,
+    command: &str,
+) -> Result<(), OutputError> {
+    write_atomic(&dir.join("tune.csv"), tune_csv(tuned).as_bytes())?;
+    write_json(&dir.join("tune.json"), &summary(tuned))?;
+    write_atomic(
+        &dir.join("tuned.toml"),
+        tuned_toml(scenario, tuned, command).as_bytes(),
+    )?;
+    write_line_plot_with_data(
+        &by_horizon(tuned),
+        Some(&format!(
+            "{} configurations per kind at epsilon = {}, tuning seed {}; not privately accounted",
+            tuned.spec.configs, tuned.spec.epsilon, tuned.spec.seed
+        )),
+        &dir.join("tune_horizons"),
+    )?;
+    Ok(())
+}
+
+/// `tune.csv`: one row per configuration.
+pub fn tune_csv(tuned: &Tuned) -> String {
+    let mut out = String::from(
+        "kind,config,horizon,parameters,knob,validation_objective,validation_error,train_relative_gap,score,best\n",
+    );
+    for k in &tuned.kinds {
+        for (i, t) in k.trials.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{:e},{:e},{},{:e},{:e},{}",
+                k.kind.as_str(),
+                i + 1,
+                t.config.horizon,
+                t.config.describe(),
+                t.knob,
+                t.validation_objective,
+                csv_opt(t.validation_error),
+                t.train_gap,
+                t.score,
+                i == k.best,
+            );
+        }
+    }
+    out
+}
+
+/// The best trial of a kind.
+fn best(k: &KindTrials) -> Option<&Trial> {
+    k.trials.get(k.best)
+}
+
+/// `tuned.toml`: the best configuration of every kind, as the `[by-kind.<kind>]` table the
+/// scenario runs it with (its own keys over the scenario's table, `steps` = horizon × users).
+pub fn tuned_toml(scenario: &Scenario, tuned: &Tuned, command: &str) -> String {
+    let mut by_kind = toml::Table::new();
+    for k in &tuned.kinds {
+        let Some(t) = best(k) else { continue };
+        let mut table = scenario.by_kind.get(&k.kind).cloned().unwrap_or_default();
+        for (key, value) in &t.config.keys {
+            table.insert(key.clone(), value.clone());
+        }
+        let steps = t.config.horizon.saturating_mul(scenario.users as u64);
+        table.insert(
+            "steps".into(),
+            toml::Value::Integer(i64::try_from(steps).unwrap_or(i64::MAX)),
+        );
+        by_kind.insert(k.kind.as_str().into(), toml::Value::Table(table));
+    }
+    let mut doc = toml::Table::new();
+    doc.insert("by-kind".into(), toml::Value::Table(by_kind));
+    let spec = &tuned.spec;
+    let metric = match spec.metric {
+        TuneMetric::Objective => "validation objective",
+        TuneMetric::Error => "validation error",
+    };
+    format!(
+        "# Written by `{command}`: the best of {} configurations per kind by final {metric}\n\
+         # at epsilon = {} (tuning seed {}, {} training and {} validation records, {} users);\n\
+         # `steps` is the tuned horizon times the scenario's {} users. Not privately accounted.\n\
+         # Put these tables in the scenario in place of its [by-kind] tables.\n\n{}",
+        spec.configs,
+        spec.epsilon,
+        spec.seed,
+        tuned.train_records,
+        tuned.validation_records,
+        tuned.users,
+        scenario.users,
+        toml::to_string(&doc).unwrap_or_default()
+    )
+}
+
+#[derive(Debug, Serialize)]
+struct Summary<'a> {
+    configs_per_kind: usize,
+    epsilon: f64,
+    seed: u64,
+    metric: TuneMetric,
+    users: usize,
+    train_records: usize,
+    validation_records: usize,
+    /// The zero model's and the non-private optimum's scores, for scale.
+    zero_model: Reference,
+    optimum: Reference,
+    kinds: Vec<KindSummary<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct KindSummary<'a> {
+    kind: &'a str,
+    best_config: usize,
+    horizon: u64,
+    parameters: String,
+    score: f64,
+    validation_objective: f64,
+    validation_error: Option<f64>,
+    /// Configurations whose final model was not finite.
+    diverged: usize,
+}
+
+fn summary(tuned: &Tuned) -> Summary<'_> {
+    Summary {
+        configs_per_kind: tuned.spec.configs,
+        epsilon: tuned.spec.epsilon,
+        seed: tuned.spec.seed,
+        metric: tuned.spec.metric,
+        users: tuned.users,
+        train_records: tuned.train_records,
+        validation_records: tuned.validation_records,
+        zero_model: tuned.zero_model,
+        optimum: tuned.optimum,
+        kinds: tuned
+            .kinds
+            .iter()
+            .filter_map(|k| {
+                best(k).map(|t| KindSummary {
+                    kind: k.kind.as_str(),
+                    best_config: k.best + 1,
+                    horizon: t.config.horizon,
+                    parameters: t.config.describe(),
+                    score: t.score,
+                    validation_objective: t.validation_objective,
+                    validation_error: t.validation_error,
+                    diverged: k.trials.iter().filter(|t| t.score.is_infinite()).count(),
+                })
+            })
+            .collect(),
+    }
+}
+
+/// Per kind, the best score among its configurations at each horizon drawn.
+fn by_horizon(tuned: &Tuned) -> LinePlot {
+    let series = tuned
+        .kinds
+        .iter()
+        .map(|k| {
+            let mut horizons: Vec<u64> = k.trials.iter().map(|t| t.config.horizon).collect();
+            horizons.sort_unstable();
+            horizons.dedup();
+            let points = horizons
+                .into_iter()
+                .map(|h| {
+                    let score = k
+                        .trials
+                        .iter()
+                        .filter(|t| t.config.horizon == h)
+                        .map(|t| t.score)
+                        .fold(f64::INFINITY, f64::min);
+                    (h as f64, score)
+                })
+                .collect();
+            Series {
+                label: k.kind.as_str().into(),
+                points,
+                spread: None,
+            }
+        })
+        .collect();
+    let y_label = match tuned.spec.metric {
+        TuneMetric::Objective => "best validation objective",
+        TuneMetric::Error => "best validation error",
+    };
+    LinePlot {
+        title: "Tuning: the best configuration at each horizon".into(),
+        x_label: "horizon H (updates per user)".into(),
+        y_label: y_label.into(),
+        log_x: true,
+        log_y: tuned.spec.metric == TuneMetric::Objective,
+        series,
+    }
+}

@@ -1,0 +1,87 @@
+//! `dpwalk tune`: equal tuning effort for a comparison scenario (its `[tune]` section).
+
+use super::overrides::Overrides;
+use super::report::utc_stamp;
+use super::rundir;
+use anyhow::Context;
+use clap::Args;
+use dpwalk_sim::{scenario, tune};
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// Scenario file with a [tune] section, e.g. sim/compare/lasso.toml.
+    scenario: PathBuf,
+    #[allow(rustdoc::invalid_html_tags)] // `<…>` are placeholders in `--help`, not HTML
+    /// Output directory [default: runs/<scenario>-tune-<UTC timestamp>]; must be new or empty.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Replace the earlier run in --out (a directory holding a scenario.toml).
+    #[arg(long)]
+    force: bool,
+    /// Configurations per kind (overrides [tune] configs).
+    #[arg(long)]
+    configs: Option<usize>,
+    #[command(flatten)]
+    overrides: Overrides,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+pub fn run(args: TuneArgs) -> anyhow::Result<()> {
+    let sets = args
+        .overrides
+        .with(args.configs.map(|n| format!("tune.configs={n}")))?;
+    let loaded = scenario::load(&args.scenario, &sets)?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("runs").join(format!("{}-tune-{}", loaded.name(), utc_stamp()))
+    });
+    rundir::prepare(&out, args.force)?;
+    rundir::write_scenario(&out, &loaded)?;
+    let tuned = tune::tune(&loaded, args.quiet)
+        .with_context(|| format!("tuning scenario {}", args.scenario.display()))?;
+    // How to run it again, whatever path the binary was started from.
+    let command = std::iter::once("dpwalk".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ");
+    tune::output::write_all(&out, loaded.scenario(), &tuned, &command)
+        .with_context(|| format!("writing the tuning to {}", out.display()))?;
+    println!(
+        "{:<10} {:>7} {:>8}  {:>12} {:>10}  parameters",
+        "kind", "best of", "horizon", "validation", "error"
+    );
+    for k in &tuned.kinds {
+        let Some(t) = k.trials.get(k.best) else {
+            continue;
+        };
+        println!(
+            "{:<10} {:>7} {:>8}  {:>12.6} {:>10}  {}",
+            k.kind.as_str(),
+            k.trials.len(),
+            t.config.horizon,
+            t.validation_objective,
+            t.validation_error
+                .map_or_else(|| "-".into(), |e| format!("{e:.4}")),
+            t.config.describe()
+        );
+    }
+    let reference = |name: &str, r: &tune::Reference| {
+        println!(
+            "{name:<10} {:>7} {:>8}  {:>12.6} {:>10}",
+            "",
+            "",
+            r.validation_objective,
+            r.validation_error
+                .map_or_else(|| "-".into(), |e| format!("{e:.4}")),
+        );
+    };
+    reference("zero model", &tuned.zero_model);
+    reference("optimum", &tuned.optimum);
+    println!(
+        "wrote {}: tune.csv (every configuration), tuned.toml (the [by-kind] tables to use)",
+        out.display()
+    );
+    Ok(())
+}

@@ -79,8 +79,8 @@ fn every_scenario_file_reads_as_pinned() {
         ),
         (
             "sim/compare/adult.toml",
-            0xd57bda6e20aacd31,
-            0x4cc803900eb0dfb3,
+            0x7599290c141469d1,
+            0xeb3e8efefd1b5cbf,
         ),
         (
             "sim/compare/lasso.toml",

@@ -1,7 +1,6 @@
 //! `dpwalk audit`: measured leakage (an empirical lower bound ε̂) beside the accountant's bound.
 
 use super::overrides::Overrides;
-use super::report::utc_stamp;
 use super::rundir;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -34,14 +33,8 @@ enum CanaryArg {
 pub struct AuditArgs {
     /// Scenario file (TOML), the same format as `dpwalk sim`.
     scenario: PathBuf,
-    #[allow(rustdoc::invalid_html_tags)] // `<…>` are placeholders in `--help`, not HTML
-    /// Output directory [default: runs/<scenario>-audit-<UTC timestamp>]; must be new or empty.
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Replace the earlier run in --out (a directory holding a scenario.toml): its files are
-    /// removed first.
-    #[arg(long)]
-    force: bool,
+    #[command(flatten)]
+    output: rundir::OutArgs,
     /// Trials per world (half choose the test's threshold, half evaluate it).
     #[arg(long, default_value_t = 20_000)]
     runs: usize,
@@ -194,11 +187,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<()> {
     }
     let sets = args.overrides.with([])?;
     let loaded = scenario::load(&args.scenario, &sets)?;
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("runs").join(format!("{}-audit-{}", loaded.name(), utc_stamp()))
-    });
-    rundir::prepare(&out, args.force)?;
-    rundir::write_scenario(&out, &loaded)?;
+    let out = args.output.create(&loaded, "-audit")?;
     tracing::info!(scenario = %args.scenario.display(), out = %out.display(), "preparing data and problem");
     let prepared = simulate::prepare(&loaded)
         .with_context(|| format!("preparing scenario {}", args.scenario.display()))?;

@@ -1,11 +1,40 @@
 //! Run directories of `dpwalk sim` and `dpwalk swarm`: refuse to write over an earlier run unless
 //! asked (`--force`), and keep the resolved scenario the run ran (`scenario.toml`).
 
+use super::report::utc_stamp;
 use anyhow::{Context, bail};
+use clap::Args;
 use dpwalk_sim::output::write_atomic;
 use dpwalk_sim::resolved::{SCENARIO_FILE, resolved_toml};
 use dpwalk_sim::scenario::LoadedScenario;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// `--out` and `--force` of the commands that write a run directory from a scenario.
+#[derive(Debug, Args)]
+pub struct OutArgs {
+    #[allow(rustdoc::invalid_html_tags)] // `<…>` are placeholders in `--help`, not HTML
+    /// Output directory [default: runs/<scenario>[-<command>]-<UTC timestamp>]; must be new or
+    /// empty.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Replace the earlier run in --out (a directory holding a scenario.toml): its files are
+    /// removed first.
+    #[arg(long)]
+    force: bool,
+}
+
+impl OutArgs {
+    /// Creates the run directory ([`prepare`]) and writes the scenario it runs into it; the
+    /// default is `runs/<scenario><suffix>-<UTC timestamp>` (`suffix`: e.g. `-audit`).
+    pub fn create(&self, loaded: &LoadedScenario, suffix: &str) -> anyhow::Result<PathBuf> {
+        let out = self.out.clone().unwrap_or_else(|| {
+            PathBuf::from("runs").join(format!("{}{suffix}-{}", loaded.name(), utc_stamp()))
+        });
+        prepare(&out, self.force)?;
+        write_scenario(&out, loaded)?;
+        Ok(out)
+    }
+}
 
 /// Creates `out`, refusing an existing non-empty directory (or a file) unless `force`.
 ///

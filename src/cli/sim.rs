@@ -1,7 +1,7 @@
 //! `dpwalk sim`: run a scenario and write its run directory.
 
 use super::overrides::Overrides;
-use super::report::{self, utc_stamp};
+use super::report;
 use super::rundir;
 use anyhow::Context;
 use clap::Args;
@@ -12,14 +12,8 @@ use std::path::PathBuf;
 pub struct SimArgs {
     /// Scenario file (TOML), e.g. sim/quickstart.toml.
     scenario: PathBuf,
-    #[allow(rustdoc::invalid_html_tags)] // `<…>` are placeholders in `--help`, not HTML
-    /// Output directory [default: runs/<scenario>-<UTC timestamp>]; must be new or empty.
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Replace the earlier run in --out (a directory holding a scenario.toml): its files are
-    /// removed first.
-    #[arg(long)]
-    force: bool,
+    #[command(flatten)]
+    output: rundir::OutArgs,
     #[command(flatten)]
     overrides: Overrides,
     /// No progress bar.
@@ -30,11 +24,7 @@ pub struct SimArgs {
 pub fn run(args: SimArgs) -> anyhow::Result<()> {
     let sets = args.overrides.with([])?;
     let loaded = scenario::load(&args.scenario, &sets)?;
-    let out = args.out.unwrap_or_else(|| {
-        PathBuf::from("runs").join(format!("{}-{}", loaded.name(), utc_stamp()))
-    });
-    rundir::prepare(&out, args.force)?;
-    rundir::write_scenario(&out, &loaded)?;
+    let out = args.output.create(&loaded, "")?;
     tracing::info!(scenario = %args.scenario.display(), out = %out.display(), "preparing data, problem and reference optimum");
     let prepared = simulate::prepare(&loaded)
         .with_context(|| format!("preparing scenario {}", args.scenario.display()))?;

@@ -1,7 +1,6 @@
 //! `dpwalk tune`: equal tuning effort for a comparison scenario (its `[tune]` section).
 
 use super::overrides::Overrides;
-use super::report::utc_stamp;
 use super::rundir;
 use anyhow::Context;
 use clap::Args;
@@ -12,13 +11,8 @@ use std::path::PathBuf;
 pub struct TuneArgs {
     /// Scenario file with a [tune] section, e.g. sim/compare/lasso.toml.
     scenario: PathBuf,
-    #[allow(rustdoc::invalid_html_tags)] // `<…>` are placeholders in `--help`, not HTML
-    /// Output directory [default: runs/<scenario>-tune-<UTC timestamp>]; must be new or empty.
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Replace the earlier run in --out (a directory holding a scenario.toml).
-    #[arg(long)]
-    force: bool,
+    #[command(flatten)]
+    output: rundir::OutArgs,
     /// Configurations per kind (overrides [tune] configs).
     #[arg(long)]
     configs: Option<usize>,
@@ -34,11 +28,7 @@ pub fn run(args: TuneArgs) -> anyhow::Result<()> {
         .overrides
         .with(args.configs.map(|n| format!("tune.configs={n}")))?;
     let loaded = scenario::load(&args.scenario, &sets)?;
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("runs").join(format!("{}-tune-{}", loaded.name(), utc_stamp()))
-    });
-    rundir::prepare(&out, args.force)?;
-    rundir::write_scenario(&out, &loaded)?;
+    let out = args.output.create(&loaded, "-tune")?;
     let tuned = tune::tune(&loaded, args.quiet)
         .with_context(|| format!("tuning scenario {}", args.scenario.display()))?;
     // How to run it again, whatever path the binary was started from.

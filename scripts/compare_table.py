@@ -2,7 +2,9 @@
 """Markdown table of a comparison run: one row per algorithm (and graph), one column per budget.
 
 Each cell is the final figure, mean ± standard deviation over the repetitions, from the run's
-summary.json (no other input, nothing recomputed):
+summary.json (no other input, nothing recomputed); the last rows are the all-zero model's figure
+(summary.json's zero_model), the line a private model has to get below, and for the test error
+the non-private optimum's (optimum_model):
 
     python3 scripts/compare_table.py runs/compare-lasso/summary.json [relative_gap|test_error]
 
@@ -15,10 +17,13 @@ import sys
 def main() -> None:
     args = sys.argv[1:]
     metric = args.pop() if args and args[-1] in ("relative_gap", "test_error") else "relative_gap"
-    points = []
+    points, zero, optimum = [], None, None
     for path in args:
         with open(path, encoding="utf-8") as f:
-            points.extend(json.load(f)["points"])
+            summary = json.load(f)
+        points.extend(summary["points"])
+        zero = zero or summary.get("zero_model")
+        optimum = optimum or summary.get("optimum_model")
     rows, budgets = {}, []
     for p in points:
         budget = (p["privacy"].get("budget") or {}).get("epsilon")
@@ -39,6 +44,14 @@ def main() -> None:
     print("| --- |" + " --- |" * len(budgets))
     for key, cells in rows.items():
         print(f"| {key} | " + " | ".join(cells.get(b, "") for b in budgets) + " |")
+    # The optimum's relative gap is 0 by definition: its row only for the test error.
+    references = [("zero model", zero)]
+    if metric != "relative_gap":
+        references.append(("non-private optimum", optimum))
+    for name, model in references:
+        if model is not None and model.get(metric) is not None:
+            cell = f"{model[metric]:.3g}"
+            print(f"| {name} | " + " | ".join(cell for _ in budgets) + " |")
 
 
 if __name__ == "__main__":

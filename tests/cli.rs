@@ -107,6 +107,34 @@ fn quickstart_writes_a_complete_run_directory() {
 }
 
 #[test]
+fn summary_reports_the_zero_model_for_scale() {
+    // The all-zero model of a 10-class multinomial problem has F(0) = ln 10 exactly (every
+    // class equally likely, r(0) = 0), and predicts one class, so it errs on most test digits.
+    let out = temp_dir("zero-model");
+    let status = dpwalk()
+        .args(["sim", "sim/mnist-multinomial.toml", "--quiet", "--out"])
+        .arg(&out)
+        .args(["--set", "steps=8", "--set", "eval-every=4"])
+        .status()
+        .expect("runs");
+    assert!(status.success());
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).expect("summary.json"))
+            .expect("valid JSON");
+    let zero = &summary["zero_model"];
+    let f0 = zero["train_objective"].as_f64().expect("train objective");
+    assert!((f0 - 10f64.ln()).abs() < 1e-12, "F(0) = {f0}, not ln 10");
+    let opt = summary["points"][0]["optimum"]["objective"]
+        .as_f64()
+        .expect("optimum");
+    let gap = zero["relative_gap"].as_f64().expect("relative gap");
+    assert!((gap - (f0 - opt) / opt.abs()).abs() < 1e-12, "gap {gap}");
+    let error = zero["test_error"].as_f64().expect("test error");
+    assert!((0.5..1.0).contains(&error), "one class predicted: {error}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
 fn the_heatmap_is_drawn_when_some_users_contributed_twice() {
     // A DP-SGD walk of 8 steps on the 40-user small world revisits two users: they have no
     // network figure (one contribution only), and their rows are grey instead of the whole

@@ -135,6 +135,8 @@ pub(super) fn write_privacy_utility(
             .as_ref()
             .map(|sp| order.iter().map(|&i| sp[i]).collect());
     }
+    let mut series: Vec<Series> = groups.into_iter().map(|(_, s)| s).collect();
+    series.extend(references(summary, utility, &series));
     let budget = summary
         .points
         .iter()
@@ -166,11 +168,48 @@ pub(super) fn write_privacy_utility(
             y_label: utility.axis().into(),
             log_x: true,
             log_y: utility == Utility::Gap,
-            series: groups.into_iter().map(|(_, s)| s).collect(),
+            series,
         },
         &dir.join(utility.stem()),
     )?;
     Ok(())
+}
+
+/// Flat reference lines across the plotted range (the seed-baselines spec's §6.4 plot 1): the
+/// all-zero model, and for the test error the non-private optimum (its relative gap is 0, off a
+/// log axis). Nothing when no point is finite.
+fn references(summary: &Summary, utility: Utility, series: &[Series]) -> Vec<Series> {
+    let xs = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .filter(|x| x.is_finite());
+    let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+        (lo.min(x), hi.max(x))
+    });
+    if lo > hi {
+        return Vec::new();
+    }
+    let flat = |label: &str, y: Option<f64>| {
+        y.filter(|y| y.is_finite() && (utility == Utility::TestError || *y > 0.0))
+            .map(|y| Series {
+                label: format!("{label}: {}", significant(y)),
+                points: vec![(lo, y), (hi, y)],
+                spread: None,
+            })
+    };
+    let (zero, optimum) = (&summary.zero_model, &summary.optimum_model);
+    match utility {
+        Utility::Gap => flat("zero model", Some(zero.relative_gap))
+            .into_iter()
+            .collect(),
+        Utility::TestError => [
+            flat("zero model", zero.test_error),
+            flat("non-private optimum", optimum.test_error),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+    }
 }
 
 impl Utility {

@@ -2,7 +2,7 @@
 //! privacy accounting.
 
 use crate::method::Family;
-use crate::metrics::{EvalPoint, mean_std};
+use crate::metrics::{EvalPoint, Evaluator, mean_std};
 use crate::privacy::PointPrivacy;
 use crate::reproduce::PaperPoint;
 use crate::scenario::{LoadedScenario, Point};
@@ -121,6 +121,38 @@ pub struct PointSummary {
     pub reproduce: Option<PaperPoint>,
 }
 
+/// A fixed model's figures on the scenario's data, for scale: the all-zero model (what
+/// predicting nothing scores; every algorithm starts there, and a private model has to get below
+/// it to have learned anything) and the non-private optimum `x*`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FixedModel {
+    /// `F(x)`.
+    pub train_objective: f64,
+    /// Test loss `+ r(x)`.
+    pub test_objective: Option<f64>,
+    /// Test misclassification rate (classifiers; the all-zero model's ties go to the first class).
+    pub test_error: Option<f64>,
+    /// `(F(x) − F*) / |F*|`.
+    pub relative_gap: f64,
+}
+
+impl FixedModel {
+    fn of(prepared: &Prepared, x: &[f64]) -> Self {
+        let evaluator = Evaluator {
+            problem: &prepared.problem,
+            test: prepared.test.as_ref(),
+            optimum: &prepared.optimum,
+        };
+        let e = evaluator.evaluate_model(0, 0, x);
+        Self {
+            train_objective: e.train_objective,
+            test_objective: e.test_objective,
+            test_error: e.test_error,
+            relative_gap: e.relative_gap,
+        }
+    }
+}
+
 /// `summary.json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
@@ -128,6 +160,10 @@ pub struct Summary {
     pub scenario: String,
     /// Scenario seed.
     pub seed: u64,
+    /// The all-zero model, for scale.
+    pub zero_model: FixedModel,
+    /// The non-private optimum `x*` (each point's `optimum` has its objective), for scale.
+    pub optimum_model: FixedModel,
     /// One entry per sweep point.
     pub points: Vec<PointSummary>,
 }
@@ -301,6 +337,8 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
     Summary {
         scenario: loaded.name().to_string(),
         seed: s.seed,
+        zero_model: FixedModel::of(prepared, &vec![0.0; prepared.problem.dim()]),
+        optimum_model: FixedModel::of(prepared, &prepared.optimum.x),
         points,
     }
 }

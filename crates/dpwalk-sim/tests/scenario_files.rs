@@ -88,9 +88,14 @@ fn every_scenario_file_reads_as_pinned() {
             0x960133b6fe279426,
         ),
         (
+            "sim/compare/mnist-record.toml",
+            0xa73bc6c60859b4ab,
+            0xccf9c9f182a6a213,
+        ),
+        (
             "sim/compare/mnist.toml",
-            0xa71bc8bb23b60213,
-            0xd89f24f57744de09,
+            0xeec23128696334fb,
+            0x4dd06fdfa117fd0b,
         ),
         (
             "sim/reproduce/cbb-fig1.toml",

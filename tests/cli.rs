@@ -18,6 +18,18 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// Runs `dpwalk sim SCENARIO --quiet --out <temp> --set S…` and returns the run directory.
+fn sim(name: &str, scenario: &str, sets: &[&str]) -> PathBuf {
+    let out = temp_dir(name);
+    let mut c = dpwalk();
+    c.args(["sim", scenario, "--quiet", "--out"]).arg(&out);
+    for set in sets {
+        c.args(["--set", set]);
+    }
+    assert!(c.status().expect("runs").success(), "dpwalk sim {scenario}");
+    out
+}
+
 #[test]
 fn quickstart_writes_a_complete_run_directory() {
     let out = temp_dir("quickstart");
@@ -110,14 +122,11 @@ fn quickstart_writes_a_complete_run_directory() {
 fn summary_reports_the_zero_model_for_scale() {
     // The all-zero model of a 10-class multinomial problem has F(0) = ln 10 exactly (every
     // class equally likely, r(0) = 0), and predicts one class, so it errs on most test digits.
-    let out = temp_dir("zero-model");
-    let status = dpwalk()
-        .args(["sim", "sim/mnist-multinomial.toml", "--quiet", "--out"])
-        .arg(&out)
-        .args(["--set", "steps=8", "--set", "eval-every=4"])
-        .status()
-        .expect("runs");
-    assert!(status.success());
+    let out = sim(
+        "zero-model",
+        "sim/mnist-multinomial.toml",
+        &["steps=8", "eval-every=4"],
+    );
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).expect("summary.json"))
             .expect("valid JSON");
@@ -139,15 +148,11 @@ fn the_heatmap_is_drawn_when_some_users_contributed_twice() {
     // A DP-SGD walk of 8 steps on the 40-user small world revisits two users: they have no
     // network figure (one contribution only), and their rows are grey instead of the whole
     // heatmap going missing.
-    let out = temp_dir("heatmap");
-    let status = dpwalk()
-        .args(["sim", "sim/mnist-multinomial.toml", "--quiet", "--out"])
-        .arg(&out)
-        .args(["--set", "algorithm.kind=dp-sgd", "--set", "steps=8"])
-        .args(["--set", "eval-every=4"])
-        .status()
-        .expect("runs");
-    assert!(status.success());
+    let out = sim(
+        "heatmap",
+        "sim/mnist-multinomial.toml",
+        &["algorithm.kind=dp-sgd", "steps=8", "eval-every=4"],
+    );
     let users = std::fs::read_to_string(out.join("privacy_users.csv")).expect("privacy_users.csv");
     let mut lines = users.lines();
     let header: Vec<&str> = lines.next().expect("header").split(',').collect();

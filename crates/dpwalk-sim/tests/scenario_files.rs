@@ -74,8 +74,8 @@ fn every_scenario_file_reads_as_pinned() {
         ("sim/swarm.toml", 0x9f285acd5b1fb02d, 0xea1791dfe21ae7ec),
         (
             "sim/compare/adult-record.toml",
-            0xfaf15a1f116c4f47,
-            0xf4e96d6bd039cfd,
+            0x61d347992ef28c7,
+            0xc913383db695c569,
         ),
         (
             "sim/compare/adult.toml",

@@ -15,7 +15,7 @@
 
 use crate::method::Method;
 use crate::metrics::Evaluator;
-use crate::run::{RunError, RunResult, Schedule};
+use crate::run::{Clips, RunError, RunResult, Schedule};
 use dpwalk_core::baselines::dp_iadmm::DpIadmm;
 use dpwalk_core::baselines::exchange::Exchange;
 use dpwalk_core::baselines::fed_sgd::FedSgd;
@@ -53,19 +53,34 @@ impl<'a> Runner<'a> {
         }))
     }
 
-    /// One round; returns how many gradients the clip scaled down.
+    /// One round; returns how many clip tests it made and how many the clip scaled down:
+    /// one per user update for federated DP-SGD (its clip bounds the update), one per record
+    /// gradient for DP-IADMM and IPADMM (their clips are per record), none for penalty
+    /// perturbation (no clip).
     pub(crate) fn round(
         &mut self,
         problem: &Problem,
         rngs: &mut [NodeRng],
-    ) -> Result<u64, RunError> {
+    ) -> Result<Clips, RunError> {
         Ok(match self {
-            Runner::FedSgd(r) => r.round(problem, rngs)?.clipped as u64,
-            Runner::DpIadmm(r) => r.round(problem, rngs)?.clipped as u64,
-            Runner::Ipadmm(r) => r.round(rngs)?.clipped as u64,
+            Runner::FedSgd(r) => Clips {
+                tested: problem.n_users() as u64,
+                clipped: r.round(problem, rngs)?.clipped as u64,
+            },
+            Runner::DpIadmm(r) => Clips {
+                tested: problem.data().data.rows() as u64,
+                clipped: r.round(problem, rngs)?.clipped as u64,
+            },
+            Runner::Ipadmm(r) => {
+                let report = r.round(rngs)?;
+                Clips {
+                    tested: report.gradients as u64,
+                    clipped: report.clipped as u64,
+                }
+            }
             Runner::PpAdmm(r) => {
                 r.round(rngs)?;
-                0
+                Clips::default()
             }
         })
     }
@@ -141,12 +156,14 @@ pub fn run_rounds(
         .map(|i| node_rng(schedule.run_seed, i))
         .collect();
     let mut z = vec![0.0; d];
-    let (mut evals, mut eval_seconds, mut clipped) = (Vec::new(), 0.0, 0u64);
+    let (mut evals, mut eval_seconds, mut clips) = (Vec::new(), 0.0, Clips::default());
     let mut done = 0u64;
     while done < rounds {
         let chunk = eval_every.min(rounds - done);
         for _ in 0..chunk {
-            clipped += runner.round(problem, &mut rngs)?;
+            let round = runner.round(problem, &mut rngs)?;
+            clips.tested += round.tested;
+            clips.clipped += round.clipped;
         }
         done += chunk;
         progress(chunk * per_round);
@@ -166,7 +183,7 @@ pub fn run_rounds(
         z,
         w: Vec::new(),
         contributions: rounds * per_round,
-        clipped,
+        clips,
         steps: rounds * per_round,
         per_user: vec![rounds; n],
         late: Vec::new(),

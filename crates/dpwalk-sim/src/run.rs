@@ -57,6 +57,28 @@ pub struct Schedule {
     pub run_seed: u64,
 }
 
+/// How often a run's clip was tested and how often it was active. A test is one contribution
+/// for dpwalk's walk and schedules and for federated DP-SGD (their clip bounds a user's
+/// update), one record gradient for DP-IADMM and IPADMM (their clips are per record).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Clips {
+    /// Clip tests made.
+    pub tested: u64,
+    /// Of which the clip scaled the vector down.
+    pub clipped: u64,
+}
+
+impl Clips {
+    /// The share of tests where the clip was active; 0 when none was made.
+    pub fn fraction(&self) -> f64 {
+        if self.tested == 0 {
+            0.0
+        } else {
+            self.clipped as f64 / self.tested as f64
+        }
+    }
+}
+
 /// What a run produced.
 #[derive(Debug, Clone)]
 pub struct RunResult {
@@ -68,8 +90,8 @@ pub struct RunResult {
     pub w: Vec<f64>,
     /// Contributions made (blocks updated).
     pub contributions: u64,
-    /// Contributions whose clip was active.
-    pub clipped: u64,
+    /// The clip's tests and how many it scaled down.
+    pub clips: Clips,
     /// Steps of the run.
     pub steps: u64,
     /// Contributions of each user.
@@ -269,7 +291,10 @@ pub fn run(
         z,
         w: state.w,
         contributions,
-        clipped,
+        clips: Clips {
+            tested: contributions,
+            clipped,
+        },
         steps: schedule.steps,
         per_user,
         late,

@@ -312,6 +312,38 @@ fn federated_kinds_run_once_whatever_the_graphs() {
 }
 
 #[test]
+fn the_clipped_fraction_is_a_share_of_the_clip_s_tests() {
+    // Ten users of ten records: DP-IADMM's and IPADMM's clips are per record, so they test ten
+    // gradients per user update where the others test one; the fraction is of the tests made.
+    let text = format!(
+        "{LASSO}\n[sweep]\nkind = [\"admm\", \"dp-sgd\", \"fed-sgd\", \"dp-iadmm\", \"ipadmm\"]\n"
+    )
+    .replace(
+        "steps = 20000\neval-every = 20000",
+        "steps = 200\neval-every = 200",
+    );
+    for (clip, expected) in [("1e-9", 1.0), ("1e9", 0.0)] {
+        let loaded = scenario(
+            &text,
+            &[
+                &format!("algorithm.clip={clip}"),
+                &format!("algorithm.clip-l1={clip}"),
+            ],
+        );
+        let prepared = prepare(&loaded).expect("prepare");
+        let results = simulate(&loaded, &prepared, true).expect("simulate");
+        let summary = dpwalk_sim::output::summarize(&loaded, &prepared, &results);
+        for p in &summary.points {
+            assert_eq!(
+                p.privacy.clipped_fraction, expected,
+                "{} at clip {clip}",
+                p.algorithm
+            );
+        }
+    }
+}
+
+#[test]
 fn every_kind_runs_end_to_end_with_its_outputs() {
     let text = format!(
         "{LOGISTIC}\n[privacy]\nepsilon = 2.0\ndelta = 1e-5\n[sweep]\n\

@@ -4,7 +4,7 @@
 use anyhow::{Context, bail, ensure};
 use dpwalk_net::final_model::FinalModelFile;
 use dpwalk_sim::metrics::Evaluator;
-use dpwalk_sim::run::RunResult;
+use dpwalk_sim::run::{Clips, RunResult};
 use dpwalk_sim::scenario::LoadedScenario;
 use dpwalk_sim::simulate::{self, PointResult, Prepared};
 use std::time::Instant;
@@ -83,7 +83,10 @@ pub(super) fn collect(
         z: first.z.clone(),
         w: Vec::new(),
         contributions,
-        clipped: finals.iter().map(|f| f.privacy.clipped).sum(),
+        clips: Clips {
+            tested: contributions,
+            clipped: finals.iter().map(|f| f.privacy.clipped).sum(),
+        },
         steps,
         per_user,
         late: Vec::new(),

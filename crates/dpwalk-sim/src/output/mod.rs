@@ -71,7 +71,9 @@ mod views;
 
 pub(crate) use csv::csv_opt;
 pub use csv::metrics_csv;
-pub use summary::{Figures, Optimum, PointSummary, Privacy, Summary, Throughput, summarize};
+pub use summary::{
+    Figures, FixedModel, Optimum, PointSummary, Privacy, Summary, Throughput, summarize,
+};
 
 /// `final_model.json`.
 #[derive(Debug, Serialize)]

@@ -5,6 +5,7 @@ use crate::method::Family;
 use crate::metrics::{EvalPoint, Evaluator, mean_std};
 use crate::privacy::PointPrivacy;
 use crate::reproduce::PaperPoint;
+use crate::run::Clips;
 use crate::scenario::{LoadedScenario, Point};
 use crate::simulate::{PointResult, Prepared};
 use dpwalk_privacy::local::local_rdp;
@@ -50,7 +51,8 @@ pub struct Privacy {
     pub local_rdp_per_contribution: Option<Vec<f64>>,
     /// What the figure means.
     pub note: String,
-    /// Share of contributions whose clip was active.
+    /// Share of the clip's tests where it was active ([`Clips`]: per contribution, or per
+    /// record gradient for the per-record clips of DP-IADMM and IPADMM).
     pub clipped_fraction: f64,
     /// (ε, δ) figures of the views, the budget and what they assume.
     #[serde(flatten)]
@@ -279,8 +281,10 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
                 .sum::<f64>()
                 / reps;
             let contributions = pr.runs.first().map_or(0, |r| r.contributions);
-            let clipped: u64 = pr.runs.iter().map(|r| r.clipped).sum();
-            let all: u64 = pr.runs.iter().map(|r| r.contributions).sum();
+            let clips = pr.runs.iter().fold(Clips::default(), |a, r| Clips {
+                tested: a.tested + r.clips.tested,
+                clipped: a.clipped + r.clips.clipped,
+            });
             let alg = &pr.point.method;
             PointSummary {
                 algorithm: pr.point.name.as_str(),
@@ -323,11 +327,7 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
                     &s.output.orders,
                     prepared,
                     &pr.point,
-                    if all > 0 {
-                        clipped as f64 / all as f64
-                    } else {
-                        0.0
-                    },
+                    clips.fraction(),
                     prepared.privacy.report(s, &pr.resolved, &pr.runs),
                 ),
                 reproduce: pr.paper.clone(),

@@ -63,7 +63,8 @@ pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
                 "record-level: neighbouring datasets differ in one record of one user; for admm, \
                  dp-sgd and fed-sgd the clip is min(C, gamma G2/m) (DP-SGD: min(C, G2/m)) for \
                  the user with the fewest records m, assuming every record's feature norm is \
-                 within the data's largest and an exact prox (summary.json: privacy.unit)"
+                 within the data's largest (and, for admm, an exact prox); each point's \
+                 assumptions are in summary.json: privacy.unit"
             );
         }
     }

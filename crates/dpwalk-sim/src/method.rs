@@ -248,6 +248,18 @@ impl Method {
         }
     }
 
+    /// The scenario's `algorithm.kind` this method was built from.
+    pub fn kind(&self) -> AlgorithmName {
+        match self {
+            Method::Walk(Algorithm::Admm(_)) => AlgorithmName::Admm,
+            Method::Walk(Algorithm::Sgd(_)) => AlgorithmName::DpSgd,
+            Method::FedSgd(_) => AlgorithmName::FedSgd,
+            Method::DpIadmm(_) => AlgorithmName::DpIadmm,
+            Method::Ipadmm(_) => AlgorithmName::Ipadmm,
+            Method::PpAdmm(_) => AlgorithmName::PpAdmm,
+        }
+    }
+
     /// dpwalk's own update, when the method is one.
     pub fn walk(&self) -> Option<&Algorithm> {
         match self {

@@ -22,15 +22,53 @@ use dpwalk_core::step::Algorithm;
 use dpwalk_privacy::unit::record_level_clip;
 use serde::Serialize;
 
-/// What every record-level figure assumes, in `summary.json`.
-pub const ASSUMPTIONS: &[&str] = &[
-    "neighbouring datasets differ in one record of one user (record-level unit)",
-    "every record, the replaced one and its replacement alike, has a feature norm of at most the \
-     largest feature norm of the run's data (grad_bound = loss factor x that norm: logistic 1, \
-     multinomial sqrt(2)); a public bound on the feature domain makes this data-independent",
-    "the local prox is exact: a solver stopped at distance tau from it adds tau to the clip \
-     (the prox certificate of the logistic and multinomial solvers is about 1e-13 relative)",
-];
+/// The record-level unit itself: what every record-level figure means.
+const UNIT: &str = "neighbouring datasets differ in one record of one user (record-level unit)";
+
+/// What the record-level clip `min(C, γG₂/m)` (or `min(C, G₂/m)`) of dpwalk's own kinds needs
+/// of the records: `G₂` is read from the run's data.
+const DATA_NORM: &str = "every record, the replaced one and its replacement alike, has a feature \
+     norm of at most the largest feature norm of the run's data (grad_bound = loss factor x that \
+     norm: logistic 1, multinomial sqrt(2)); a public bound on the feature domain makes this \
+     data-independent";
+
+/// What the ADMM's `γG₂/m` needs of its solver (DP-SGD computes its gradient exactly).
+const EXACT_PROX: &str = "the local prox is exact: a solver stopped at distance tau from it adds \
+     tau to the clip (the prox certificate of the logistic and multinomial solvers is about \
+     1e-13 relative)";
+
+/// What penalty perturbation's proof (\[ZKL\]) needs of the records, at either unit: the run's
+/// records are checked, a neighbour's cannot be.
+const PP_DOMAIN: &str = "every record, those of the neighbouring dataset included, has a feature \
+     norm of at most 1 (penalty perturbation's proof; the run's records are checked)";
+
+/// What penalty perturbation's proof needs of its solver: it inverts the exact minimizer.
+const PP_EXACT: &str = "each node's perturbed local problem is solved exactly (the proof inverts \
+     its minimizer; a round whose solve is certified above 1e-10 relative stops the run)";
+
+/// What a figure of `kind` at `unit` assumes beyond the accountant's own proof, in
+/// `summary.json` and the audit's bounds: only what that kind's sensitivity rests on.
+/// DP-IADMM and IPADMM clip every record themselves, so their record-level sensitivity needs
+/// nothing of the data.
+pub fn assumptions(kind: AlgorithmName, unit: UnitName) -> &'static [&'static str] {
+    match (unit, kind) {
+        (UnitName::User, AlgorithmName::PpAdmm) => &[PP_DOMAIN, PP_EXACT],
+        (UnitName::User, _) => &[],
+        (UnitName::Record, AlgorithmName::Admm) => &[UNIT, DATA_NORM, EXACT_PROX],
+        (UnitName::Record, AlgorithmName::DpSgd | AlgorithmName::FedSgd) => &[UNIT, DATA_NORM],
+        (UnitName::Record, AlgorithmName::DpIadmm | AlgorithmName::Ipadmm) => &[UNIT],
+        (UnitName::Record, AlgorithmName::PpAdmm) => &[UNIT, PP_DOMAIN, PP_EXACT],
+    }
+}
+
+/// `"record-level "` at record level, `""` at user level (the default, unlabelled): the
+/// prefix of every printed figure's name.
+pub fn prefix(unit: UnitName) -> &'static str {
+    match unit {
+        UnitName::User => "",
+        UnitName::Record => "record-level ",
+    }
+}
 
 /// The record-level clip's inputs, when the unit is `record` and the scenario runs one of
 /// dpwalk's own kinds.
@@ -120,14 +158,19 @@ pub struct UnitReport {
     /// Its inputs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub record_level: Option<RecordLevel>,
-    /// What the record-level figures assume (empty at user level).
+    /// What the figures assume beyond the accountant's proof ([`assumptions`]).
     #[serde(skip_serializing_if = "<[&str]>::is_empty")]
     pub assumptions: &'static [&'static str],
 }
 
 impl UnitReport {
-    /// The report of `unit`, with the record-level clip of the point where it applies.
-    pub fn new(unit: UnitName, record_level: Option<(RecordLevel, f64)>) -> Self {
+    /// The report of a `kind` point at `unit`, with the record-level clip of the point where it
+    /// applies.
+    pub fn new(
+        unit: UnitName,
+        kind: AlgorithmName,
+        record_level: Option<(RecordLevel, f64)>,
+    ) -> Self {
         Self {
             unit: match unit {
                 UnitName::User => "user-level",
@@ -135,20 +178,16 @@ impl UnitReport {
             },
             accounted_clip: record_level.map(|(_, c)| c),
             record_level: record_level.map(|(r, _)| r),
-            assumptions: match unit {
-                UnitName::User => &[],
-                UnitName::Record => ASSUMPTIONS,
-            },
+            assumptions: assumptions(kind, unit),
         }
     }
 
-    /// `"record-level "` at record level, `""` at user level (the default, unlabelled): the
-    /// prefix of every printed figure's name.
+    /// [`prefix`] of this report's unit.
     pub fn prefix(&self) -> &'static str {
         if self.record_level() {
-            "record-level "
+            prefix(UnitName::Record)
         } else {
-            ""
+            prefix(UnitName::User)
         }
     }
 
@@ -218,6 +257,32 @@ mod tests {
         assert!(RecordLevel::new(&user, &multi).unwrap().is_none());
         let baselines = scenario(&["privacy.unit=record", "algorithm.kind=ipadmm"]);
         assert!(RecordLevel::new(&baselines, &multi).unwrap().is_none());
+    }
+
+    #[test]
+    fn each_kind_assumes_only_what_its_sensitivity_rests_on() {
+        use AlgorithmName::*;
+        let has = |kind, unit, text| assumptions(kind, unit).contains(&text);
+        // User level: the clips and the baselines' own per-record clips need nothing.
+        for kind in [Admm, DpSgd, FedSgd, DpIadmm, Ipadmm] {
+            assert!(assumptions(kind, UnitName::User).is_empty(), "{kind:?}");
+        }
+        // Penalty perturbation's proof needs ‖x‖ ≤ 1 and its exact minimizer at either unit.
+        for unit in [UnitName::User, UnitName::Record] {
+            assert!(has(PpAdmm, unit, PP_DOMAIN) && has(PpAdmm, unit, PP_EXACT));
+            assert!(!has(PpAdmm, unit, DATA_NORM) && !has(PpAdmm, unit, EXACT_PROX));
+        }
+        // Record level: every figure states the unit; G₂ for dpwalk's kinds, the prox for ADMM.
+        for kind in [Admm, DpSgd, FedSgd, DpIadmm, Ipadmm, PpAdmm] {
+            assert!(has(kind, UnitName::Record, UNIT), "{kind:?}");
+            let own = matches!(kind, Admm | DpSgd | FedSgd);
+            assert_eq!(has(kind, UnitName::Record, DATA_NORM), own, "{kind:?}");
+            assert_eq!(
+                has(kind, UnitName::Record, EXACT_PROX),
+                kind == Admm,
+                "{kind:?}"
+            );
+        }
     }
 
     #[test]

@@ -93,6 +93,17 @@ fn record_level_figures_never_exceed_the_user_level_ones_and_say_so() {
             r["note"].as_str().unwrap().starts_with("record-level"),
             "{sets:?}"
         );
+        // Only what the clip rests on: G₂ from the data for all, an exact prox for ADMM alone.
+        let assumed = |needle: &str| {
+            r["unit"]["assumptions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a.as_str().unwrap().contains(needle))
+        };
+        assert!(assumed("feature norm"), "{sets:?}");
+        assert_eq!(assumed("prox is exact"), admm, "{sets:?}");
+        assert!(u["unit"].get("assumptions").is_none(), "{sets:?}");
         let mut compared = 0;
         for view in ["local", "network", "central"] {
             match (eps(u, view), eps(r, view)) {

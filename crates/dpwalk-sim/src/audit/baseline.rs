@@ -299,11 +299,7 @@ pub(crate) fn audit_point(
             },
             _ => local.clone(),
         };
-        Ok(if record_level {
-            super::record::label(bound, matches!(method, Method::FedSgd(_)))
-        } else {
-            bound
-        })
+        Ok(super::record::label(bound, method.kind(), s.privacy.unit))
     })?;
     Ok(PointAudit {
         setting: Setting {

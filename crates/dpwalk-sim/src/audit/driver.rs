@@ -436,11 +436,7 @@ fn audit_point(
     let pair = [transcripts[0].as_slice(), transcripts[1].as_slice()];
     let views = view_audits(&config.views, pair, steps, k, true, &opts, |view| {
         let bound = composed_bound(&setup, passage, config.user, steps, view, k)?;
-        Ok(if record_level {
-            record::label(bound, true)
-        } else {
-            bound
-        })
+        Ok(record::label(bound, point.method.kind(), s.privacy.unit))
     })?;
     let all = || pair.iter().flat_map(|t| t.iter());
     let arrivals = all().filter(|t| t.arrival_count > 0).count();

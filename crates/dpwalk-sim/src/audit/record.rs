@@ -32,9 +32,10 @@ use super::AuditError;
 use super::bound::Bound;
 use super::canary::{self, Canary, CanaryKind, Worlds};
 use super::trial::Start;
+use crate::algorithm::AlgorithmName;
 use crate::method::Method;
 use crate::privacy::PrivacyContext;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, UnitName};
 use crate::simulate::Prepared;
 use dpwalk_core::data::UserData;
 use dpwalk_core::problem::{Loss, Problem, ProxScratch};
@@ -93,18 +94,13 @@ pub struct RecordPair {
     pub privacy: PrivacyContext,
 }
 
-/// `bound` as the record-level figure it is: named so, with the record-level assumptions
-/// (all of them for dpwalk's own kinds, the unit alone for the baselines, whose sensitivities
-/// do not go through `G₂`).
-pub fn label(bound: Bound, own_kind: bool) -> Bound {
-    let assumptions = crate::record_level::ASSUMPTIONS;
-    let extra = if own_kind {
-        assumptions
-    } else {
-        &assumptions[..1]
-    };
+/// `bound` as the figure of a `kind` point at `unit` it is: named record-level at record level
+/// ([`crate::record_level::prefix`]), with the assumptions of that kind at that unit
+/// ([`crate::record_level::assumptions`]: only what its sensitivity rests on).
+pub fn label(bound: Bound, kind: AlgorithmName, unit: UnitName) -> Bound {
+    let extra = crate::record_level::assumptions(kind, unit);
     Bound {
-        figure: format!("record-level {}", bound.figure),
+        figure: format!("{}{}", crate::record_level::prefix(unit), bound.figure),
         assumptions: bound
             .assumptions
             .into_iter()

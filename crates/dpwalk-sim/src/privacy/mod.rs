@@ -22,7 +22,7 @@ pub use resolve::Resolved;
 use crate::algorithm::Mode;
 use crate::baseline_privacy::{Account, Inputs};
 use crate::method::Method;
-use crate::record_level::{RecordLevel, UnitReport};
+use crate::record_level::{self, RecordLevel, UnitReport};
 use crate::scenario::{ConversionName, Point, Scenario, ScenarioError, UnitName};
 use dpwalk_core::problem::Problem;
 use dpwalk_core::spec::SpecError;
@@ -128,13 +128,13 @@ impl PrivacyContext {
 
     /// `"record-level "` at record level, `""` at user level: the prefix of figure names.
     pub fn unit_prefix(&self) -> &'static str {
-        UnitReport::new(self.unit, None).prefix()
+        record_level::prefix(self.unit)
     }
 
     /// The unit of `method`'s figures, with the record-level clip where it applies.
     pub fn unit_report(&self, method: &Method) -> UnitReport {
         let record_level = self.record_level.and_then(|r| Some((r, r.clip(method)?)));
-        UnitReport::new(self.unit, record_level)
+        UnitReport::new(self.unit, method.kind(), record_level)
     }
 
     /// The accounting of a baseline method on topology `topology` planned for `steps` user

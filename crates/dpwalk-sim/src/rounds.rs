@@ -161,9 +161,7 @@ pub fn run_rounds(
     while done < rounds {
         let chunk = eval_every.min(rounds - done);
         for _ in 0..chunk {
-            let round = runner.round(problem, &mut rngs)?;
-            clips.tested += round.tested;
-            clips.clipped += round.clipped;
+            clips += runner.round(problem, &mut rngs)?;
         }
         done += chunk;
         progress(chunk * per_round);

@@ -68,6 +68,23 @@ pub struct Clips {
     pub clipped: u64,
 }
 
+/// Counts add up over rounds, runs and repetitions.
+impl std::ops::AddAssign for Clips {
+    fn add_assign(&mut self, other: Self) {
+        self.tested += other.tested;
+        self.clipped += other.clipped;
+    }
+}
+
+impl std::iter::Sum for Clips {
+    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+        iter.fold(Self::default(), |mut total, c| {
+            total += c;
+            total
+        })
+    }
+}
+
 impl Clips {
     /// The share of tests where the clip was active; 0 when none was made.
     pub fn fraction(&self) -> f64 {

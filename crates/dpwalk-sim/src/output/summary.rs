@@ -281,10 +281,7 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
                 .sum::<f64>()
                 / reps;
             let contributions = pr.runs.first().map_or(0, |r| r.contributions);
-            let clips = pr.runs.iter().fold(Clips::default(), |a, r| Clips {
-                tested: a.tested + r.clips.tested,
-                clipped: a.clipped + r.clips.clipped,
-            });
+            let clips: Clips = pr.runs.iter().map(|r| r.clips).sum();
             let alg = &pr.point.method;
             PointSummary {
                 algorithm: pr.point.name.as_str(),

@@ -127,6 +127,16 @@ pub enum PrivacyError {
         /// What is wrong.
         reason: String,
     },
+    /// A contributor/observer pair that is not two distinct users of the walk.
+    #[error("pair (user {i}, observer {j}) is not two distinct users of a walk of {users} users")]
+    Pair {
+        /// The contributor.
+        i: usize,
+        /// The observer.
+        j: usize,
+        /// Users in the walk.
+        users: usize,
+    },
     /// Too many contributions to enumerate their worst sign pattern exactly.
     #[error("{got} contributions, at most {max} can be enumerated exactly")]
     TooManyContributions {

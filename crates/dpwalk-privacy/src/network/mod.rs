@@ -89,8 +89,10 @@
 //! To offer the figure, we need the theorem's text: the statement, its assumptions and its
 //! sensitivity convention.
 
+pub mod excursion;
 mod hitting;
 pub mod law;
+pub mod mixture;
 
 pub use hitting::{
     HittingOptions, InverseHitting, LawSink, PairHitting, complete_graph_inverse_hitting,

@@ -282,7 +282,10 @@ fn a_dp_sgd_walk_has_a_path_hidden_network_figure_for_many_contributions() {
         let v = run(&["--steps-per-user", k]);
         let u = &v["users"][0];
         let (local, network) = (f(&u["local"]["epsilon"]), f(&u["network"]["epsilon"]));
-        assert!(network < local && network > last, "K = {k}: {network} vs {local}");
+        assert!(
+            network < local && network > last,
+            "K = {k}: {network} vs {local}"
+        );
         last = network;
     }
 }
@@ -360,7 +363,10 @@ fn the_pair_recursion_on_a_graph_file_matches_the_complete_graph() {
         .collect();
     let path = temp_file(
         "k12.toml",
-        &format!("kind = \"edges\"\nnodes = 12\nedges = [{}]\n", edges.join(", ")),
+        &format!(
+            "kind = \"edges\"\nnodes = 12\nedges = [{}]\n",
+            edges.join(", ")
+        ),
     );
     let walk = |graph: &[&str]| {
         let mut a = vec!["account", "walk"];
@@ -525,8 +531,65 @@ fn federated_calibration_round_trips_through_the_gaussian_mechanism() {
     assert!(f(&g["epsilon"]) <= 2.0 && f(&g["epsilon"]) > 1.999);
 }
 
+/// The network view calibrates the DP-SGD walk on the complete graph (round trip through
+/// `account walk`), and is refused on other graphs with the reason.
 #[test]
-fn network_calibration_is_refused_with_the_reason() {
+fn network_calibration_round_trips_and_is_refused_off_the_complete_graph() {
+    let cal = json(&[
+        "calibrate",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--view",
+        "network",
+        "--complete",
+        "100",
+        "--clip",
+        "1",
+        "--total-steps",
+        "1000",
+        "--json",
+    ]);
+    let sigma = f(&cal["sigma"]);
+    assert!(f(&cal["epsilon"]) <= 1.0);
+    let at = |sigma: f64| {
+        let s = sigma.to_string();
+        json(&[
+            "account",
+            "walk",
+            "--complete",
+            "100",
+            "--clip",
+            "1",
+            "--total-steps",
+            "1000",
+            "--step",
+            "dp-sgd",
+            "--sigma",
+            &s,
+            "--json",
+        ])["users"][0]["network"]["epsilon"]
+            .as_f64()
+            .expect("network epsilon")
+    };
+    assert!(at(sigma) <= 1.0, "{}", at(sigma));
+    assert!(at(sigma * 0.99) > 1.0, "not the smallest sigma");
+    let local = json(&[
+        "calibrate",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--complete",
+        "100",
+        "--clip",
+        "1",
+        "--total-steps",
+        "1000",
+        "--json",
+    ]);
+    assert!(sigma < f(&local["sigma"]) / 2.0, "network {sigma} vs local");
     let out = dpwalk(&[
         "calibrate",
         "--epsilon",
@@ -545,7 +608,7 @@ fn network_calibration_is_refused_with_the_reason() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("no longer offered") && err.contains("--view local"),
+        err.contains("complete graph") && err.contains("--view local"),
         "{err}"
     );
     assert!(!err.contains("panicked"), "{err}");

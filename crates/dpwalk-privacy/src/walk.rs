@@ -27,10 +27,11 @@
 //! it, and the local figure, which needs none of them, is always printed beside it.
 
 use crate::Noise;
+use crate::calibrate::network_orders;
 use crate::error::PrivacyError;
 use crate::local::local_view;
 use crate::network::law::Exps;
-use crate::network::mixture::{MAX_PAIR_USERS, MixtureOptions, PairChain, pair_bound, work};
+use crate::network::mixture::{MAX_PAIR_USERS, MixtureOptions, PairChain, PairMixtures, work};
 use crate::network::{
     Charges, HittingOptions, InverseHitting, PassageLaw, complete_graph_inverse_hitting,
     curve_with, network_curve, order_exponent, passage_all_pairs,
@@ -546,14 +547,10 @@ pub struct PathHidden {
 /// before it is refused as "not offered: cost": about a minute here.
 pub const MAX_NETWORK_WORK: f64 = 1e11;
 
-/// Orders [`pair_bound`] evaluates on a grid of `len` orders, about.
-fn evaluated_orders(len: usize) -> f64 {
-    (len.div_ceil(6) + 13).min(len) as f64
-}
-
 /// The path-hidden network view of a DP-SGD walk of `steps` steps on `topology` in which every
 /// user contributes at most `cap` times (the budget policy enforces the cap; spent users take
-/// noise-only steps). Refused above [`MAX_PAIR_USERS`] users on a graph other than the complete
+/// noise-only steps), on the orders calibration and the budget policy use
+/// ([`network_orders`]), so that a calibrated σ reads back as its target. Refused above [`MAX_PAIR_USERS`] users on a graph other than the complete
 /// one ([`NOT_OFFERED_COST`]), and where the computation would exceed [`MAX_NETWORK_WORK`].
 pub fn path_hidden(
     setup: &Setup,
@@ -584,9 +581,9 @@ pub fn path_hidden(
             PairChain::pair(&rows, i, j)
         }
     };
+    let orders = network_orders(&setup.orders)?;
     let pairs = if complete { 1.0 } else { (n * (n - 1)) as f64 };
-    let estimate =
-        work(&chain_of(0, 1)?, k, &opts) * pairs * evaluated_orders(setup.orders.len());
+    let estimate = work(&chain_of(0, 1)?, k, &opts) * pairs * orders.len() as f64;
     if estimate > MAX_NETWORK_WORK {
         return Err(PrivacyError::NetworkCost {
             work: estimate,
@@ -595,24 +592,32 @@ pub fn path_hidden(
             limit: MAX_NETWORK_WORK,
         });
     }
+    // The local figure bounds every observer too: on its finer grid it can be the smaller.
+    let local: Figure = local_view(&setup.orders, setup.noise, cap)
+        .to_dp(setup.delta, setup.conversion)?
+        .into();
     let figure = |chain: &PairChain| -> Result<Figure, PrivacyError> {
-        let (bound, _) = pair_bound(
-            chain,
-            k,
-            cap,
-            &setup.orders,
-            setup.noise,
-            setup.delta,
-            setup.conversion,
-            &opts,
-        )?;
-        Ok(bound.into())
+        let network: Figure = PairMixtures::new(chain, k, &orders, setup.noise, &opts)
+            .curve(cap)
+            .to_dp(setup.delta, setup.conversion)?
+            .into();
+        Ok(if local.epsilon_or_inf() < network.epsilon_or_inf() {
+            local
+        } else {
+            network
+        })
     };
     if complete {
         let f = figure(&chain_of(0, 1)?)?;
         let pairs = with_pairs.then(|| {
             (0..n * n)
-                .map(|x| if x / n == x % n { 0.0 } else { f.epsilon_or_inf() })
+                .map(|x| {
+                    if x / n == x % n {
+                        0.0
+                    } else {
+                        f.epsilon_or_inf()
+                    }
+                })
                 .collect()
         });
         return Ok(PathHidden {

@@ -161,11 +161,9 @@ fn unattainable_or_inconsistent_budgets_are_refused() {
         loaded(&["privacy.view=central"]).check().is_err(),
         "central view on a walk"
     );
-    for kind in ["admm", "dp-sgd"] {
-        let err = loaded(&["privacy.view=network", &format!("algorithm.kind={kind}")])
-            .check()
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("no longer offered"), "{err}");
-    }
+    let err = loaded(&["privacy.view=network", "algorithm.mode=federated"])
+        .check()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("for the walk"), "{err}");
 }

@@ -7,14 +7,14 @@ use crate::cli::documents::{ClosedFormDoc, UserDoc, WalkDoc, WorstDoc};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use dpwalk_core::topology::Topology;
-use dpwalk_privacy::{Noise, PrivacyError};
 use dpwalk_privacy::local::local_view;
 use dpwalk_privacy::network::mixture::MAX_PAIR_USERS;
 use dpwalk_privacy::network::paper_closed_form;
 use dpwalk_privacy::walk::{
-    ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, NOT_OFFERED_COST, PATH_HIDDEN, PathHidden,
-    Setup, path_hidden,
+    ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, NOT_OFFERED_COST, PATH_HIDDEN, PathHidden, Setup,
+    path_hidden,
 };
+use dpwalk_privacy::{Noise, PrivacyError};
 use std::fmt::Write as _;
 
 /// Which views `account walk` reports.
@@ -83,8 +83,7 @@ fn no_network_reason(step: StepArg, topology: &Topology) -> Option<&'static str>
     match step {
         StepArg::Admm => Some(ADMM_NETWORK_WITHDRAWN),
         StepArg::DpSgd
-            if !matches!(topology, Topology::Complete { .. })
-                && topology.n() > MAX_PAIR_USERS =>
+            if !matches!(topology, Topology::Complete { .. }) && topology.n() > MAX_PAIR_USERS =>
         {
             Some(NOT_OFFERED_COST)
         }
@@ -116,18 +115,15 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
     if let (true, Some(reason)) = (args.pairs, reason) {
         bail!("--pairs lists network figures, and there are none here: {reason}");
     }
-    let (network, withheld): (Option<PathHidden>, Option<String>) =
-        match (args.view, reason) {
-            (WalkView::Local, _) => (None, reason.map(String::from)),
-            (_, Some(r)) => (None, Some(r.to_string())),
-            _ => match path_hidden(&setup, &scenario.topology, steps, k, args.pairs) {
-                Ok(p) => (Some(p), None),
-                Err(e @ PrivacyError::NetworkCost { .. }) if !args.pairs => {
-                    (None, Some(e.to_string()))
-                }
-                Err(e) => return Err(e).context("computing the path-hidden network view"),
-            },
-        };
+    let (network, withheld): (Option<PathHidden>, Option<String>) = match (args.view, reason) {
+        (WalkView::Local, _) => (None, reason.map(String::from)),
+        (_, Some(r)) => (None, Some(r.to_string())),
+        _ => match path_hidden(&setup, &scenario.topology, steps, k, args.pairs) {
+            Ok(p) => (Some(p), None),
+            Err(e @ PrivacyError::NetworkCost { .. }) if !args.pairs => (None, Some(e.to_string())),
+            Err(e) => return Err(e).context("computing the path-hidden network view"),
+        },
+    };
     let local: Figure = local_view(&setup.orders, noise, k)
         .to_dp(setup.delta, setup.conversion)?
         .into();
@@ -164,7 +160,11 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
             .iter()
             .enumerate()
             .rev()
-            .max_by(|a, b| a.1.figure.epsilon_or_inf().total_cmp(&b.1.figure.epsilon_or_inf()))
+            .max_by(|a, b| {
+                a.1.figure
+                    .epsilon_or_inf()
+                    .total_cmp(&b.1.figure.epsilon_or_inf())
+            })
             .map(|(i, f)| WorstDoc {
                 user: (!all).then_some(i),
                 observer: f.observer,

@@ -45,7 +45,7 @@ use super::Transitions;
 use crate::Noise;
 use crate::error::PrivacyError;
 use crate::local::eps_loc;
-use crate::rdp::{Conversion, DpBound, Orders, RdpCurve};
+use crate::rdp::{Orders, RdpCurve};
 
 /// Largest non-complete graph whose pairs are computed (N3): the cost is O(n²) pairs, each a
 /// recursion over the graph's edges.
@@ -499,36 +499,87 @@ pub fn complete_log_mgf(
     .ln())
 }
 
-/// The RDP value of one order (see [`pair_curve`]); `dropped` from [`dropped`].
-fn order_value(
-    chain: &PairChain,
-    steps: usize,
-    cap: u64,
-    alpha: f64,
-    noise: Noise,
-    dropped: &[f64],
-    opts: &MixtureOptions,
-) -> f64 {
-    let per_step = eps_loc(alpha, noise.sigma(), noise.clip());
-    let local = cap as f64 * per_step;
-    let capped = (alpha - 1.0) * local;
-    if cap == 0 {
-        return 0.0;
+/// The part of a pair's curve that does not depend on the cap: per order, the mixture of every
+/// initial holder, and the dropped paths' probability. [`PairMixtures::curve`] then gives the
+/// curve of any cap at no further cost (what the budget policy's search for the largest cap
+/// within a network budget needs).
+#[derive(Debug, Clone)]
+pub struct PairMixtures {
+    orders: Orders,
+    /// `ε_loc(α)` per order.
+    per_step: Vec<f64>,
+    /// `E exp(θ·Ψ_UNI)` per order and initial holder; `None` above [`LOCAL_ABOVE`] for one
+    /// contribution (every cap takes the local value there).
+    kept: Vec<Option<Vec<f64>>>,
+    /// The dropped paths' probability per initial holder.
+    dropped: Vec<f64>,
+}
+
+impl PairMixtures {
+    /// Computes the mixtures of `chain` for a walk of `steps` steps at every order of `orders`.
+    pub fn new(
+        chain: &PairChain,
+        steps: usize,
+        orders: &Orders,
+        noise: Noise,
+        opts: &MixtureOptions,
+    ) -> Self {
+        let per_step: Vec<f64> = orders
+            .as_slice()
+            .iter()
+            .map(|&a| eps_loc(a, noise.sigma(), noise.clip()))
+            .collect();
+        let kept = orders
+            .as_slice()
+            .iter()
+            .zip(&per_step)
+            .map(|(&alpha, &e)| {
+                let theta = (alpha - 1.0) * e;
+                (theta <= LOCAL_ABOVE).then(|| mixture(chain, steps, theta, opts))
+            })
+            .collect();
+        Self {
+            orders: orders.clone(),
+            per_step,
+            kept,
+            dropped: dropped(chain, steps, opts),
+        }
     }
-    if capped > LOCAL_ABOVE {
-        return local;
-    }
-    let kept = mixture(chain, steps, (alpha - 1.0) * per_step, opts);
-    let worst = kept
-        .iter()
-        .zip(dropped)
-        .map(|(&m, &d)| m + d * capped.exp())
-        .fold(0.0, |a: f64, b| if b.is_nan() { f64::INFINITY } else { a.max(b) });
-    let network = worst.ln() / (alpha - 1.0);
-    if network.is_finite() {
-        network.clamp(0.0, local)
-    } else {
-        local
+
+    /// The curve for a user who contributes at most `cap` times: at every order
+    /// `min(K_max·ε_loc(α), ln max_{x₀}(M(x₀) + P_drop(x₀)·e^{θ·K_max})/(α−1))`.
+    pub fn curve(&self, cap: u64) -> RdpCurve {
+        let values = self
+            .orders
+            .as_slice()
+            .iter()
+            .zip(&self.per_step)
+            .zip(&self.kept)
+            .map(|((&alpha, &e), kept)| {
+                let local = cap as f64 * e;
+                let capped = (alpha - 1.0) * local;
+                match kept {
+                    _ if cap == 0 => 0.0,
+                    Some(kept) if capped <= LOCAL_ABOVE => {
+                        let worst = kept
+                            .iter()
+                            .zip(&self.dropped)
+                            .map(|(&m, &d)| m + d * capped.exp())
+                            .fold(
+                                0.0,
+                                |a: f64, b| if b.is_nan() { f64::INFINITY } else { a.max(b) },
+                            );
+                        let network = worst.ln() / (alpha - 1.0);
+                        if network.is_finite() {
+                            network.clamp(0.0, local)
+                        } else {
+                            local
+                        }
+                    }
+                    _ => local,
+                }
+            });
+        RdpCurve::from_computed(self.orders.clone(), values)
     }
 }
 
@@ -543,64 +594,7 @@ pub fn pair_curve(
     noise: Noise,
     opts: &MixtureOptions,
 ) -> RdpCurve {
-    let drop = dropped(chain, steps, opts);
-    let values = orders
-        .as_slice()
-        .iter()
-        .map(|&alpha| order_value(chain, steps, cap, alpha, noise, &drop, opts));
-    RdpCurve::from_computed(orders.clone(), values)
-}
-
-/// Orders of a grid evaluated first by [`pair_bound`] (every `COARSE`-th), then the `COARSE`
-/// orders on each side of the best one.
-const COARSE: usize = 6;
-
-/// The (ε, δ) figure of one pair on a subset of `orders` that contains the best one in
-/// practice: every [`COARSE`]-th order, then the orders around the best of those (any subset of
-/// orders gives a valid bound; this one costs about a fifth of the grid). The curve it
-/// converted is returned with it.
-pub fn pair_bound(
-    chain: &PairChain,
-    steps: usize,
-    cap: u64,
-    orders: &Orders,
-    noise: Noise,
-    delta: f64,
-    conversion: Conversion,
-    opts: &MixtureOptions,
-) -> Result<(DpBound, RdpCurve), PrivacyError> {
-    let all = orders.as_slice();
-    let drop = dropped(chain, steps, opts);
-    let mut values: Vec<Option<f64>> = vec![None; all.len()];
-    let evaluate = |idx: &[usize], values: &mut Vec<Option<f64>>| {
-        for &x in idx {
-            if values[x].is_none() {
-                values[x] = Some(order_value(chain, steps, cap, all[x], noise, &drop, opts));
-            }
-        }
-    };
-    let convert = |values: &[Option<f64>]| -> Result<(DpBound, RdpCurve), PrivacyError> {
-        let (o, v): (Vec<f64>, Vec<f64>) = all
-            .iter()
-            .zip(values)
-            .filter_map(|(&a, v)| v.map(|v| (a, v)))
-            .unzip();
-        let curve = RdpCurve::new(Orders::new(&o)?, v)?;
-        Ok((curve.to_dp(delta, conversion)?, curve))
-    };
-    let coarse: Vec<usize> = (0..all.len())
-        .filter(|x| x % COARSE == 0 || *x + 1 == all.len())
-        .collect();
-    evaluate(&coarse, &mut values);
-    let (first, _) = convert(&values)?;
-    let best = match first {
-        DpBound::Finite(g) => all.iter().position(|&a| a == g.order).unwrap_or(0),
-        DpBound::NoFiniteGuarantee { .. } => return convert(&values),
-    };
-    let around: Vec<usize> =
-        (best.saturating_sub(COARSE)..(best + COARSE + 1).min(all.len())).collect();
-    evaluate(&around, &mut values);
-    convert(&values)
+    PairMixtures::new(chain, steps, orders, noise, opts).curve(cap)
 }
 
 /// The arithmetic of one order of [`pair_curve`] in multiply-adds, roughly: the recursion over

@@ -154,6 +154,14 @@ impl PrivacyContext {
         )
     }
 
+    /// Whether topology `topology` is the complete graph (where the network budget is offered).
+    pub fn is_complete(&self, topology: usize) -> bool {
+        matches!(
+            self.passage.get(topology),
+            Some(Ok(Passage::Complete { .. }))
+        )
+    }
+
     /// [`PrivacyContext::account`] of a runnable point, at its horizon.
     pub fn point_account(&self, point: &Point) -> Result<Option<Account>, ScenarioError> {
         self.account(&point.method, point.topology, point.steps)

@@ -90,6 +90,7 @@
 //! sensitivity convention.
 
 pub mod excursion;
+pub mod given_walk;
 mod hitting;
 pub mod law;
 pub mod mixture;

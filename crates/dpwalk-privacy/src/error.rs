@@ -139,7 +139,7 @@ pub enum PrivacyError {
     },
     /// The path-hidden network figure would take too long to compute.
     #[error(
-        "network view not offered: cost (about {work:.1e} multiply-adds for a walk of {steps} steps among {users} users; the limit is {limit:.1e}): plan a shorter walk, use the complete graph, or the local view, which bounds every observer"
+        "network view not offered: cost (about {work:.1e} multiply-adds for a walk of {steps} steps among {users} users; the limit is {limit:.1e}): plan a shorter walk, or use the local view, which bounds every observer"
     )]
     NetworkCost {
         /// The estimated arithmetic.

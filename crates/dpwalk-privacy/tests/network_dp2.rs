@@ -286,3 +286,34 @@ fn two_users_get_the_local_figure() {
         assert!((n1 - l).abs() <= 1e-9 * l, "{n1} vs {l}");
     }
 }
+
+/// Long walks on the complete graph solve the renewal by FFT convolutions: the same mixture as
+/// the term-by-term renewal (which a tail of one distance forces), never below it and above it
+/// by the rounding margin only.
+#[test]
+fn the_fast_renewal_matches_the_direct_one() {
+    let (n, k) = (50, 3000);
+    let chain = PairChain::complete(n).unwrap();
+    for theta in [0.05, 0.4] {
+        let fast = mixture(&chain, k, theta, &MixtureOptions::default());
+        let direct = mixture(
+            &chain,
+            k,
+            theta,
+            &MixtureOptions {
+                horizon: Some(k - 1),
+                ..MixtureOptions::default()
+            },
+        );
+        for (f, d) in fast.iter().zip(&direct) {
+            assert!(
+                *f >= d * (1.0 - 1e-12),
+                "θ {theta}: fast {f} below direct {d}"
+            );
+            assert!(
+                *f <= d * (1.0 + 1e-7),
+                "θ {theta}: fast {f} far above direct {d}"
+            );
+        }
+    }
+}

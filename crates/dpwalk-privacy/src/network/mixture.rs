@@ -28,6 +28,11 @@
 //! below. With `Q = 40` the two agree wherever an excursion cannot hold 41 visits of `i` (all
 //! the spec's pinned cases).
 //!
+//! # Long walks
+//! On the complete graph every distance up to `K` is computed exactly (two classes: O(K·Q)), and
+//! the renewal, a convolution, is solved in O(K log² K) ([`super::renewal`]). On a general graph
+//! the distances beyond `L₀ = min(K, 64·n)` take the certified tail below.
+//!
 //! # Truncation with a certified tail
 //! Beyond distance `L₀` the weights are frozen at `L₀ + 1` (they only decrease with `r`, so this
 //! over-charges); the frozen map `A` is linear and nonnegative. With `v > 0` from power
@@ -41,7 +46,7 @@
 //! or undefined `E`) also takes the local value. Both are sound: the local value holds on every
 //! path.
 
-use super::Transitions;
+use super::{Transitions, renewal};
 use crate::Noise;
 use crate::error::PrivacyError;
 use crate::local::eps_loc;
@@ -93,6 +98,8 @@ pub struct PairChain {
     contributor: usize,
     /// Users in the walk (for the default horizon).
     users: usize,
+    /// The complete graph's two classes (every distance is cheap to compute exactly).
+    lumped: bool,
 }
 
 impl PairChain {
@@ -115,6 +122,7 @@ impl PairChain {
             entry: vec![p, (n - 2) as f64 * p],
             contributor: 0,
             users: n,
+            lumped: true,
         })
     }
 
@@ -152,6 +160,7 @@ impl PairChain {
             entry,
             contributor: state(i),
             users: n,
+            lumped: false,
         })
     }
 
@@ -263,8 +272,10 @@ struct Series {
     ret: Vec<f64>,
     /// `W_fin(L)`, the same for a last segment that ends with the final model.
     fin: Vec<f64>,
-    /// `Σ_q h^L_ret(x₀, q)` per state, for the first segment.
-    first: Vec<Vec<f64>>,
+    /// `Σ_q h^L_ret(x₀, q)` per state, for the first segment: row `L − 1` of `states` values.
+    first: Vec<f64>,
+    /// States per row of `first`.
+    states: usize,
     /// `Σ_q h^K_fin(x₀, q)` per state when `K ≤ l0`.
     fin_at_k: Option<Vec<f64>>,
 }
@@ -287,7 +298,8 @@ impl Recursion {
             .map(|_| Series {
                 ret: Vec::with_capacity(l0),
                 fin: Vec::with_capacity(l0),
-                first: Vec::with_capacity(l0),
+                first: Vec::with_capacity(l0 * chain.states()),
+                states: chain.states(),
                 fin_at_k: None,
             })
             .collect();
@@ -304,7 +316,7 @@ impl Recursion {
                 let fs = sums(&fin, qn, part);
                 s.ret.push(entry_sum(&rs));
                 s.fin.push(entry_sum(&fs));
-                s.first.push(rs);
+                s.first.extend_from_slice(&rs);
                 if r == k {
                     s.fin_at_k = Some(fs);
                 }
@@ -327,9 +339,22 @@ impl Recursion {
     }
 
     /// The renewal over `j`'s steps: `E(t) = Σ_L W(L)·E(t + L + 1) + extra(t)`, `E(K − 1) = last`.
+    /// Without a tail, long walks go through [`renewal::solve`] (O(K log² K)).
     fn renew(&self, k: usize, last: f64, extra: impl Fn(usize) -> f64) -> Vec<f64> {
         let l0 = self.l0;
         let w = &self.parts[0].ret;
+        if self.tail.is_none() && k > FAST_RENEWAL {
+            // In s = K − 1 − t: F(s) = g(s) + Σ_{m ≥ 2} W(m − 1)·F(s − m), F(0) = last.
+            let a: Vec<f64> = (0..k)
+                .map(|m| if m >= 2 && m - 1 <= l0 { w[m - 2] } else { 0.0 })
+                .collect();
+            let g: Vec<f64> = (0..k)
+                .map(|s| if s == 0 { last } else { extra(k - 1 - s) })
+                .collect();
+            let mut e = renewal::solve(&a, &g);
+            e.reverse();
+            return e;
+        }
         let mut e = vec![0.0; k];
         e[k - 1] = last;
         let mut tail_sum = 0.0; // S(t + 1) while computing E(t)
@@ -353,7 +378,7 @@ impl Recursion {
     fn first(&self, p: usize, x: usize, k: usize, e: &[f64], far: f64) -> f64 {
         let s = &self.parts[p];
         let m: f64 = (1..k.min(self.l0 + 1))
-            .map(|l| s.first[l - 1][x] * e[l])
+            .map(|l| s.first[(l - 1) * s.states + x] * e[l])
             .sum();
         match &self.tail {
             Some(t) => m + t.c_ret * t.v_sums[x] * far,
@@ -397,10 +422,15 @@ impl Recursion {
     }
 }
 
-/// `L₀` for a walk of `k` steps.
+/// `L₀` for a walk of `k` steps: by default every distance on the complete graph's two classes
+/// (a step of the recursion costs O(Q) there), `min(K, 64·n)` on a general graph.
 fn horizon(chain: &PairChain, k: usize, opts: &MixtureOptions) -> usize {
-    opts.horizon.unwrap_or(64 * chain.users).clamp(1, k.max(1))
+    let default = if chain.lumped { k } else { 64 * chain.users };
+    opts.horizon.unwrap_or(default).clamp(1, k.max(1))
 }
+
+/// Walks longer than this solve the renewal by divide and conquer (when there is no tail).
+const FAST_RENEWAL: usize = 2048;
 
 /// `E exp(θ·Ψ_UNI)` over the paths whose excursions hold at most `Q` visits of `i` each (the
 /// others omitted), for every initial holder: every state of `chain`, then `j` last.
@@ -469,7 +499,9 @@ pub fn dropped(chain: &PairChain, steps: usize, opts: &MixtureOptions) -> Vec<f6
     let p = &rec.parts[1];
     (0..s)
         .map(|x| {
-            let short: f64 = (1..k.min(l0 + 1)).map(|l| p.first[l - 1][x]).sum();
+            let short: f64 = (1..k.min(l0 + 1))
+                .map(|l| p.first[(l - 1) * p.states + x])
+                .sum();
             let long = rec
                 .tail
                 .as_ref()
@@ -601,10 +633,17 @@ pub fn pair_curve(
 /// the distances computed exactly and the renewal over the walk's steps. What [`MAX_WORK`]
 /// limits.
 pub fn work(chain: &PairChain, steps: usize, opts: &MixtureOptions) -> f64 {
-    let l0 = horizon(chain, steps, opts) as f64;
+    let l0 = horizon(chain, steps, opts);
     let moves: usize = chain.moves.iter().map(Vec::len).sum();
     let k = steps as f64;
-    l0 * (moves * (opts.visits + 2)) as f64 + k * l0
+    let recursion = 2.0 * l0 as f64 * (moves * (opts.visits + 2)) as f64;
+    let renewal = if l0 >= steps && steps > FAST_RENEWAL {
+        // Divide and conquer: about log₂K levels of FFTs of total length 4K, ~5·N·log₂N each.
+        20.0 * k * k.log2() * k.log2()
+    } else {
+        k * l0 as f64
+    };
+    recursion + 2.0 * renewal
 }
 
 /// The most arithmetic one order may take (about a second) before the figure is refused as

@@ -94,6 +94,7 @@ pub mod given_walk;
 mod hitting;
 pub mod law;
 pub mod mixture;
+mod renewal;
 
 pub use hitting::{
     HittingOptions, InverseHitting, LawSink, PairHitting, complete_graph_inverse_hitting,

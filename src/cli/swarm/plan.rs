@@ -75,12 +75,11 @@ pub(super) fn plan(
         // The loss and regularizer the simulator built (classes counted in the data), written
         // back as the shared `[problem]` table.
         problem: ProblemSpec::of(problem.loss(), *problem.regularizer()),
-        algorithm: AlgorithmSpec {
-            gamma: resolved.point.gamma,
-            lambda: resolved.point.lambda,
+        algorithm: AlgorithmSpec::of(
+            &algorithm,
             clip,
-            sigma: budget.is_none().then(|| algorithm.sigma()),
-        },
+            budget.is_none().then(|| algorithm.sigma()),
+        ),
         budget,
         privacy: record_unit(loaded, prepared)?,
         topology: spec.clone(),

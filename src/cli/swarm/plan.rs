@@ -7,7 +7,7 @@ use dpwalk_core::spec::{BudgetSpec, ProblemSpec, UnitName, UnitSpec};
 use dpwalk_core::topology::TopologyKind;
 use dpwalk_net::run::{AlgorithmSpec, RunFile};
 use dpwalk_net::workspace::{self, MemberPlan, NodeOptions};
-use dpwalk_sim::algorithm::{AlgorithmName, Mode};
+use dpwalk_sim::algorithm::Mode;
 use dpwalk_sim::record_level::RecordLevel;
 use dpwalk_sim::scenario::{LoadedScenario, PendingPoint};
 use dpwalk_sim::simulate::{self, Prepared};
@@ -22,8 +22,8 @@ pub(super) fn plan(
 ) -> anyhow::Result<(dpwalk_sim::privacy::Resolved, RunFile)> {
     let s = loaded.scenario();
     ensure!(
-        s.algorithm.mode == Mode::Decentralized && s.algorithm.kind == AlgorithmName::Admm,
-        "a swarm runs the decentralized ADMM walk: set algorithm.kind = \"admm\" and mode = \"decentralized\""
+        s.algorithm.mode == Mode::Decentralized && s.algorithm.kind.is_walk(),
+        "a swarm runs dpwalk's decentralized walk: set algorithm.kind = \"admm\" or \"dp-sgd\", and mode = \"decentralized\""
     );
     let point = single_point(loaded)?;
     if s.repetitions > 1 {
@@ -47,7 +47,7 @@ pub(super) fn plan(
         .point
         .method
         .walk()
-        .context("a swarm runs dpwalk's ADMM walk")?;
+        .context("a swarm runs dpwalk's walk (ADMM or DP-SGD)")?;
     let clip = algorithm.clip().context(
         "a daemon run needs a clip (algorithm.clip): it is what bounds the privacy loss",
     )?;

@@ -9,7 +9,7 @@ use dpwalk_net::run::{AlgorithmSpec, RunFile};
 use dpwalk_net::workspace::{self, MemberPlan, NodeOptions};
 use dpwalk_sim::algorithm::Mode;
 use dpwalk_sim::record_level::RecordLevel;
-use dpwalk_sim::scenario::{LoadedScenario, PendingPoint};
+use dpwalk_sim::scenario::{BudgetView, LoadedScenario, PendingPoint};
 use dpwalk_sim::simulate::{self, Prepared};
 use std::path::Path;
 
@@ -34,6 +34,13 @@ pub(super) fn plan(
         );
     }
     let resolved = prepared.privacy.resolve(s, point)?;
+    // A run file's `[budget]` is calibrated and enforced on the local view by every node; a
+    // scenario that budgets another view would give the nodes another σ than the simulator's.
+    ensure!(
+        resolved.point.budget.is_none()
+            || s.budget_view(&resolved.point.method) == BudgetView::Local,
+        "a swarm's budget is on the local view (a run file's [budget] is): set privacy.view = \"local\""
+    );
     // An enforced budget goes into the run file: every node calibrates the same σ from it and
     // enforces it with the simulator's policy. Without enforcement the calibrated σ is given.
     let budget = match (resolved.policy, resolved.point.budget) {

@@ -216,7 +216,7 @@ fn an_admm_walk_prints_the_local_figure_and_why_there_is_no_network_one() {
             .is_some_and(|s| s.contains("ADMM")),
         "{v}"
     );
-    assert!(v["passage"].is_null() && v["pairs"].is_null());
+    assert!(v["pairs"].is_null() && v["network_label"].is_null());
     assert_eq!(v["assumptions"].as_array().map(Vec::len), Some(0));
     assert_eq!(v["conversion"], "tight");
     assert_eq!(v["scenario"]["users"], 1000);
@@ -231,86 +231,100 @@ fn an_admm_walk_prints_the_local_figure_and_why_there_is_no_network_one() {
     );
 }
 
-/// DP-SGD with one contribution: the network figure, below the local one, above the paper's
-/// closed form; with several contributions, none, and the reason.
+/// DP-SGD on the walk: the path-hidden network figure (N1) for any number of contributions,
+/// below the local one; the spec's regression case (`specs/network-dp-2.md` §7: 1.409 on its
+/// 28 orders, 1.3806 on our finer grid, which can only lower it).
 #[test]
-fn a_dp_sgd_contribution_has_a_network_figure_and_several_do_not() {
-    let one = |k: &str, extra: &[&str]| {
+fn a_dp_sgd_walk_has_a_path_hidden_network_figure_for_many_contributions() {
+    let run = |steps: &[&str]| {
         let mut a = vec![
             "account",
             "walk",
             "--complete",
-            "1000",
+            "100",
             "--sigma",
-            "3",
+            "20",
             "--clip",
             "1",
-            "--steps-per-user",
-            k,
             "--step",
             "dp-sgd",
             "--delta",
             "1e-6",
             "--json",
         ];
-        a.extend(extra);
+        a.extend(steps);
         json(&a)
     };
-    let v = one("1", &[]);
+    let v = run(&["--total-steps", "1000"]);
     let u = &v["users"][0];
     let (local, network) = (f(&u["local"]["epsilon"]), f(&u["network"]["epsilon"]));
-    assert!(network < local, "network {network} vs local {local}");
-    assert!(close(f(&u["inverse_hitting"]), 999f64.ln() / 998.0, 1e-12));
-    assert_eq!(v["passage"]["method"], "exact");
+    assert_eq!(u["contributions"], 18);
+    assert!(network < local / 3.0, "network {network} vs local {local}");
+    assert!(
+        (1.409 * 0.975..=1.409 * 1.01).contains(&network),
+        "N1 {network} far from the spec's 1.409"
+    );
+    assert_eq!(u["network_label"], "network (path hidden)");
+    assert_eq!(v["network_label"], "network (path hidden)");
+    assert_eq!(v["walk_steps"], 1000);
     assert_eq!(f(&v["worst"]["epsilon"]), network);
     assert!(v["worst"]["observer"].is_null());
-    assert!(f(&v["paper_closed_form"]["epsilon"]) <= network);
     assert_eq!(v["assumptions"].as_array().map(Vec::len), Some(2));
     assert!(v["network_withheld"].is_null());
-    // The final model charged: a contribution at the last step is seen by everyone at once.
-    let last = one("1", &["--horizon", "1"]);
-    assert!(close(
-        f(&last["users"][0]["network"]["epsilon"]),
-        local,
-        1e-12
-    ));
-    let later = one("1", &["--horizon", "5000"]);
-    let h = f(&later["users"][0]["network"]["epsilon"]);
-    assert!(h >= network && h < local, "{h}");
-    // Two contributions: not proved, not printed.
-    let two = one("2", &[]);
-    assert!(two["users"][0]["network"].is_null());
-    assert!(
-        two["network_withheld"]
-            .as_str()
-            .is_some_and(|s| s.contains("one contribution"))
-    );
+    // More contributions per user (a longer walk): a larger figure, below local. One
+    // contribution in a walk of n steps gains nothing: the relaxation counts every visit of the
+    // user as a contribution, and a second visit is likely.
+    let one = run(&["--steps-per-user", "1"]);
+    let u = &one["users"][0];
+    assert_eq!(f(&u["network"]["epsilon"]), f(&u["local"]["epsilon"]));
+    let mut last = 0.0;
+    for k in ["2", "5", "20"] {
+        let v = run(&["--steps-per-user", k]);
+        let u = &v["users"][0];
+        let (local, network) = (f(&u["local"]["epsilon"]), f(&u["network"]["epsilon"]));
+        assert!(
+            network < local && network > last,
+            "K = {k}: {network} vs {local}"
+        );
+        last = network;
+    }
 }
 
-/// A million users cost nothing: the complete graph takes its geometric law (one representative
-/// user), never a pass over pairs of users. What is asserted is the method (the command takes
-/// milliseconds; BENCHMARKS.md has the timings), never the clock.
+/// A million users on the complete graph: one representative pair (two classes of users),
+/// never a pass over pairs; a walk too long to compute is refused with the reason, and the
+/// local figure is still printed. What is asserted is the method, never the clock.
 #[test]
 fn a_million_users_take_one_representative_user() {
-    let v = json(&[
-        "account",
-        "walk",
-        "--complete",
-        "1000000",
-        "--sigma",
-        "50",
-        "--clip",
-        "1",
-        "--steps-per-user",
-        "1",
-        "--step",
-        "dp-sgd",
-        "--json",
-    ]);
+    let run = |steps: &str| {
+        json(&[
+            "account",
+            "walk",
+            "--complete",
+            "1000000",
+            "--sigma",
+            "5",
+            "--clip",
+            "1",
+            "--total-steps",
+            steps,
+            "--step",
+            "dp-sgd",
+            "--json",
+        ])
+    };
+    let v = run("3000");
     assert_eq!(v["users"].as_array().map(Vec::len), Some(1));
-    assert_eq!(v["passage"]["method"], "exact");
     assert_eq!(v["pairs"], Value::Null);
     assert!(f(&v["users"][0]["network"]["epsilon"]) < f(&v["users"][0]["local"]["epsilon"]));
+    let far = run("1000000000");
+    assert!(far["users"][0]["network"].is_null());
+    assert!(far["users"][0]["local"]["epsilon"].is_f64());
+    assert!(
+        far["network_withheld"]
+            .as_str()
+            .is_some_and(|s| s.contains("not offered: cost")),
+        "{far}"
+    );
 }
 
 #[test]
@@ -340,62 +354,50 @@ fn total_steps_are_planned_at_the_visit_quantile() {
     assert_eq!(v["users"][0]["contributions"], k);
 }
 
-fn ring_neighbours(i: u64, j: u64) -> bool {
-    (i + 1) % 100 == j || (j + 1) % 100 == i
-}
-
+/// N3 (the per-pair recursion of any graph) on the complete graph's edges gives the complete
+/// graph's two-class figure; every user's figure is its worst observer's, below local.
 #[test]
-fn ring_worst_observer_is_a_neighbour_and_pairs_are_n_by_n() {
-    let v = json(&[
-        "account",
-        "walk",
-        "--topology",
-        "topologies/ring-100.toml",
-        "--sigma",
-        "5",
-        "--clip",
-        "1",
-        "--steps-per-user",
-        "1",
-        "--step",
-        "dp-sgd",
-        "--pairs",
-        "--json",
-    ]);
-    let users = v["users"].as_array().expect("users");
-    assert_eq!(users.len(), 100);
-    for u in users {
-        let (i, j) = (
-            u["user"].as_u64().expect("user"),
-            u["worst_observer"].as_u64().expect("observer"),
-        );
-        assert_eq!(u["all"], false);
-        assert!(ring_neighbours(i, j), "user {i}: worst observer {j}");
-    }
-    let worst = &v["worst"];
-    assert!(ring_neighbours(
-        worst["user"].as_u64().expect("user"),
-        worst["observer"].as_u64().expect("observer")
-    ));
-    assert_eq!(v["passage"]["method"], "certified upper bound");
-    assert!(
-        v["paper_closed_form"].is_null(),
-        "the closed form is for the complete graph"
+fn the_pair_recursion_on_a_graph_file_matches_the_complete_graph() {
+    let edges: Vec<String> = (0..12)
+        .flat_map(|a| (a + 1..12).map(move |b| format!("[{a}, {b}]")))
+        .collect();
+    let path = temp_file(
+        "k12.toml",
+        &format!(
+            "kind = \"edges\"\nnodes = 12\nedges = [{}]\n",
+            edges.join(", ")
+        ),
     );
-    let pairs = v["pairs"].as_array().expect("pairs");
-    assert_eq!(pairs.len(), 100);
-    for (i, row) in pairs.iter().enumerate() {
-        let row: Vec<f64> = row.as_array().expect("row").iter().map(f).collect();
-        assert_eq!(row.len(), 100);
+    let walk = |graph: &[&str]| {
+        let mut a = vec!["account", "walk"];
+        a.extend(graph);
+        a.extend([
+            "--sigma",
+            "20",
+            "--clip",
+            "1",
+            "--steps-per-user",
+            "5",
+            "--step",
+            "dp-sgd",
+            "--pairs",
+            "--json",
+        ]);
+        json(&a)
+    };
+    let complete = walk(&["--complete", "12"]);
+    let graph = walk(&["--topology", path.to_str().expect("utf-8 path")]);
+    let want = f(&complete["users"][0]["network"]["epsilon"]);
+    let users = graph["users"].as_array().expect("users");
+    assert_eq!(users.len(), 12);
+    let pairs = graph["pairs"].as_array().expect("pairs");
+    for (i, u) in users.iter().enumerate() {
+        let got = f(&u["network"]["epsilon"]);
+        assert!(close(got, want, 1e-9), "user {i}: {got} vs {want}");
+        assert!(got < f(&u["local"]["epsilon"]));
+        let row: Vec<f64> = pairs[i].as_array().expect("row").iter().map(f).collect();
         assert_eq!(row[i], 0.0);
-        let max = row.iter().copied().fold(0.0, f64::max);
-        // The user's figure bounds every one of its pairs (an envelope of its observers).
-        let user = f(&users[i]["network"]["epsilon"]);
-        assert!(max <= user * (1.0 + 1e-12), "row {i}: {max} > {user}");
-        assert!(
-            row[(i + 50) % 100] < row[(i + 1) % 100],
-            "far observers learn less"
-        );
+        assert_eq!(row.iter().copied().fold(0.0, f64::max), got);
     }
 }
 
@@ -407,8 +409,9 @@ fn temp_file(name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// Two triangles: an observer the walk never reaches from a user still sees the final model.
 #[test]
-fn unreached_observers_leak_nothing_and_are_reported() {
+fn unreached_observers_see_the_final_model() {
     let path = temp_file(
         "two-triangles.toml",
         "kind = \"edges\"\nnodes = 6\nedges = [[0, 1], [1, 2], [2, 0], [3, 4], [4, 5], [5, 3]]\n",
@@ -424,38 +427,16 @@ fn unreached_observers_leak_nothing_and_are_reported() {
         "--clip",
         "1",
         "--steps-per-user",
-        "1",
+        "2",
         "--step",
         "dp-sgd",
         "--pairs",
         "--json",
     ]);
-    assert_eq!(v["unreached"]["pairs"], 18);
-    assert!(
-        v["unreached"]["note"]
-            .as_str()
-            .is_some_and(|s| s.contains("0 leakage"))
-    );
-    for u in v["users"].as_array().expect("users") {
-        assert_eq!(u["unreached_observers"], 3);
-    }
-    assert_eq!(f(&v["pairs"][0][4]), 0.0);
-    assert!(f(&v["pairs"][0][1]) > 0.0);
-    let out = dpwalk(&[
-        "account",
-        "walk",
-        "--topology",
-        p,
-        "--sigma",
-        "50",
-        "--clip",
-        "1",
-        "--steps-per-user",
-        "1",
-        "--step",
-        "dp-sgd",
-    ]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("Unreached observers: 18"));
+    // The final model reaches every member: an observer the token never visits still learns
+    // from it (when the walk starts in the user's triangle), never more than one it visits.
+    let (far, near) = (f(&v["pairs"][0][4]), f(&v["pairs"][0][1]));
+    assert!(far > 0.0 && far <= near, "far {far}, near {near}");
 }
 
 /// Calibrates, then accounts at the σ found: the target is met, and not met just below.
@@ -550,8 +531,65 @@ fn federated_calibration_round_trips_through_the_gaussian_mechanism() {
     assert!(f(&g["epsilon"]) <= 2.0 && f(&g["epsilon"]) > 1.999);
 }
 
+/// The network view calibrates the DP-SGD walk on the complete graph (round trip through
+/// `account walk`), and is refused on other graphs with the reason.
 #[test]
-fn network_calibration_is_refused_with_the_reason() {
+fn network_calibration_round_trips_and_is_refused_off_the_complete_graph() {
+    let cal = json(&[
+        "calibrate",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--view",
+        "network",
+        "--complete",
+        "100",
+        "--clip",
+        "1",
+        "--total-steps",
+        "1000",
+        "--json",
+    ]);
+    let sigma = f(&cal["sigma"]);
+    assert!(f(&cal["epsilon"]) <= 1.0);
+    let at = |sigma: f64| {
+        let s = sigma.to_string();
+        json(&[
+            "account",
+            "walk",
+            "--complete",
+            "100",
+            "--clip",
+            "1",
+            "--total-steps",
+            "1000",
+            "--step",
+            "dp-sgd",
+            "--sigma",
+            &s,
+            "--json",
+        ])["users"][0]["network"]["epsilon"]
+            .as_f64()
+            .expect("network epsilon")
+    };
+    assert!(at(sigma) <= 1.0, "{}", at(sigma));
+    assert!(at(sigma * 0.99) > 1.0, "not the smallest sigma");
+    let local = json(&[
+        "calibrate",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--complete",
+        "100",
+        "--clip",
+        "1",
+        "--total-steps",
+        "1000",
+        "--json",
+    ]);
+    assert!(sigma < f(&local["sigma"]) / 2.0, "network {sigma} vs local");
     let out = dpwalk(&[
         "calibrate",
         "--epsilon",
@@ -570,7 +608,7 @@ fn network_calibration_is_refused_with_the_reason() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("no longer offered") && err.contains("--view local"),
+        err.contains("complete graph") && err.contains("--view local"),
         "{err}"
     );
     assert!(!err.contains("panicked"), "{err}");
@@ -670,29 +708,6 @@ fn bad_input_is_refused_with_a_message() {
             "orders",
         ),
         (walk(&["--sigma", "0", "--clip", "1"]), "sigma"),
-        (
-            walk(&["--sigma", "1", "--clip", "1", "--horizon", "5"]),
-            "--horizon is for",
-        ),
-        (
-            vec![
-                "account",
-                "walk",
-                "--complete",
-                "10",
-                "--steps-per-user",
-                "1",
-                "--sigma",
-                "1",
-                "--clip",
-                "1",
-                "--step",
-                "dp-sgd",
-                "--horizon",
-                "0",
-            ],
-            "--horizon 0",
-        ),
         (walk(&["--sigma", "-2", "--clip", "1"]), "sigma"),
         (walk(&["--sigma", "1", "--clip", "0"]), "clip"),
         (

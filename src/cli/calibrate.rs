@@ -3,8 +3,9 @@
 //!
 //! The scenario flags are those of `dpwalk account walk`. How each view reads them:
 //! - local: K contributions per user (it bounds what every other user learns too);
-//! - network: refused, with the reason (no network bound holds for the ADMM walk, and for DP-SGD
-//!   one holds only for a single contribution: `dpwalk account walk --step dp-sgd` prints it);
+//! - network: the DP-SGD walk on the complete graph (N1, path hidden): a walk of `--total-steps`
+//!   steps (or n·K for `--steps-per-user K`), each user capped at K contributions; no network
+//!   bound holds for the ADMM walk;
 //! - centralized: K rounds of all n users (each user contributes once per round);
 //! - federated: `R = ceil(K / q)` rounds with Poisson sampling at rate q, so that each user
 //!   contributes K times in expectation.
@@ -14,7 +15,7 @@ use crate::cli::documents::{CalibrateDoc, TargetDoc};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use dpwalk_privacy::calibrate::{REL_TOL, View, calibrate};
-use dpwalk_privacy::walk::{ADMM_NETWORK_WITHDRAWN, NETWORK_ONE_CONTRIBUTION};
+use dpwalk_privacy::walk::ASSUMPTIONS;
 use std::fmt::Write as _;
 
 /// What the final-model views assume (see `dpwalk_privacy::central`).
@@ -30,7 +31,7 @@ const FEDERATED_ASSUMPTION: &str = "users take part in each round independently 
 pub enum CalibrateView {
     /// An eavesdropper who sees every token (needs no assumption).
     Local,
-    /// Refused: no network bound to calibrate against (the error says why).
+    /// Every other user of a DP-SGD walk on the complete graph (path hidden).
     Network,
     /// The final model of the centralized mode (all users every round).
     Centralized,
@@ -92,9 +93,23 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
     let (mut rounds, mut sample_rate) = (None, None);
     let view = match args.view {
         CalibrateView::Local => View::Local { contributions: k },
-        CalibrateView::Network => bail!(
-            "--view network is no longer offered: {ADMM_NETWORK_WITHDRAWN}; and for DP-SGD, {NETWORK_ONE_CONTRIBUTION}. Calibrate with --view local, which bounds every observer"
-        ),
+        CalibrateView::Network => {
+            if !scenario.is_complete() {
+                bail!(
+                    "--view network calibrates the DP-SGD walk on the complete graph (--complete N): on other graphs it is not offered yet; use --view local, which bounds every observer"
+                );
+            }
+            let steps = scenario.walk_steps();
+            notes.push(format!(
+                "the DP-SGD walk only (no network bound is proved for the ADMM walk); a walk of {steps} steps, each user's contributions capped at K = {k}; the observer sees the token at its visits and the final model, the path hidden from it"
+            ));
+            assumptions.extend(ASSUMPTIONS);
+            View::Network {
+                users: n,
+                steps,
+                cap: k,
+            }
+        }
         CalibrateView::Centralized => {
             notes.push(format!(
                 "{k} rounds of all {n} users (one contribution per user per round)"

@@ -7,7 +7,7 @@
 //! here" from "not asked"; the few keys that only some views have (`rounds`, `sample_rate`) are
 //! left out where they do not apply.
 
-use dpwalk_privacy::walk::{Figure, Passage};
+use dpwalk_privacy::walk::Figure;
 use serde::Serialize;
 
 /// The scenario flags as the accountant read them (shared by `account walk` and `calibrate`).
@@ -23,45 +23,6 @@ pub struct ScenarioDoc {
     pub total_steps: Option<u64>,
     /// How K was derived, in words (`null` when given directly).
     pub contributions_note: Option<String>,
-}
-
-/// How the walk's first-passage laws were obtained.
-#[derive(Debug, Serialize)]
-#[serde(tag = "method")]
-pub enum PassageDoc {
-    /// The exact geometric law of the complete graph.
-    #[serde(rename = "exact")]
-    Exact {
-        law: &'static str,
-        inverse_hitting: f64,
-    },
-    /// Certified upper bounds for every pair of another graph.
-    #[serde(rename = "certified upper bound")]
-    Certified {
-        steps: usize,
-        converged: bool,
-        max_rel_gap: f64,
-        max_gap_over_worst: f64,
-    },
-}
-
-impl PassageDoc {
-    pub fn of(passage: &Passage) -> PassageDoc {
-        match passage {
-            Passage::Complete {
-                inverse_hitting, ..
-            } => PassageDoc::Exact {
-                law: "geometric, q = 1/(n-1)",
-                inverse_hitting: *inverse_hitting,
-            },
-            Passage::Pairs(p) => PassageDoc::Certified {
-                steps: p.hitting.steps,
-                converged: p.hitting.converged,
-                max_rel_gap: p.hitting.max_rel_gap,
-                max_gap_over_worst: p.hitting.max_gap_over_worst,
-            },
-        }
-    }
 }
 
 /// `account gaussian --json`.
@@ -84,12 +45,13 @@ pub struct GaussianDoc<'a> {
 pub struct UserDoc {
     pub user: Option<usize>,
     pub all: bool,
+    /// K, the contributions each user is capped at.
     pub contributions: u64,
     pub local: Option<Figure>,
     pub network: Option<Figure>,
+    /// What the network figure is (`network (path hidden)`).
+    pub network_label: Option<&'static str>,
     pub worst_observer: Option<usize>,
-    pub inverse_hitting: Option<f64>,
-    pub unreached_observers: Option<usize>,
 }
 
 /// The worst (user, observer) pair of the network view.
@@ -99,7 +61,6 @@ pub struct WorstDoc {
     pub observer: Option<usize>,
     pub epsilon: Option<f64>,
     pub order: Option<f64>,
-    pub inverse_hitting: f64,
 }
 
 /// The paper's closed form, printed for comparison only.
@@ -108,13 +69,6 @@ pub struct ClosedFormDoc {
     pub label: &'static str,
     pub epsilon: Option<f64>,
     pub order: Option<f64>,
-}
-
-/// Pairs the walk never connects, and why that is no leak.
-#[derive(Debug, Serialize)]
-pub struct UnreachedDoc {
-    pub pairs: usize,
-    pub note: &'static str,
 }
 
 /// `account walk --json`.
@@ -129,15 +83,17 @@ pub struct WalkDoc<'a> {
     pub conversion: &'static str,
     /// `local`, `network` or `both`.
     pub view: &'static str,
-    /// Why no network figure is proved here (`null` when one is).
-    pub network_withheld: Option<&'static str>,
-    /// What the network figures charge (`null` without a network view).
-    pub horizon: Option<String>,
-    pub passage: Option<PassageDoc>,
+    /// Steps of the walk the network view is computed for.
+    pub walk_steps: u64,
+    /// Why no network figure is printed here (`null` when one is).
+    pub network_withheld: Option<String>,
+    /// What the network figures are (`network (path hidden)`; `null` without them).
+    pub network_label: Option<&'static str>,
+    /// What the network figures charge, in words (`null` without them).
+    pub network_charges: Option<String>,
     pub users: Vec<UserDoc>,
     pub worst: Option<WorstDoc>,
     pub paper_closed_form: Option<ClosedFormDoc>,
-    pub unreached: Option<UnreachedDoc>,
     /// The assumptions of the network figures (empty without them).
     pub assumptions: &'a [&'static str],
     /// The n × n matrix of network ε (row = user, column = observer), with `--pairs`.

@@ -5,10 +5,11 @@
 //! # The view
 //! A run's budget is on the local view (an eavesdropper on every token): `ε_loc(α)` per
 //! contribution, so the policy is a count cap, the largest number of contributions within the
-//! budget. No network budget is offered: no network bound holds for the ADMM walk, and for the
-//! DP-SGD walk one holds only for a single contribution, where at the usual δ it is barely below
-//! the local one (the chance `≈ 1/n` that the observer is the next hop dominates the tail);
-//! see [`crate::walk`].
+//! budget ([`Policy::new`]). A DP-SGD walk on the complete graph may instead put its budget on
+//! the path-hidden network view (N1, [`crate::network::mixture`]), which is also monotone in the
+//! cap: the policy is again a count cap, the largest within the network budget
+//! ([`Policy::network`]). No network budget exists for the ADMM walk
+//! ([`crate::walk::ADMM_NETWORK_WITHDRAWN`]).
 //!
 //! # Planning
 //! Calibration plans for [`PLAN_QUANTILE`] of a user's visit count
@@ -16,6 +17,7 @@
 //! extra steps (a noise-only step), and the summary says how many did.
 
 use crate::Noise;
+use crate::calibrate::network_mixtures;
 use crate::error::PrivacyError;
 use crate::ledger::Budget;
 use crate::local::local_view;
@@ -47,6 +49,39 @@ impl Policy {
                 .epsilon();
             Ok(eps <= budget.epsilon())
         };
+        Self::largest_cap(budget, steps, fits)
+    }
+
+    /// The policy of a run whose budget is on the network view of a DP-SGD walk of `steps`
+    /// steps on the complete graph of `users` users (N1): the cap is the largest count whose
+    /// path-hidden figure ([`crate::calibrate::View::Network`]) is within the budget. The
+    /// mixtures are computed once; each cap tried costs a conversion.
+    pub fn network(
+        budget: Budget,
+        conversion: Conversion,
+        orders: &Orders,
+        noise: Noise,
+        users: u64,
+        steps: u64,
+    ) -> Result<Self, PrivacyError> {
+        let mixtures = network_mixtures(orders, noise, users, steps)?;
+        let fits = |k: u64| -> Result<bool, PrivacyError> {
+            let eps = mixtures
+                .curve(k)
+                .to_dp(budget.delta(), conversion)?
+                .epsilon();
+            Ok(eps <= budget.epsilon())
+        };
+        Self::largest_cap(budget, steps, fits)
+    }
+
+    /// The largest count `fits` accepts, up to `steps` (`fits` is monotone: a larger count never
+    /// fits where a smaller one does not).
+    fn largest_cap(
+        budget: Budget,
+        steps: u64,
+        fits: impl Fn(u64) -> Result<bool, PrivacyError>,
+    ) -> Result<Self, PrivacyError> {
         let (mut lo, mut hi) = (0_u64, 1_u64);
         while fits(hi)? {
             lo = hi;

@@ -18,7 +18,9 @@ use crate::baseline::Baseline;
 use crate::central::{centralized_view, federated_view};
 use crate::error::PrivacyError;
 use crate::local::local_view;
+use crate::network::mixture::{MixtureOptions, PairChain, PairMixtures, work};
 use crate::rdp::{Conversion, DpBound, DpGuarantee, Orders, RdpCurve, check_delta};
+use crate::walk::MAX_NETWORK_WORK;
 
 /// The relative precision of σ that the CLI, the simulator and the daemon calibrate to: they must
 /// agree, so that a budget gives every one of them the same σ.
@@ -42,6 +44,17 @@ pub enum View {
         /// Users averaged per round.
         users: u64,
     },
+    /// Every other user of a DP-SGD walk on the complete graph (N1, `specs/network-dp-2.md`
+    /// §5): the path-hidden network view of a walk of `steps` steps among `users` users, each
+    /// user contributing at most `cap` times.
+    Network {
+        /// Users on the complete graph.
+        users: u64,
+        /// Steps of the walk.
+        steps: u64,
+        /// The cap on a user's contributions (what the budget policy enforces).
+        cap: u64,
+    },
     /// The final model of the federated mode with Poisson user sampling.
     Federated {
         /// Rounds.
@@ -56,11 +69,65 @@ pub fn account(view: &View, orders: &Orders, noise: Noise) -> Result<RdpCurve, P
     match *view {
         View::Local { contributions } => Ok(local_view(orders, noise, contributions)),
         View::Centralized { rounds, users } => centralized_view(orders, noise, rounds, users),
+        View::Network { users, steps, cap } => {
+            Ok(network_mixtures(orders, noise, users, steps)?.curve(cap))
+        }
         View::Federated {
             rounds,
             sampling_rate,
         } => federated_view(orders, noise, rounds, sampling_rate),
     }
+}
+
+/// The cap-free part of [`View::Network`]'s curve at noise `noise`, on the network view's
+/// orders ([`network_orders`]): what the budget policy searches the largest cap within a
+/// network budget on.
+pub fn network_mixtures(
+    orders: &Orders,
+    noise: Noise,
+    users: u64,
+    steps: u64,
+) -> Result<PairMixtures, PrivacyError> {
+    let users = usize::try_from(users).map_err(|_| PrivacyError::Users { min: 2, got: users })?;
+    if users < 2 {
+        return Err(PrivacyError::Users {
+            min: 2,
+            got: users as u64,
+        });
+    }
+    let chain = PairChain::complete(users)?;
+    let opts = MixtureOptions::default();
+    let steps = usize::try_from(steps).unwrap_or(usize::MAX);
+    let estimate = work(&chain, steps, &opts) * network_orders(orders)?.len() as f64;
+    if estimate > MAX_NETWORK_WORK {
+        return Err(PrivacyError::NetworkCost {
+            work: estimate,
+            steps: steps as u64,
+            users,
+            limit: MAX_NETWORK_WORK,
+        });
+    }
+    Ok(PairMixtures::new(
+        &chain,
+        steps,
+        &network_orders(orders)?,
+        noise,
+        &opts,
+    ))
+}
+
+/// The orders the network view is calibrated and enforced on: every sixth order of `orders` and
+/// its last (any subset gives a valid bound; each order costs a whole mixture, and a bisection
+/// evaluates dozens of σ).
+pub fn network_orders(orders: &Orders) -> Result<Orders, PrivacyError> {
+    let all = orders.as_slice();
+    let picked: Vec<f64> = all
+        .iter()
+        .enumerate()
+        .filter(|(x, _)| x % 6 == 0 || x + 1 == all.len())
+        .map(|(_, &a)| a)
+        .collect();
+    Orders::new(&picked)
 }
 
 /// The result of a calibration.

@@ -127,6 +127,30 @@ pub enum PrivacyError {
         /// What is wrong.
         reason: String,
     },
+    /// A contributor/observer pair that is not two distinct users of the walk.
+    #[error("pair (user {i}, observer {j}) is not two distinct users of a walk of {users} users")]
+    Pair {
+        /// The contributor.
+        i: usize,
+        /// The observer.
+        j: usize,
+        /// Users in the walk.
+        users: usize,
+    },
+    /// The path-hidden network figure would take too long to compute.
+    #[error(
+        "network view not offered: cost (about {work:.1e} multiply-adds for a walk of {steps} steps among {users} users; the limit is {limit:.1e}): plan a shorter walk, use the complete graph, or the local view, which bounds every observer"
+    )]
+    NetworkCost {
+        /// The estimated arithmetic.
+        work: f64,
+        /// Steps of the walk.
+        steps: u64,
+        /// Users.
+        users: usize,
+        /// The limit.
+        limit: f64,
+    },
     /// Too many contributions to enumerate their worst sign pattern exactly.
     #[error("{got} contributions, at most {max} can be enumerated exactly")]
     TooManyContributions {

@@ -27,9 +27,11 @@
 //! it, and the local figure, which needs none of them, is always printed beside it.
 
 use crate::Noise;
+use crate::calibrate::network_orders;
 use crate::error::PrivacyError;
 use crate::local::local_view;
 use crate::network::law::Exps;
+use crate::network::mixture::{MAX_PAIR_USERS, MixtureOptions, PairChain, PairMixtures, work};
 use crate::network::{
     Charges, HittingOptions, InverseHitting, PassageLaw, complete_graph_inverse_hitting,
     curve_with, network_curve, order_exponent, passage_all_pairs,
@@ -50,8 +52,19 @@ pub const ASSUMPTIONS: [&str; 2] = [
 /// Why a network figure covers one contribution per user: printed where a user made more.
 pub const NETWORK_ONE_CONTRIBUTION: &str = "the network view is proved for one contribution per user (DP-SGD): several contributions first seen at the same visit share the noise after them, and their per-contribution bounds do not add up to a bound (exact linear-Gaussian reference: up to 10.8x short); users with two or more contributions have only the local figure";
 
-/// Why the ADMM walk has no network figure: printed wherever one would stand.
-pub const ADMM_NETWORK_WITHDRAWN: &str = "no network bound is proved for the ADMM walk: users revisited between a contribution and the observer's visit take their own earlier noise back out of the token (exact linear-Gaussian reference, up to 2.3x the per-path bound on the first visit alone); the local figure, which holds for every observer, is shown instead";
+/// Why the ADMM walk has no network figure: printed wherever one would stand
+/// (`specs/network-dp-2.md` §8).
+pub const ADMM_NETWORK_WITHDRAWN: &str = "no network bound is proved for the ADMM walk: a user revisited between a contribution and the observer subtracts its own earlier noise from the token (its u_l stores it), so the noise between them is not fresh; exact linear-Gaussian cases exceed the DP-SGD certificate by up to 4.6x (whole view) and 2.2x on a 4-hop path. The local figure holds for every observer";
+
+/// The label of the a priori network figure of a memoryless walk (N1, N3).
+pub const PATH_HIDDEN: &str = "network (path hidden)";
+
+/// The label of the ex-post certificate for a realised walk (N2).
+pub const GIVEN_WALK: &str = "network given the walk (ex post; not for calibration)";
+
+/// Why a graph other than the complete one gets no path-hidden figure above
+/// [`MAX_PAIR_USERS`] users.
+pub const NOT_OFFERED_COST: &str = "not offered: cost (the path-hidden network figure of a graph other than the complete one is computed pair by pair, for at most 200 users); the complete graph has it for any number of users, and the local figure bounds every observer";
 
 /// The transition rows of a topology, in the form the accountant iterates.
 pub fn transition_rows(topology: &Topology) -> Vec<Vec<(usize, f64)>> {
@@ -507,6 +520,140 @@ pub fn pair_epsilons(
         }
     }
     Ok(out)
+}
+
+/// The path-hidden network figure of one user of a DP-SGD walk against its worst observer.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PathHiddenFigure {
+    /// The (ε, δ) figure, `min(local, network)` order by order.
+    pub figure: Figure,
+    /// The observer it is about (`None` on the complete graph, where all are alike).
+    pub observer: Option<usize>,
+}
+
+/// The path-hidden network view of a DP-SGD walk (`specs/network-dp-2.md` §5): N1 on the
+/// complete graph (one figure for every user), N3 on any other graph of at most
+/// [`MAX_PAIR_USERS`] users (per user, its worst observer).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathHidden {
+    /// Per user; one entry for the complete graph, whose users are all alike.
+    pub users: Vec<PathHiddenFigure>,
+    /// The ε of every ordered pair (`n × n`, row = user, column = observer, 0 on the diagonal),
+    /// when asked for.
+    pub pairs: Option<Vec<f64>>,
+}
+
+/// The most arithmetic (multiply-adds, all orders and pairs together) a path-hidden view may take
+/// before it is refused as "not offered: cost": about a minute here.
+pub const MAX_NETWORK_WORK: f64 = 1e11;
+
+/// The path-hidden network view of a DP-SGD walk of `steps` steps on `topology` in which every
+/// user contributes at most `cap` times (the budget policy enforces the cap; spent users take
+/// noise-only steps), on the orders calibration and the budget policy use
+/// ([`network_orders`]), so that a calibrated σ reads back as its target. Refused above [`MAX_PAIR_USERS`] users on a graph other than the complete
+/// one ([`NOT_OFFERED_COST`]), and where the computation would exceed [`MAX_NETWORK_WORK`].
+pub fn path_hidden(
+    setup: &Setup,
+    topology: &Topology,
+    steps: u64,
+    cap: u64,
+    with_pairs: bool,
+) -> Result<PathHidden, PrivacyError> {
+    let opts = MixtureOptions::default();
+    let k = usize::try_from(steps).unwrap_or(usize::MAX);
+    let n = topology.n();
+    let complete = matches!(topology, Topology::Complete { .. });
+    if !complete && n > MAX_PAIR_USERS {
+        return Err(PrivacyError::TooManyUsers {
+            users: n,
+            max: MAX_PAIR_USERS,
+        });
+    }
+    let rows = if complete {
+        Vec::new()
+    } else {
+        transition_rows(topology)
+    };
+    let chain_of = |i: usize, j: usize| -> Result<PairChain, PrivacyError> {
+        if complete {
+            PairChain::complete(n)
+        } else {
+            PairChain::pair(&rows, i, j)
+        }
+    };
+    let orders = network_orders(&setup.orders)?;
+    let pairs = if complete { 1.0 } else { (n * (n - 1)) as f64 };
+    let estimate = work(&chain_of(0, 1)?, k, &opts) * pairs * orders.len() as f64;
+    if estimate > MAX_NETWORK_WORK {
+        return Err(PrivacyError::NetworkCost {
+            work: estimate,
+            steps,
+            users: n,
+            limit: MAX_NETWORK_WORK,
+        });
+    }
+    // The local figure bounds every observer too: on its finer grid it can be the smaller.
+    let local: Figure = local_view(&setup.orders, setup.noise, cap)
+        .to_dp(setup.delta, setup.conversion)?
+        .into();
+    let figure = |chain: &PairChain| -> Result<Figure, PrivacyError> {
+        let network: Figure = PairMixtures::new(chain, k, &orders, setup.noise, &opts)
+            .curve(cap)
+            .to_dp(setup.delta, setup.conversion)?
+            .into();
+        Ok(if local.epsilon_or_inf() < network.epsilon_or_inf() {
+            local
+        } else {
+            network
+        })
+    };
+    if complete {
+        let f = figure(&chain_of(0, 1)?)?;
+        let pairs = with_pairs.then(|| {
+            (0..n * n)
+                .map(|x| {
+                    if x / n == x % n {
+                        0.0
+                    } else {
+                        f.epsilon_or_inf()
+                    }
+                })
+                .collect()
+        });
+        return Ok(PathHidden {
+            users: vec![PathHiddenFigure {
+                figure: f,
+                observer: None,
+            }],
+            pairs,
+        });
+    }
+    let mut matrix = vec![0.0; n * n];
+    let mut users = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut worst: Option<PathHiddenFigure> = None;
+        for j in (0..n).filter(|&j| j != i) {
+            let f = figure(&chain_of(i, j)?)?;
+            matrix[i * n + j] = f.epsilon_or_inf();
+            if worst.is_none_or(|w| f.epsilon_or_inf() > w.figure.epsilon_or_inf()) {
+                worst = Some(PathHiddenFigure {
+                    figure: f,
+                    observer: Some(j),
+                });
+            }
+        }
+        users.push(worst.unwrap_or(PathHiddenFigure {
+            figure: Figure {
+                epsilon: Some(0.0),
+                order: None,
+            },
+            observer: None,
+        }));
+    }
+    Ok(PathHidden {
+        users,
+        pairs: with_pairs.then_some(matrix),
+    })
 }
 
 #[cfg(test)]

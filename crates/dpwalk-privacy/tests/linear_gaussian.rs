@@ -22,11 +22,19 @@
 //!   `i → l → i → l → j`, exact `1` against `1/4 + 1/2`), and the sweeps assert that the
 //!   maximum of exact / `Σ_c 1/min(M_c, K−k_c)` is above 1. The sound figure, composition over
 //!   `j`'s observations, `Σ_groups (Σ_{c ∈ group} 1/√m_c)²`, is checked in every case.
+//! - the observer-centric certificate of network-dp-2 (§3, §6.1): in every case of the same sweep
+//!   the exact share is at most `Ψ_ij(path)` (`network::excursion::psi`), and `Ψ` is at most the
+//!   grouped figure; the maximum of exact / Ψ is asserted ≥ 0.999 (it is attained on flat paths),
+//!   and the §7 table (exact share, Ψ, withdrawn additive rule) is pinned.
+//!
+//! ADMM against Ψ (network-dp-2 §7): `i → l → m → l → j`, `n = 5`, leaks 0.303781 / 0.469928 /
+//! 0.560641 at `λ = 0.1 / 0.5 / 1` against `Ψ = 1/4`; its stateless variant (`u_l := w`), by
+//! direct simulation, exactly 1/4.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::VecDeque;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use dpwalk_core::topology::{Topology, generate};
 use dpwalk_privacy::Noise;
@@ -34,6 +42,7 @@ use dpwalk_privacy::linear_gaussian::{
     Exact, LinearModel, MAX_CONTRIBUTIONS, Prior, Responses, SgdModel, Window,
     all_contributions_divergence, contribution_divergence,
 };
+use dpwalk_privacy::network::excursion::{Visit, psi};
 use dpwalk_privacy::network::{admm_lipschitz, path_factor};
 use dpwalk_privacy::walk::transition_rows;
 use nalgebra::DMatrix;
@@ -1125,76 +1134,200 @@ fn sgd_single_contribution_within_one_over_m() {
     );
 }
 
+/// Every visit of a path a contribution (the reference shifts every step of `i`).
+fn all_visits(path: &[usize]) -> Vec<Visit> {
+    path.iter()
+        .map(|&holder| Visit {
+            holder,
+            contribution: true,
+        })
+        .collect()
+}
+
+/// One case of the DP-SGD all-contributions sweep: every contribution of `i` on one path against
+/// one observer `j`, whole view, worst signs.
+#[derive(Debug, Clone)]
+struct SgdAllCase {
+    graph: String,
+    regime: usize,
+    seed_path: usize,
+    kind: &'static str,
+    i: usize,
+    j: usize,
+    steps: Vec<usize>,
+    /// `min(M_c, K − k_c)` per contribution.
+    hops: Vec<usize>,
+    /// The exact view, indexed `[own visits, known state]`.
+    exact: [Exact; 2],
+    /// `Σ_c 1/min(M_c, K − k_c)` (withdrawn).
+    additive: f64,
+    /// `Σ_groups (Σ_c 1/√m_c)²`.
+    grouped: f64,
+    /// `Ψ_ij(path)` (`network::excursion::psi`, network-dp-2 §3).
+    psi: f64,
+    /// Every step's slope is 1 (`lr·a_l = 0` on the path and `μ = 0`): the worst case of Ψ.
+    flat: bool,
+    path: Arc<[usize]>,
+}
+
+/// The DP-SGD all-contributions sweep, computed once and shared by the tests that read it.
+struct SgdAllSweep {
+    cases: Vec<SgdAllCase>,
+    /// Cases with more than [`MAX_CONTRIBUTIONS`] contributions (not computed).
+    skipped: usize,
+    seconds: f64,
+}
+
+fn sgd_all_sweep() -> &'static SgdAllSweep {
+    static SWEEP: OnceLock<SgdAllSweep> = OnceLock::new();
+    SWEEP.get_or_init(|| {
+        let t0 = std::time::Instant::now();
+        let noise = sweep_noise();
+        let mut cases = Vec::new();
+        let mut skipped = 0usize;
+        for (gi, (name, topo)) in graphs().iter().enumerate() {
+            let rows = transition_rows(topo);
+            let n = topo.n();
+            for regime in 0..SGD_REGIMES.len() {
+                let mut r = rng(9000 + 10 * gi as u64 + regime as u64);
+                for p in 0..PATHS_PER_SETTING {
+                    let model = random_sgd_model(n, regime, &mut r);
+                    let len = r.random_range(2 * n..=(8 * n).min(200));
+                    let path = draw_path(&rows, r.random_range(0..n), len, &mut r);
+                    let resp = Responses::sgd(&model, &path).unwrap();
+                    let i = path[r.random_range(0..len)];
+                    let visits = all_visits(&path);
+                    let flat = path.iter().all(|&l| model.slope(l) == 1.0);
+                    let shared: Arc<[usize]> = path.clone().into();
+                    for (kind, j) in observers(&rows, i, &mut r) {
+                        let steps: Vec<usize> = (0..len).filter(|&s| path[s] == i).collect();
+                        if steps.len() > MAX_CONTRIBUTIONS {
+                            skipped += 1;
+                            continue;
+                        }
+                        let (additive, grouped) = sgd_bounds(&resp, &steps, j);
+                        let exact = [Prior::Visits, Prior::KnownState]
+                            .map(|prior| resp.all(i, j, prior, noise).unwrap());
+                        cases.push(SgdAllCase {
+                            graph: name.clone(),
+                            regime,
+                            seed_path: p,
+                            kind,
+                            i,
+                            j,
+                            hops: steps.iter().map(|&k| resp.hops_seen(k, j)).collect(),
+                            steps,
+                            exact,
+                            additive,
+                            grouped,
+                            psi: psi(&visits, i, j),
+                            flat,
+                            path: Arc::clone(&shared),
+                        });
+                    }
+                }
+            }
+        }
+        SgdAllSweep {
+            cases,
+            skipped,
+            seconds: t0.elapsed().as_secs_f64(),
+        }
+    })
+}
+
+fn describe_all(c: &SgdAllCase) -> String {
+    format!(
+        "graph {} {} path#{} observer {} i={} j={} K={} flat={} contributions at {:?} hops {:?}: \
+         exact share [own visits {:.9}, known state {:.9}] (signs {:?}, {:?}); Σ 1/m {:.9}, \
+         grouped {:.9}, Ψ {:.9}; observations {:?}; path {:?}",
+        c.graph,
+        SGD_REGIMES[c.regime],
+        c.seed_path,
+        c.kind,
+        c.i,
+        c.j,
+        c.path.len(),
+        c.flat,
+        c.steps,
+        c.hops,
+        c.exact[0].share,
+        c.exact[1].share,
+        c.exact[0].signs,
+        c.exact[1].signs,
+        c.additive,
+        c.grouped,
+        c.psi,
+        c.exact[1].observations,
+        c.path
+    )
+}
+
 #[test]
 fn sgd_all_contributions_against_the_additive_and_grouped_figures() {
-    let t0 = std::time::Instant::now();
-    let noise = sweep_noise();
-    let local = local_unit(noise);
+    let sweep = sgd_all_sweep();
+    let local = local_unit(sweep_noise());
     let mut lines = Vec::new();
     let mut overall = [CompositionMax::default(); 2];
     let mut worst_case = String::new();
-    let (mut skipped, mut counted, mut above) = (0usize, 0usize, 0usize);
-    for (gi, (name, topo)) in graphs().iter().enumerate() {
-        let rows = transition_rows(topo);
-        let n = topo.n();
+    let mut above = 0usize;
+    for (name, _) in graphs() {
         let mut line = format!("  {name:<13}");
         for (regime, regime_name) in SGD_REGIMES.iter().enumerate() {
-            let mut r = rng(9000 + 10 * gi as u64 + regime as u64);
             let mut max = [CompositionMax::default(); 2];
-            for p in 0..PATHS_PER_SETTING {
-                let model = random_sgd_model(n, regime, &mut r);
-                let len = r.random_range(2 * n..=(8 * n).min(200));
-                let path = draw_path(&rows, r.random_range(0..n), len, &mut r);
-                let resp = Responses::sgd(&model, &path).unwrap();
-                let i = path[r.random_range(0..len)];
-                for (kind, j) in observers(&rows, i, &mut r) {
-                    let steps: Vec<usize> = (0..len).filter(|&s| path[s] == i).collect();
-                    if steps.len() > MAX_CONTRIBUTIONS {
-                        skipped += 1;
-                        continue;
+            for c in sweep
+                .cases
+                .iter()
+                .filter(|c| c.graph == name && c.regime == regime)
+            {
+                let (additive, grouped) = (c.additive, c.grouped);
+                for (pi, e) in c.exact.iter().enumerate() {
+                    check_numerics(e, c.steps.len());
+                    let local_bound = c.steps.len() as f64 * local;
+                    assert!(e.divergence <= local_bound * (1.0 + TOL), "{e:?}");
+                    assert!(
+                        e.share <= grouped * (1.0 + TOL),
+                        "DP-SGD: all contributions above the grouped figure {grouped}: {}",
+                        describe_all(c)
+                    );
+                    if e.share > additive * (1.0 + TOL) {
+                        above += 1;
                     }
-                    counted += 1;
-                    let (additive, grouped) = sgd_bounds(&resp, &steps, j);
-                    for (pi, prior) in [Prior::Visits, Prior::KnownState].into_iter().enumerate() {
-                        let e = resp.all(i, j, prior, noise).unwrap();
-                        check_numerics(&e, steps.len());
-                        let local_bound = steps.len() as f64 * local;
-                        assert!(e.divergence <= local_bound * (1.0 + TOL), "{e:?}");
-                        assert!(
-                            e.share <= grouped * (1.0 + TOL),
-                            "DP-SGD: all contributions above the grouped figure {grouped}: graph \
-                             {name} {regime_name} path#{p} {kind} i={i} j={j}: {e:?}; path {path:?}"
-                        );
-                        if e.share > additive * (1.0 + TOL) {
-                            above += 1;
-                        }
-                        let m = &mut max[pi];
-                        m.local = m.local.max(e.divergence / local_bound);
-                        m.additive = m.additive.max(e.share / additive);
-                        m.grouped = m.grouped.max(e.share / grouped);
-                        let o = &mut overall[pi];
-                        o.local = o.local.max(e.divergence / local_bound);
-                        o.grouped = o.grouped.max(e.share / grouped);
-                        if e.share / additive > o.additive {
-                            o.additive = e.share / additive;
-                            if pi == 1 {
-                                worst_case = format!(
-                                    "graph {name} {regime_name} path#{p} observer {kind} i={i} \
-                                     j={j} K={len} contributions at {steps:?} hops {:?}: exact \
-                                     share {:.6} (signs {:?}) vs Σ 1/m = {additive:.6}, grouped \
-                                     {grouped:.6}; observations {:?}",
-                                    steps
-                                        .iter()
-                                        .map(|&k| resp.hops_seen(k, j))
-                                        .collect::<Vec<_>>(),
-                                    e.share,
-                                    e.signs,
-                                    e.observations
-                                );
-                            }
+                    let m = &mut max[pi];
+                    m.local = m.local.max(e.divergence / local_bound);
+                    m.additive = m.additive.max(e.share / additive);
+                    m.grouped = m.grouped.max(e.share / grouped);
+                    let o = &mut overall[pi];
+                    o.local = o.local.max(e.divergence / local_bound);
+                    o.grouped = o.grouped.max(e.share / grouped);
+                    if e.share / additive > o.additive {
+                        o.additive = e.share / additive;
+                        if pi == 1 {
+                            worst_case = format!(
+                                "graph {name} {regime_name} path#{} observer {} i={} j={} K={} \
+                                 contributions at {:?} hops {:?}: exact share {:.6} (signs {:?}) \
+                                 vs Σ 1/m = {additive:.6}, grouped {grouped:.6}; observations {:?}",
+                                c.seed_path,
+                                c.kind,
+                                c.i,
+                                c.j,
+                                c.path.len(),
+                                c.steps,
+                                c.hops,
+                                e.share,
+                                e.signs,
+                                e.observations
+                            );
                         }
                     }
                 }
+                // The excursion charge (network-dp-2 §3) is never above the grouped figure: Φ of
+                // one excursion is at most (Σ_c 1/√r_c)² (the shifts spread in proportion).
+                assert!(
+                    c.psi <= grouped * (1.0 + 1e-12),
+                    "Ψ above the grouped figure: {}",
+                    describe_all(c)
+                );
             }
             line += &format!(
                 "  {regime_name}: Σ1/m {:.4}/{:.4} grouped {:.4}/{:.4}",
@@ -1203,11 +1336,13 @@ fn sgd_all_contributions_against_the_additive_and_grouped_figures() {
         }
         lines.push(line);
     }
+    let counted = sweep.cases.len();
     eprintln!(
         "[DP-SGD all contributions] max exact/(ε_loc·Σ_c 1/min(M_c,K−k_c)) (\"Σ1/m\") and \
          exact/(ε_loc·Σ_groups (Σ_c 1/√m_c)²) (\"grouped\"), own visits/known state; {counted} \
-         cases, {skipped} skipped (> {MAX_CONTRIBUTIONS} contributions), {:.1} s:\n{}",
-        t0.elapsed().as_secs_f64(),
+         cases, {} skipped (> {MAX_CONTRIBUTIONS} contributions), {:.1} s:\n{}",
+        sweep.skipped,
+        sweep.seconds,
         lines.join("\n")
     );
     eprintln!(
@@ -1225,4 +1360,261 @@ fn sgd_all_contributions_against_the_additive_and_grouped_figures() {
     // The additive figure fails (see `sgd_contributions_seen_together_do_not_compose_additively`):
     // if this fails, the reference now agrees with it; find out why before accounting with it.
     assert!(overall[1].additive > 1.0 + 1e-3, "{}", overall[1].additive);
+}
+
+/// The ratio exact / Ψ over a set of (case, prior) pairs.
+#[derive(Debug, Clone, Default)]
+struct RatioStats {
+    max: f64,
+    sum: f64,
+    count: usize,
+    worst: String,
+}
+
+impl RatioStats {
+    fn add(&mut self, ratio: f64, c: &SgdAllCase) {
+        self.sum += ratio;
+        self.count += 1;
+        if ratio > self.max {
+            self.max = ratio;
+            self.worst = describe_all(c);
+        }
+    }
+
+    fn mean(&self) -> f64 {
+        self.sum / self.count.max(1) as f64
+    }
+}
+
+#[test]
+fn sgd_all_contributions_within_psi() {
+    // network-dp-2 §6.1. The reference's view (`Responses::all`) is j's whole view: every visit
+    // of j (w_t before j's step) and the final model w_K (dropped when j made the last step, as
+    // it is then a function of the rest). Ψ splits the path at exactly these observations (each
+    // visit of j, then the final model), with time 0 an observation (w_0 is public), and charges
+    // every visit of i (the reference shifts them all); so `D_α(view_j | π) ≤ ε_loc(α)·Ψ_ij(π)`
+    // applies to the reference's view as it is, for both priors (the known state before i's
+    // first contribution only removes noise before every charged hop).
+    let sweep = sgd_all_sweep();
+    // [prior][flat, not flat]
+    let mut stats: [[RatioStats; 2]; 2] = Default::default();
+    let mut lines = Vec::new();
+    for (name, _) in graphs() {
+        let mut line = format!("  {name:<13}");
+        for (regime, regime_name) in SGD_REGIMES.iter().enumerate() {
+            let mut max = [0.0f64; 2];
+            for c in sweep
+                .cases
+                .iter()
+                .filter(|c| c.graph == name && c.regime == regime)
+            {
+                assert!(
+                    c.psi > 0.0,
+                    "i contributes on its path: {}",
+                    describe_all(c)
+                );
+                for (pi, e) in c.exact.iter().enumerate() {
+                    assert!(
+                        e.share <= c.psi * (1.0 + TOL),
+                        "SOUNDNESS: exact share above Ψ ({}): {}",
+                        ["own visits", "known state"][pi],
+                        describe_all(c)
+                    );
+                    let ratio = e.share / c.psi;
+                    stats[pi][usize::from(!c.flat)].add(ratio, c);
+                    max[pi] = max[pi].max(ratio);
+                }
+            }
+            line += &format!("  {regime_name}: {:.6}/{:.6}", max[0], max[1]);
+        }
+        lines.push(line);
+    }
+    eprintln!(
+        "[DP-SGD all contributions vs Ψ] max exact/(ε_loc·Ψ_ij(path)), own visits/known state; \
+         {} cases:\n{}",
+        sweep.cases.len(),
+        lines.join("\n")
+    );
+    for (pi, prior) in ["own visits", "known state"].into_iter().enumerate() {
+        for (fi, paths) in ["flat", "not flat"].into_iter().enumerate() {
+            let s = &stats[pi][fi];
+            eprintln!(
+                "[DP-SGD all contributions vs Ψ] {prior}, {paths} paths: max exact/Ψ {:.12}, \
+                 mean {:.6} over {} cases",
+                s.max,
+                s.mean(),
+                s.count
+            );
+        }
+        let both = [&stats[pi][0], &stats[pi][1]];
+        let max = both[0].max.max(both[1].max);
+        let mean = (both[0].sum + both[1].sum) / (both[0].count + both[1].count) as f64;
+        eprintln!(
+            "[DP-SGD all contributions vs Ψ] {prior}: max exact/Ψ {max:.12}, mean {mean:.6}; \
+             worst (flat): {}",
+            both[0].worst
+        );
+        // The bound is attained on flat paths: a Ψ inflated by mistake would fail here.
+        assert!(
+            both[0].count > 0 && both[0].max >= 0.999,
+            "{prior}: {}",
+            both[0].max
+        );
+    }
+}
+
+#[test]
+fn sgd_pinned_paths_of_network_dp_2() {
+    // network-dp-2 §7: DP-SGD, all slopes 1 (flat; the worst case), users i = 0, l = 1, m = 3,
+    // observer j = 2. Columns: exact share (linear-Gaussian reference, whole view), Ψ (PAVA) and
+    // the withdrawn additive rule Σ_c 1/min(M_c, K − k_c).
+    let (i, l, j, m) = (0usize, 1usize, 2usize, 3usize);
+    let model = SgdModel::new(0.4, vec![0.0; 4], 0.0).unwrap();
+    let noise = sweep_noise();
+    let mut cases: Vec<(String, Vec<usize>, f64, f64, f64)> = vec![
+        ("i l i l → j".into(), vec![i, l, i, l, j], 1.0, 1.0, 0.75),
+        (
+            "i l i → j".into(),
+            vec![i, l, i, j],
+            4.0 / 3.0,
+            1.5,
+            4.0 / 3.0,
+        ),
+        (
+            "i l m i l → final".into(),
+            vec![i, l, m, i, l],
+            0.8,
+            5.0 / 6.0,
+            0.7,
+        ),
+        (
+            "i l j i j i l → final".into(),
+            vec![i, l, j, i, j, i, l],
+            2.0,
+            2.0,
+            2.0,
+        ),
+    ];
+    for c in 1..=6usize {
+        let mut path: Vec<usize> = (0..c).flat_map(|_| [i, l]).collect();
+        path.push(j);
+        let harmonic: f64 = (1..=c).map(|h| 1.0 / h as f64).sum();
+        let half = c as f64 / 2.0;
+        cases.push((format!("(i l)×{c} → j"), path, half, half, harmonic / 2.0));
+    }
+    let mut lines = Vec::new();
+    for (label, path, exact, want_psi, want_additive) in &cases {
+        let resp = Responses::sgd(&model, path).unwrap();
+        let steps: Vec<usize> = (0..path.len()).filter(|&s| path[s] == i).collect();
+        let (additive, _) = sgd_bounds(&resp, &steps, j);
+        let got_psi = psi(&all_visits(path), i, j);
+        assert!((got_psi - want_psi).abs() < 1e-12, "{label}: Ψ {got_psi}");
+        assert!(
+            (additive - want_additive).abs() < 1e-12,
+            "{label}: additive {additive}"
+        );
+        for prior in [Prior::Visits, Prior::KnownState] {
+            let e = resp.all(i, j, prior, noise).unwrap();
+            check_numerics(&e, steps.len());
+            assert!(
+                (e.share / exact - 1.0).abs() < 1e-12,
+                "{label} ({prior:?}): exact {} against the table's {exact}",
+                e.share
+            );
+            assert!(e.share <= got_psi * (1.0 + TOL), "{label}: {e:?}");
+        }
+        lines.push(format!(
+            "  {label:<22} exact {exact:.6}  Ψ {got_psi:.6}  additive {additive:.6}"
+        ));
+    }
+    eprintln!("[network-dp-2 §7 pinned paths]\n{}", lines.join("\n"));
+    // Why the additive rule was withdrawn: on i l i l → j it charges 1/4 + 1/2 = 3/4 of ε_loc
+    // while the view leaks all of it (the two contributions share the noise after them).
+    let (_, path, exact, _, additive) = &cases[0];
+    assert_eq!(path, &vec![i, l, i, l, j]);
+    assert!((additive - 0.75).abs() < 1e-15 && *additive < exact - 0.2);
+}
+
+/// The stateless Douglas–Rachford walk (network-dp-2 §8: ADMM's step after
+/// `u_l := w`), scalar and clip inactive, written from the step's equations: the token values.
+#[allow(clippy::too_many_arguments)]
+fn simulate_stateless(
+    lambda: f64,
+    gamma: f64,
+    a: &[f64],
+    b: &[f64],
+    mu: f64,
+    path: &[usize],
+    eta: &[f64],
+    shift: &[f64],
+) -> Vec<f64> {
+    let n = a.len() as f64;
+    let mut w = 0.0;
+    let mut out = vec![w];
+    for (t, &l) in path.iter().enumerate() {
+        let u_l = w;
+        let z = w / (1.0 + gamma * mu);
+        let v = 2.0 * z - u_l;
+        let x = (v + gamma * a[l] * b[l]) / (1.0 + gamma * a[l]);
+        let delta = x - z + shift[t];
+        let du = 2.0 * lambda * (delta + eta[t] / 2.0);
+        w += du / n;
+        out.push(w);
+    }
+    out
+}
+
+#[test]
+fn admm_counterexample_exceeds_psi() {
+    // network-dp-2 §7, last paragraph: i → l → m → l → j with a = 0, r = 0, n = 5, first-arrival
+    // view (here also the whole view: j's only observation is its arrival, the last step, after
+    // which the final model is a function of it). The DP-SGD certificate Ψ = Φ([4]) = 1/4 does not
+    // hold for ADMM (u_l retracts l's noise), which is why ADMM has no network figure.
+    let (i, l, m, j) = (0usize, 1usize, 2usize, 3usize);
+    let path = [i, l, m, l, j];
+    let n = 5;
+    let psi_ij = psi(&all_visits(&path), i, j);
+    assert!((psi_ij - 0.25).abs() < 1e-15, "{psi_ij}");
+    let pinned = [(0.1, 0.303781), (0.5, 0.469928), (1.0, 0.560641)];
+    let mut lines = Vec::new();
+    for (lambda, want) in pinned {
+        let model = LinearModel::new(lambda, 1.0, vec![0.0; n], 0.0).unwrap();
+        for window in [Window::FirstArrival, Window::Whole] {
+            for prior in [Prior::Visits, Prior::KnownState] {
+                let e = contribution_divergence(&model, &path, 0, j, window, prior, unit_noise())
+                    .unwrap();
+                // The table's 6 decimals.
+                assert!(
+                    (e.share - want).abs() < 5e-7,
+                    "λ={lambda} {window:?} {prior:?}: {} against {want}",
+                    e.share
+                );
+                assert!(e.share > psi_ij * (1.0 + 1e-3), "λ={lambda}: {}", e.share);
+            }
+        }
+        // The stateless variant (u_l := w before each step) is a DP-SGD-like memoryless walk:
+        // with a = 0, r = 0 every step has slope 1 and the same gain 2λ/n on shift and noise, so
+        // its view w_4 leaks exactly Ψ = 1/4. (Not in the reference: a direct simulation; the
+        // responses of w_4 to the input Δ + η/2 of each step, v_s, give the share v_0²/‖v‖².)
+        let zero = [0.0; 4];
+        let (a, b) = (vec![0.0; n], vec![0.3; n]);
+        let base = simulate_stateless(lambda, 1.0, &a, &b, 0.0, &path[..4], &zero, &zero)[4];
+        let v: Vec<f64> = (0..4)
+            .map(|s| {
+                let mut e = zero;
+                e[s] = 1.0;
+                simulate_stateless(lambda, 1.0, &a, &b, 0.0, &path[..4], &zero, &e)[4] - base
+            })
+            .collect();
+        let stateless = v[0] * v[0] / v.iter().map(|x| x * x).sum::<f64>();
+        assert!((stateless - 0.25).abs() < 1e-12, "λ={lambda}: {stateless}");
+        lines.push(format!(
+            "  λ={lambda}: exact {want:.6} (ratio to Ψ {:.4}), stateless {stateless:.6}",
+            want / psi_ij
+        ));
+    }
+    eprintln!(
+        "[ADMM i→l→m→l→j, n=5, against Ψ = 1/4]\n{}",
+        lines.join("\n")
+    );
 }

@@ -38,6 +38,7 @@ pub mod algorithm;
 pub mod audit;
 pub mod baseline_privacy;
 pub mod compare;
+pub mod given_walk;
 pub mod method;
 pub mod metrics;
 pub mod output;

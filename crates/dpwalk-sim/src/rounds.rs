@@ -13,6 +13,7 @@
 //! (the server's model down and the agent's vector up, [`federated::bytes_per_round`]);
 //! `2|E|·d·8` per round on a graph (every node to every neighbour, [`Exchange::bytes_per_round`]).
 
+use crate::given_walk::GivenWalk;
 use crate::method::Method;
 use crate::metrics::Evaluator;
 use crate::run::{Clips, RunError, RunResult, Schedule};
@@ -186,6 +187,7 @@ pub fn run_rounds(
         per_user: vec![rounds; n],
         late: Vec::new(),
         skipped: 0,
+        given_walk: GivenWalk::NotOffered,
         wall_seconds: start.elapsed().as_secs_f64(),
         eval_seconds,
     }))

@@ -6,6 +6,7 @@
 //! [`admm_contribution`] for the federated and centralized rounds. Nothing here decides a number.
 
 use crate::algorithm::Mode;
+use crate::given_walk::{GivenWalk, Recorder};
 use crate::metrics::{EvalPoint, Evaluator};
 use dpwalk_core::baselines::federated;
 use dpwalk_core::problem::{LocalProx, Problem, ProblemError};
@@ -119,6 +120,9 @@ pub struct RunResult {
     /// Visits where the holder's budget was spent: it made a noise-only step (walk) or sat the
     /// round out (federated, centralized).
     pub skipped: u64,
+    /// The ex-post certificate of a DP-SGD walk (each user against its worst observer on the
+    /// realised walk), computed after the clock stops.
+    pub given_walk: GivenWalk,
     /// Wall-clock seconds of the whole run.
     pub wall_seconds: f64,
     /// Of which spent evaluating.
@@ -205,6 +209,9 @@ pub fn run(
     let mut per_user = vec![0u64; n];
     let mut late = Vec::new();
     let admit = |made: u64| policy.is_none_or(|p| p.allows(made));
+    let dp_sgd_walk =
+        schedule.mode == Mode::Decentralized && matches!(algorithm, Algorithm::Sgd(_));
+    let mut recorder = Recorder::new(dp_sgd_walk, n, schedule.steps);
     // Bytes over all links: a hop sends the token (d floats); a federated round sends z to each
     // sampled user and its Δu back; the centralized curator sends nothing.
     let hop_bytes = hop_bytes(dim);
@@ -239,6 +246,7 @@ pub fn run(
                         &mut state.rngs[holder],
                         &mut scratch,
                     )?;
+                    recorder.push(holder, c.is_some());
                     match c {
                         Some(c) => {
                             clipped += u64::from(c.clipped);
@@ -303,6 +311,7 @@ pub fn run(
     }
     let mut z = vec![0.0; dim];
     algorithm.model(problem.regularizer(), &state.w, &mut z);
+    let wall_seconds = start.elapsed().as_secs_f64();
     Ok(RunResult {
         evals,
         z,
@@ -316,7 +325,8 @@ pub fn run(
         per_user,
         late,
         skipped,
-        wall_seconds: start.elapsed().as_secs_f64(),
+        given_walk: recorder.certify(),
+        wall_seconds,
         eval_seconds,
     })
 }

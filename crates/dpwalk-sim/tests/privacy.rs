@@ -161,11 +161,297 @@ fn unattainable_or_inconsistent_budgets_are_refused() {
         loaded(&["privacy.view=central"]).check().is_err(),
         "central view on a walk"
     );
-    for kind in ["admm", "dp-sgd"] {
-        let err = loaded(&["privacy.view=network", &format!("algorithm.kind={kind}")])
-            .check()
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("no longer offered"), "{err}");
+    let err = loaded(&["privacy.view=network", "algorithm.mode=federated"])
+        .check()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("for the walk"), "{err}");
+}
+
+/// A DP-SGD walk of 10 users and 300 steps under an enforced local budget: about 30
+/// contributions each, planned for 43.
+const GIVEN_WALK: &str = r#"
+seed = 11
+users = 10
+steps = 300
+eval-every = 300
+
+[data]
+source = "synthetic-lasso"
+rows = 40
+dim = 4
+sparsity = 2
+
+[problem]
+loss = "squared"
+l1 = 0.01
+
+[algorithm]
+kind = "dp-sgd"
+clip = 0.5
+
+[privacy]
+delta = 1e-6
+epsilon = 8.0
+"#;
+
+/// The run directory of `text` with `sets`: the scenario, what it ran and its outputs.
+struct Outputs {
+    loaded: LoadedScenario,
+    prepared: dpwalk_sim::simulate::Prepared,
+    results: Vec<dpwalk_sim::simulate::PointResult>,
+    summary: serde_json::Value,
+    dir: PathBuf,
+}
+
+fn outputs(text: &str, sets: &[&str], name: &str) -> Outputs {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let scenario = parse(text, Path::new("inline.toml"), &sets).expect("parses");
+    let loaded =
+        LoadedScenario::new(scenario, PathBuf::from("."), "inline").expect("the scenario checks");
+    let prepared = prepare(&loaded).expect("prepare");
+    let results = simulate(&loaded, &prepared, true).expect("simulate");
+    let dir = std::env::temp_dir().join(format!("dpwalk-n2-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let summary = dpwalk_sim::output::write_all(&dir, &loaded, &prepared, &results).expect("write");
+    let summary = serde_json::to_value(&summary).expect("json");
+    Outputs {
+        loaded,
+        prepared,
+        results,
+        summary,
+        dir,
     }
+}
+
+/// `privacy_users.csv` as maps from column name to field.
+fn users_csv(dir: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let text = std::fs::read_to_string(dir.join("privacy_users.csv")).expect("privacy_users.csv");
+    let mut lines = text.lines();
+    let header: Vec<String> = lines
+        .next()
+        .expect("a header")
+        .split(',')
+        .map(String::from)
+        .collect();
+    for column in [
+        "network_epsilon_given_walk",
+        "network_order_given_walk",
+        "network_observer_given_walk",
+    ] {
+        assert!(header.iter().any(|h| h == column), "{column} in {header:?}");
+    }
+    lines
+        .map(|l| {
+            let fields: Vec<&str> = l.split(',').collect();
+            assert_eq!(fields.len(), header.len(), "{l}");
+            header
+                .iter()
+                .cloned()
+                .zip(fields.iter().map(|f| f.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+fn number(row: &std::collections::HashMap<String, String>, column: &str) -> f64 {
+    row[column]
+        .parse()
+        .unwrap_or_else(|_| panic!("{column} in {row:?}"))
+}
+
+/// The walk of repetition 0 replayed through `dpwalk_core`'s public walk (the simulator's seeds,
+/// step and next hop, the point's budget policy): who held the token at each step and whether it
+/// contributed.
+fn replay(o: &Outputs) -> Vec<dpwalk_privacy::network::excursion::Visit> {
+    use dpwalk_core::rng::node_rng;
+    use dpwalk_core::step::{Algorithm, StepScratch};
+    use dpwalk_core::walk::{Turn, Update, start_holder, visit};
+    let s = o.loaded.scenario();
+    let pr = &o.results[0];
+    let Some(Algorithm::Sgd(params)) = pr.point.method.walk() else {
+        panic!("a DP-SGD walk");
+    };
+    let problem = &o.prepared.problem;
+    let topology = &o.prepared.topologies[pr.point.topology].topology;
+    let policy = pr.resolved.policy.as_ref().expect("an enforced budget");
+    let n = problem.n_users();
+    let seed = dpwalk_sim::simulate::repetition_seed(s.seed, 0);
+    let mut rngs: Vec<_> = (0..n as u64).map(|i| node_rng(seed, i)).collect();
+    let mut scratch = StepScratch::new(problem.dim(), Default::default());
+    let mut w = vec![0.0; problem.dim()];
+    let mut made = vec![0u64; n];
+    let mut holder = start_holder(seed, n);
+    let mut path = Vec::new();
+    for _ in 0..pr.point.steps {
+        let turn = if policy.allows(made[holder]) {
+            Turn::Contribute
+        } else {
+            Turn::NoiseOnly
+        };
+        let update = Update::Sgd { params };
+        let (c, next) = visit(
+            problem,
+            topology,
+            holder,
+            update,
+            turn,
+            &mut w,
+            &mut rngs[holder],
+            &mut scratch,
+        )
+        .expect("a step");
+        made[holder] += u64::from(c.is_some());
+        path.push(dpwalk_privacy::network::excursion::Visit {
+            holder,
+            contribution: c.is_some(),
+        });
+        holder = next;
+    }
+    assert_eq!(made, pr.runs[0].per_user, "the replay is the run");
+    path
+}
+
+/// N2 recomputed from a user's Ψ by hand: `min(K, Ψ)·8αC²/σ²`, tight conversion.
+fn n2_by_hand(psi: f64, k: u64, sigma: f64, clip: f64, delta: f64) -> f64 {
+    use dpwalk_privacy::rdp::{Conversion, Orders, RdpCurve};
+    let orders = Orders::default_grid();
+    let values = dpwalk_privacy::local::local_rdp(orders.as_slice(), sigma, clip)
+        .into_iter()
+        .map(|e| e * psi.min(k as f64))
+        .collect();
+    RdpCurve::new(orders, values)
+        .expect("a curve")
+        .to_dp(delta, Conversion::Tight)
+        .expect("a bound")
+        .epsilon()
+}
+
+#[test]
+fn every_user_of_a_dp_sgd_walk_gets_its_figure_given_the_walk() {
+    for topology in ["complete", "star"] {
+        let o = outputs(
+            GIVEN_WALK,
+            &[&format!("topology.kind={topology}")],
+            topology,
+        );
+        let rows = users_csv(&o.dir);
+        assert_eq!(rows.len(), 10);
+        let privacy = &o.summary["points"][0]["privacy"];
+        let sigma = o.summary["points"][0]["sigma"].as_f64().expect("sigma");
+        let clip = 0.5;
+        // On the star the centre holds the token every other step: it is spent long before the
+        // end and makes noise-only steps, which the walk records as visits without contribution.
+        let skipped = privacy["budget"]["skipped_contributions"]
+            .as_f64()
+            .expect("skipped");
+        assert_eq!(skipped > 0.0, topology == "star", "{topology}: {privacy}");
+
+        // Against the local figure, and > 0 for every user with a contribution.
+        let mut below = 0;
+        for row in &rows {
+            let k = number(row, "contributions") as u64;
+            let n2 = number(row, "network_epsilon_given_walk");
+            let local = number(row, "local_epsilon");
+            assert!(n2 <= local * (1.0 + 1e-12), "{topology}: {row:?}");
+            if n2 < local * (1.0 - 1e-9) {
+                below += 1;
+            }
+            assert_eq!(k > 0, n2 > 0.0, "{topology}: {row:?}");
+            assert_eq!(k > 0, !row["network_observer_given_walk"].is_empty());
+        }
+        assert!(below > 0, "{topology}: some user is below its local figure");
+
+        // An independent recomputation: the walk replayed through the public API, Ψ by
+        // `certify`, ε by hand.
+        let path = replay(&o);
+        assert_eq!(
+            path.iter().filter(|v| !v.contribution).count() as f64,
+            skipped,
+            "{topology}: the spent visits"
+        );
+        let certified = dpwalk_privacy::network::excursion::certify(10, &path);
+        let delta = privacy["delta"].as_f64().expect("delta");
+        for (row, c) in rows.iter().zip(&certified) {
+            let k = number(row, "contributions") as u64;
+            let want = n2_by_hand(c.psi, k, sigma, clip, delta);
+            let got = number(row, "network_epsilon_given_walk");
+            assert!(
+                (got - want).abs() <= 1e-12 * want.max(1.0),
+                "{topology}: {got} against {want} ({row:?})"
+            );
+            let observer = c.observer.map(|j| j.to_string()).unwrap_or_default();
+            assert_eq!(row["network_observer_given_walk"], observer);
+        }
+
+        // summary.json: the worst user's figure, labelled, with its observer.
+        let n2 = &privacy["network_given_walk"];
+        assert_eq!(
+            n2["label"],
+            "network given the walk (ex post; not for calibration)"
+        );
+        let worst = rows
+            .iter()
+            .map(|r| number(r, "network_epsilon_given_walk"))
+            .fold(0.0, f64::max);
+        assert_eq!(n2["epsilon"].as_f64(), Some(worst), "{n2}");
+        let user = n2["user"].as_u64().expect("user") as usize;
+        assert_eq!(
+            n2["observer"].as_u64().map(|j| j as usize),
+            certified[user].observer
+        );
+        assert!(n2["epsilon"].as_f64() <= privacy["local"]["epsilon"].as_f64());
+        assert!(
+            n2["assumptions"].to_string().contains("non-expansive"),
+            "{n2}"
+        );
+        let _ = std::fs::remove_dir_all(&o.dir);
+    }
+}
+
+#[test]
+fn two_users_alternating_have_their_local_figure_given_the_walk() {
+    // Each contribution is seen by the other user at the next hop: Ψ = K, N2 = local.
+    let o = outputs(
+        GIVEN_WALK,
+        &[
+            "users=2",
+            "steps=41",
+            "eval-every=41",
+            "privacy.enforce=false",
+        ],
+        "two",
+    );
+    for row in users_csv(&o.dir) {
+        let (n2, local) = (
+            number(&row, "network_epsilon_given_walk"),
+            number(&row, "local_epsilon"),
+        );
+        assert!((n2 - local).abs() <= 1e-12 * local, "{row:?}");
+    }
+    let _ = std::fs::remove_dir_all(&o.dir);
+}
+
+#[test]
+fn an_admm_walk_has_no_figure_given_the_walk() {
+    let o = outputs(GIVEN_WALK, &["algorithm.kind=admm"], "admm");
+    for row in users_csv(&o.dir) {
+        assert!(number(&row, "local_epsilon") > 0.0);
+        for column in [
+            "network_epsilon_given_walk",
+            "network_order_given_walk",
+            "network_observer_given_walk",
+        ] {
+            assert!(row[column].is_empty(), "{row:?}");
+        }
+    }
+    let privacy = &o.summary["points"][0]["privacy"];
+    assert!(privacy["network_given_walk"].is_null(), "{privacy}");
+    assert!(
+        privacy["notes"]
+            .to_string()
+            .contains("no network bound is proved for the ADMM walk"),
+        "{privacy}"
+    );
+    let _ = std::fs::remove_dir_all(&o.dir);
 }

@@ -7,9 +7,8 @@ use clap::{Args, ValueEnum};
 use dpwalk_core::rng::{Purpose, derive_seed};
 use dpwalk_core::topology::Topology;
 use dpwalk_privacy::budget::PLAN_QUANTILE;
-use dpwalk_privacy::network::HittingOptions;
 use dpwalk_privacy::rdp::{Conversion, Orders};
-use dpwalk_privacy::walk::{Passage, planned_contributions};
+use dpwalk_privacy::walk::planned_contributions;
 use std::path::PathBuf;
 
 /// RDP → (ε, δ) statement (see `dpwalk_privacy::rdp`).
@@ -199,9 +198,10 @@ impl Scenario {
         format!("{graph}, K = {} contributions per user", self.contributions)
     }
 
-    /// The walk's first-passage laws (exact on the complete graph, certified elsewhere).
-    pub fn passage(&self) -> anyhow::Result<Passage> {
-        Passage::for_topology(&self.topology, &HittingOptions::default())
-            .context("computing the walk's first-passage laws for the network view")
+    /// The steps of the walk: `--total-steps`, or `n·K` for `--steps-per-user K` (the walk in
+    /// which the mean user makes its K contributions).
+    pub fn walk_steps(&self) -> u64 {
+        self.total_steps
+            .unwrap_or_else(|| self.contributions.saturating_mul(self.topology.n() as u64))
     }
 }

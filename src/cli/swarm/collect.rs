@@ -97,6 +97,10 @@ pub(super) fn collect(
         per_user,
         late,
         skipped: finals.iter().map(|f| f.privacy.skipped).sum(),
+        // The nodes do not send their visits back: the swarm's walk is not reassembled here.
+        given_walk: dpwalk_sim::given_walk::GivenWalk::NotComputed(
+            "network given the walk not computed: a swarm does not collect its walk".into(),
+        ),
         wall_seconds: wall_seconds + eval_seconds,
         eval_seconds,
     };

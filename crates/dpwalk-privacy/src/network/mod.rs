@@ -89,8 +89,11 @@
 //! To offer the figure, we need the theorem's text: the statement, its assumptions and its
 //! sensitivity convention.
 
+pub mod excursion;
+pub mod given_walk;
 mod hitting;
 pub mod law;
+pub mod mixture;
 
 pub use hitting::{
     HittingOptions, InverseHitting, LawSink, PairHitting, complete_graph_inverse_hitting,
@@ -104,7 +107,7 @@ use crate::local::eps_loc;
 use crate::rdp::{Orders, RdpCurve};
 
 /// What DP-SGD figures on the walk assume (see the module docs).
-pub const DP_SGD_ASSUMPTION: &str = "DP-SGD steps are non-expansive (convex, beta-smooth loss, step size <= 2/beta, clipped gradient a gradient of a convex function): the walk is accounted with L = 1";
+pub const DP_SGD_ASSUMPTION: &str = "DP-SGD steps are non-expansive (convex beta-smooth loss, lr <= 2/beta, the clipped gradient the gradient of a convex function: true in one dimension, for a single generalized linear loss, or when the clip never binds; the walk's step clips a user's summed gradient, so in more dimensions this is assumed, not checked); every hop adds noise of the same sigma; the walk does not depend on the data";
 
 /// A walk's transition rows: for each user, `(next user, probability)` pairs summing to 1.
 /// The topology implements this to be accounted on.

@@ -1,6 +1,7 @@
 //! The CSV files of a run directory: `metrics.csv` (every evaluation) and
 //! `privacy_users.csv` (every user's figures).
 
+use crate::privacy::GivenWalkFigure;
 use crate::scenario::Scenario;
 use crate::simulate::PointResult;
 use dpwalk_privacy::walk::UserFigures;
@@ -46,21 +47,27 @@ pub fn metrics_csv(scenario: &Scenario, results: &[PointResult]) -> String {
 }
 
 /// `privacy_users.csv`: one row per user, the figures of `summary.json`'s worst user for each of
-/// them (an empty field: no finite guarantee, or, for the observer, all observers alike). At
-/// record level the ε columns are named `record_level_local_epsilon` and
-/// `record_level_network_epsilon`.
-pub(super) fn users_csv(users: &[UserFigures], record_level: bool) -> String {
+/// them (an empty field: no finite guarantee, or, for the observer, all observers alike), then
+/// N2 given the walk, `given` (indexed by user; empty fields where there is none: ADMM, or a walk
+/// not certified). At record level the ε columns are named `record_level_local_epsilon`,
+/// `record_level_network_epsilon` and `record_level_network_epsilon_given_walk`.
+pub(super) fn users_csv(
+    users: &[UserFigures],
+    given: Option<&[GivenWalkFigure]>,
+    record_level: bool,
+) -> String {
     fn field<T: std::fmt::Display>(v: Option<T>) -> String {
         v.map_or_else(String::new, |v| v.to_string())
     }
     let unit = if record_level { "record_level_" } else { "" };
     let mut csv = format!(
-        "user,contributions,{unit}local_epsilon,local_order,{unit}network_epsilon,network_order,worst_observer,inverse_hitting\n",
+        "user,contributions,{unit}local_epsilon,local_order,{unit}network_epsilon,network_order,worst_observer,inverse_hitting,{unit}network_epsilon_given_walk,network_order_given_walk,network_observer_given_walk\n",
     );
     for u in users {
+        let g = given.and_then(|g| g.get(u.user));
         let _ = writeln!(
             csv,
-            "{},{},{},{},{},{},{},{:e}",
+            "{},{},{},{},{},{},{},{:e},{},{},{}",
             u.user,
             u.contributions,
             field(u.local.epsilon.map(|e| format!("{e:e}"))),
@@ -69,6 +76,9 @@ pub(super) fn users_csv(users: &[UserFigures], record_level: bool) -> String {
             field(u.network.and_then(|n| n.order)),
             field(u.worst_observer),
             u.inverse_hitting,
+            field(g.and_then(|g| g.figure.epsilon).map(|e| format!("{e:e}"))),
+            field(g.and_then(|g| g.figure.order)),
+            field(g.and_then(|g| g.observer)),
         );
     }
     csv

@@ -36,9 +36,10 @@ pub(super) fn write_privacy_details(
             && let Some(users) = prepared.privacy.users(s, &pr.point, run)
         {
             let unit = &summary.points[p].privacy.accounting.unit;
+            let given = prepared.privacy.given_walk_users(s, &pr.point, run);
             write_atomic(
                 &sub.join("privacy_users.csv"),
-                users_csv(&users, unit.record_level()).as_bytes(),
+                users_csv(&users, given.as_deref(), unit.record_level()).as_bytes(),
             )?;
         }
         let Some(pairs) = (n <= MAX_USERS_HEATMAP)

@@ -6,7 +6,9 @@
 //! Budgets are on the local view (walks) or the central view (federated, centralized): no network
 //! budget is offered ([`dpwalk_privacy::budget`] says why). Network figures are reported only
 //! where one is proved: a DP-SGD walk's users with at most one contribution
-//! ([`dpwalk_privacy::walk::NETWORK_ONE_CONTRIBUTION`]); ADMM walks have none
+//! ([`dpwalk_privacy::walk::NETWORK_ONE_CONTRIBUTION`]), and every user of a DP-SGD walk after the
+//! run, given the realised walk (N2, [`dpwalk_privacy::network::given_walk`], from the walk
+//! [`crate::given_walk`] records); ADMM walks have none
 //! ([`dpwalk_privacy::walk::ADMM_NETWORK_WITHDRAWN`]).
 //!
 //! The clip every figure of dpwalk's own kinds is accounted with comes from one place,
@@ -16,7 +18,9 @@
 mod report;
 mod resolve;
 
-pub use report::{Budget, Extreme, NetworkExtreme, PointPrivacy};
+pub use report::{
+    Budget, Extreme, GivenWalkExtreme, GivenWalkFigure, NetworkExtreme, PointPrivacy,
+};
 pub use resolve::Resolved;
 
 use crate::algorithm::Mode;
@@ -151,6 +155,14 @@ impl PrivacyContext {
             method,
             topology,
             crate::scenario::rounds(steps, self.users),
+        )
+    }
+
+    /// Whether topology `topology` is the complete graph (where the network budget is offered).
+    pub fn is_complete(&self, topology: usize) -> bool {
+        matches!(
+            self.passage.get(topology),
+            Some(Ok(Passage::Complete { .. }))
         )
     }
 

@@ -3,6 +3,7 @@
 
 use super::{PrivacyContext, Resolved, has_network_view};
 use crate::algorithm::Mode;
+use crate::given_walk::GivenWalk;
 use crate::method::Method;
 use crate::record_level::UnitReport;
 use crate::run::{LATE_WINDOW, RunResult};
@@ -11,6 +12,7 @@ use dpwalk_privacy::Noise;
 use dpwalk_privacy::budget::PLAN_QUANTILE;
 use dpwalk_privacy::calibrate::{View, account};
 use dpwalk_privacy::network::Charges;
+use dpwalk_privacy::network::given_walk::{GIVEN_WALK_LABEL, given_walk_curve};
 use dpwalk_privacy::rdp::{Conversion, DpBound};
 use dpwalk_privacy::walk::{
     ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, NETWORK_ONE_CONTRIBUTION, Setup, UserFigures,
@@ -61,6 +63,7 @@ impl PrivacyContext {
             budget,
             local: None,
             network: None,
+            network_given_walk: None,
             central: None,
             notes: Vec::new(),
             unit: self.unit_report(&point.method),
@@ -239,6 +242,85 @@ impl PrivacyContext {
         }
         out.local = local;
         out.network = network;
+        if has_network_view(point, scenario) {
+            out.network_given_walk = Self::given_walk_extreme(setup, runs, &mut out.notes);
+        }
+    }
+
+    /// Every user's N2 in `run` (indexed by user): `Ok(None)` where the run has no certificate
+    /// to offer (not a DP-SGD walk), `Err` with the reason where it was not computed.
+    fn given_walk_figures(
+        setup: &Setup,
+        run: &RunResult,
+    ) -> Result<Option<Vec<GivenWalkFigure>>, String> {
+        let certified = match &run.given_walk {
+            GivenWalk::NotOffered => return Ok(None),
+            GivenWalk::NotComputed(reason) => return Err(reason.clone()),
+            GivenWalk::Certified(c) => c,
+        };
+        certified
+            .iter()
+            .zip(&run.per_user)
+            .map(|(c, &k)| {
+                let curve = given_walk_curve(&setup.orders, setup.noise, c.psi, k);
+                let figure = curve
+                    .to_dp(setup.delta, setup.conversion)
+                    .map_err(|e| format!("network given the walk failed: {e}"))?;
+                Ok(GivenWalkFigure {
+                    figure: figure.into(),
+                    observer: c.observer,
+                    psi: c.psi,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()
+            .map(Some)
+    }
+
+    /// The worst user's N2 over users and repetitions, with the mean; why a run had none goes to
+    /// `notes` (once).
+    fn given_walk_extreme(
+        setup: &Setup,
+        runs: &[RunResult],
+        notes: &mut Vec<String>,
+    ) -> Option<GivenWalkExtreme> {
+        let mut worst: Option<GivenWalkExtreme> = None;
+        let (mut sum, mut count) = (0.0, 0usize);
+        for run in runs {
+            let figures = match Self::given_walk_figures(setup, run) {
+                Ok(Some(f)) => f,
+                Ok(None) => continue,
+                Err(reason) => {
+                    if !notes.contains(&reason) {
+                        notes.push(reason);
+                    }
+                    continue;
+                }
+            };
+            for (user, (f, &k)) in figures.iter().zip(&run.per_user).enumerate() {
+                let eps = f.figure.epsilon_or_inf();
+                if worst
+                    .as_ref()
+                    .is_none_or(|w| eps > w.figure.epsilon_or_inf())
+                {
+                    worst = Some(GivenWalkExtreme {
+                        label: GIVEN_WALK_LABEL,
+                        figure: f.figure,
+                        user,
+                        observer: f.observer,
+                        contributions: k,
+                        psi: f.psi,
+                        mean_epsilon: 0.0,
+                        assumptions: ASSUMPTIONS.to_vec(),
+                    });
+                }
+                sum += eps;
+                count += 1;
+            }
+        }
+        if let Some(w) = worst.as_mut() {
+            w.mean_epsilon = sum / count.max(1) as f64;
+        }
+        worst
     }
 
     /// Every user's local and (DP-SGD) network figures in one run, for `privacy_users.csv`,
@@ -249,10 +331,32 @@ impl PrivacyContext {
         point: &Point,
         run: &RunResult,
     ) -> Option<Vec<UserFigures>> {
+        let passage = self.passage(scenario, point);
+        all_users(&self.walk_setup(point)?, passage, &Self::charges(run)).ok()
+    }
+
+    /// Every user's N2 in one run (indexed by user), for `privacy_users.csv`: DP-SGD walks whose
+    /// walk was certified, when σ and C give a guarantee.
+    pub fn given_walk_users(
+        &self,
+        scenario: &Scenario,
+        point: &Point,
+        run: &RunResult,
+    ) -> Option<Vec<GivenWalkFigure>> {
+        if !has_network_view(point, scenario) {
+            return None;
+        }
+        Self::given_walk_figures(&self.walk_setup(point)?, run)
+            .ok()
+            .flatten()
+    }
+
+    /// The setup of a walk point's figures: its σ and accounted clip, when they give a
+    /// guarantee.
+    fn walk_setup(&self, point: &Point) -> Option<Setup> {
         let algorithm = point.method.walk()?;
         let noise = Noise::new(algorithm.sigma(), self.accounted_clip(&point.method)?).ok()?;
-        let passage = self.passage(scenario, point);
-        all_users(&self.setup(noise), passage, &Self::charges(run)).ok()
+        Some(self.setup(noise))
     }
 
     /// The pairwise network-ε matrix of one run (for the heatmap), on a DP-SGD walk whose
@@ -262,8 +366,7 @@ impl PrivacyContext {
     /// its row is NaN (drawn grey), so that one revisited user does not hide every other row.
     /// `None` when no user has exactly one contribution: there is nothing to draw.
     pub fn pairs(&self, scenario: &Scenario, point: &Point, run: &RunResult) -> Option<Vec<f64>> {
-        let algorithm = point.method.walk()?;
-        let noise = Noise::new(algorithm.sigma(), self.accounted_clip(&point.method)?).ok()?;
+        let setup = self.walk_setup(point)?;
         let passage = self.passage(scenario, point)?;
         // Nothing to draw when no user has the one contribution a network figure is proved for.
         if !run.per_user.contains(&1) {
@@ -275,7 +378,7 @@ impl PrivacyContext {
             .zip(&several)
             .map(|(c, &several)| if several { Charges::open(0) } else { c })
             .collect();
-        let mut values = pair_epsilons(&self.setup(noise), passage, &charges).ok()?;
+        let mut values = pair_epsilons(&setup, passage, &charges).ok()?;
         let n = several.len();
         for (row, _) in several.iter().enumerate().filter(|(_, s)| **s) {
             values.get_mut(row * n..(row + 1) * n)?.fill(f64::NAN);
@@ -335,6 +438,39 @@ pub struct NetworkExtreme {
     pub assumptions: Vec<&'static str>,
 }
 
+/// One user's N2 in one run: its charge against its worst observer on the realised walk.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GivenWalkFigure {
+    /// ε of `min(K_i, Ψ)·ε_loc(α)` and the order that achieved it.
+    pub figure: Figure,
+    /// The observer `j` attaining `max_j Ψ_ij` (`None` without contributions).
+    pub observer: Option<usize>,
+    /// `Ψ = max_j Ψ_ij`.
+    pub psi: f64,
+}
+
+/// The worst user's N2 (`specs/network-dp-2.md` §4) over users and repetitions.
+#[derive(Debug, Clone, Serialize)]
+pub struct GivenWalkExtreme {
+    /// What the figure is: [`GIVEN_WALK_LABEL`].
+    pub label: &'static str,
+    /// ε and the order that achieved it.
+    #[serde(flatten)]
+    pub figure: Figure,
+    /// The user.
+    pub user: usize,
+    /// Its worst observer on the walk (`null` for a user without contributions).
+    pub observer: Option<usize>,
+    /// The user's contributions.
+    pub contributions: u64,
+    /// The user's charge `max_j Ψ_ij` (its local figure is that of `contributions`).
+    pub psi: f64,
+    /// Mean over users and repetitions of each user's N2.
+    pub mean_epsilon: f64,
+    /// What the figure assumes.
+    pub assumptions: Vec<&'static str>,
+}
+
 /// The privacy figures of a point in `summary.json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct PointPrivacy {
@@ -349,6 +485,10 @@ pub struct PointPrivacy {
     /// Worst network ε over users, observers and repetitions (DP-SGD walks only: `null` for
     /// ADMM, see the notes).
     pub network: Option<NetworkExtreme>,
+    /// Worst N2, the ex-post certificate of the realised walk, over users and repetitions
+    /// (DP-SGD walks only; labelled [`GIVEN_WALK_LABEL`]: it is computed after the walk and
+    /// cannot choose σ before one).
+    pub network_given_walk: Option<GivenWalkExtreme>,
     /// Final-model ε (federated, centralized).
     pub central: Option<Figure>,
     /// What could not be computed, and why.

@@ -10,7 +10,7 @@ use dpwalk_privacy::budget::{PLAN_QUANTILE, Policy};
 use dpwalk_privacy::calibrate::{REL_TOL, View, calibrate};
 use dpwalk_privacy::ledger::Budget as BudgetTarget;
 use dpwalk_privacy::rdp::Orders;
-use dpwalk_privacy::walk::planned_contributions;
+use dpwalk_privacy::walk::{ADMM_NETWORK_WITHDRAWN, planned_contributions};
 
 /// A point ready to run: σ calibrated if it had a budget, and the policy that enforces it.
 #[derive(Debug, Clone)]
@@ -71,7 +71,7 @@ impl PrivacyContext {
         let view = if fed_sgd {
             View::Local { contributions: k }
         } else {
-            self.budget_view(scenario, steps, k)
+            self.budget_view(scenario, parameters, pending.topology, steps, k)?
         };
         // Calibration and the policy use the default grid, as every daemon does, so that a run
         // file made from this scenario gets the same σ and skips the same steps.
@@ -89,16 +89,18 @@ impl PrivacyContext {
         let point = calibrated(cal.sigma)?;
         // A central budget is accounted on rounds, not per user: nothing to enforce per user;
         // federated DP-SGD's users contribute exactly the planned rounds.
+        let enforce = scenario.privacy.enforce && !fed_sgd;
+        let noise = || Noise::new(cal.sigma, clip).map_err(|e| invalid(e.to_string()));
+        let target = || BudgetTarget::new(epsilon, self.delta).map_err(|e| invalid(e.to_string()));
         let policy = match view {
-            View::Local { .. } if scenario.privacy.enforce && !fed_sgd => {
-                let noise = Noise::new(cal.sigma, clip).map_err(|e| invalid(e.to_string()))?;
-                let target =
-                    BudgetTarget::new(epsilon, self.delta).map_err(|e| invalid(e.to_string()))?;
-                Some(
-                    Policy::new(target, self.conversion, &grid, noise, steps)
-                        .map_err(|e| invalid(format!("budget policy: {e}")))?,
-                )
-            }
+            View::Local { .. } if enforce => Some(
+                Policy::new(target()?, self.conversion, &grid, noise()?, steps)
+                    .map_err(|e| invalid(format!("budget policy: {e}")))?,
+            ),
+            View::Network { users, .. } if enforce => Some(
+                Policy::network(target()?, self.conversion, &grid, noise()?, users, steps)
+                    .map_err(|e| invalid(format!("budget policy: {e}")))?,
+            ),
             _ => None,
         };
         Ok(Resolved {
@@ -108,11 +110,37 @@ impl PrivacyContext {
         })
     }
 
-    /// The local or central view a budget constrains for `k` contributions of a point run for
-    /// `steps` (its rounds, in the federated and centralized modes).
-    fn budget_view(&self, scenario: &Scenario, steps: u64, k: u64) -> View {
+    /// The view a budget constrains for `k` contributions of a point run for `steps` (its
+    /// rounds, in the federated and centralized modes). A network budget is offered for the
+    /// DP-SGD walk on the complete graph only (N1), and refused elsewhere with the reason.
+    fn budget_view(
+        &self,
+        scenario: &Scenario,
+        method: &Method,
+        topology: usize,
+        steps: u64,
+        k: u64,
+    ) -> Result<View, ScenarioError> {
         let n = scenario.users as u64;
-        match (scenario.privacy.view, scenario.algorithm.mode) {
+        if scenario.privacy.view == Some(BudgetView::Network) {
+            let dp_sgd = matches!(method, Method::Walk(dpwalk_core::step::Algorithm::Sgd(_)));
+            if !dp_sgd {
+                return Err(ScenarioError::Invalid(format!(
+                    "privacy.view = \"network\" is for the DP-SGD walk: {ADMM_NETWORK_WITHDRAWN}; use view = \"local\" or algorithm.kind = \"dp-sgd\""
+                )));
+            }
+            if !self.is_complete(topology) {
+                return Err(ScenarioError::Invalid(
+                    "privacy.view = \"network\" calibrates on the complete graph's path-hidden figure (N1); on other graphs it is not offered yet: use a complete topology, or view = \"local\"".into(),
+                ));
+            }
+            return Ok(View::Network {
+                users: n,
+                steps,
+                cap: k,
+            });
+        }
+        Ok(match (scenario.privacy.view, scenario.algorithm.mode) {
             (Some(BudgetView::Central) | None, Mode::Federated) => View::Federated {
                 rounds: steps,
                 sampling_rate: scenario
@@ -126,6 +154,6 @@ impl PrivacyContext {
                 users: n,
             },
             _ => View::Local { contributions: k },
-        }
+        })
     }
 }

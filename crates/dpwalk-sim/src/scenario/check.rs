@@ -31,10 +31,10 @@ impl Scenario {
         }
         let view = &["privacy", "view"];
         match (self.privacy.view, self.algorithm.mode) {
-            (Some(BudgetView::Network), _) => {
+            (Some(BudgetView::Network), Mode::Federated | Mode::Centralized) => {
                 return at(
                     view,
-                    "\"network\" is no longer offered: no network bound holds for the ADMM walk, and for DP-SGD one holds only for a single contribution per user (see the README, \"Measuring privacy\"); use view = \"local\"".into(),
+                    "\"network\" is for the walk (mode = \"decentralized\", DP-SGD)".into(),
                 );
             }
             (Some(BudgetView::Central), Mode::Decentralized) => {

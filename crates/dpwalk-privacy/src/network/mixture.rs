@@ -1,0 +1,676 @@
+//! The path-hidden network view of a memoryless walk (`specs/network-dp-2.md` §5): N1 on the
+//! complete graph, N3 on any graph of at most [`MAX_PAIR_USERS`] users.
+//!
+//! # What is computed
+//! For a contributor `i` and an observer `j`, the walk's path `π` does not depend on the data, so
+//! joint convexity mixes the per-path bound of [`super::excursion`] over the path's law:
+//! `ε_ij(α) = ln E_π exp(θ·Ψ_ij(π)) / (α − 1)` with `θ = (α − 1)·ε_loc(α)`. Inside the
+//! expectation `Φ` is relaxed to `Φ_UNI = Σ_q (2q−1)/r_(q)` (one factor per visit of `i`,
+//! nearest to the observation first), and every visit of `i` is counted as a contribution (the
+//! budget cap only removes contributions, and `Φ` never decreases when one is added). The cap
+//! `K_max` on `i`'s contributions then bounds every path by `K_max·ε_loc`, so the figure is
+//! `min(K_max·ε_loc(α), ε_ij(α))` order by order.
+//!
+//! # The recursion
+//! `h^r(x, q)`: the expected product of the weights of a path of `r` holders that starts at `x`
+//! and ends with an observation (`j`'s next step, or the final model), `q` counting the visits of
+//! `i` among them. Walking backwards from the observation, a visit of `i` at distance `r` that is
+//! the `q`-th nearest gets the factor `e^{θ(2q−1)/r}`. The renewal over `j`'s own steps then
+//! assembles excursions (`E(t)`: `j` steps at `t`), and the first segment runs from the public
+//! initial holder to `j`'s first step; the figure takes the worst initial holder.
+//!
+//! # Where this deviates from the spec, on purpose
+//! The spec drops paths with more than `Q` visits of `i` in one excursion and adds their
+//! probability times `e^{θ·K_max}`; that probability needs a lower bound on the mass kept, which
+//! the certified tail (an upper bound) does not give. Here such visits are instead **kept in a
+//! saturated state** charged `e^{2θ}` each (`(2q−1)/r < 2` because `r ≥ q`): every path is
+//! charged at least its `Φ_UNI`, nothing is dropped, and no probability has to be bounded from
+//! below. With `Q = 40` the two agree wherever an excursion cannot hold 41 visits of `i` (all
+//! the spec's pinned cases).
+//!
+//! # Truncation with a certified tail
+//! Beyond distance `L₀` the weights are frozen at `L₀ + 1` (they only decrease with `r`, so this
+//! over-charges); the frozen map `A` is linear and nonnegative. With `v > 0` from power
+//! iteration, `ρ = max (Av)/v` (Collatz–Wielandt: `A v ≤ ρ v`) and `c = max h^{L₀}/v`, so
+//! `h^{L₀+k} ≤ c·ρ^k·v` entrywise, and the renewal's tail sum obeys
+//! `S(t) = ρ·(E(t + L₀ + 2) + S(t + 1))`.
+//!
+//! # Overflow
+//! Orders with `θ·K_max > 600` take the local value `K_max·ε_loc` without computing (the mixture
+//! could only be smaller where it is below `e^{600}`); a value that overflows anyway (an infinite
+//! or undefined `E`) also takes the local value. Both are sound: the local value holds on every
+//! path.
+
+use super::Transitions;
+use crate::Noise;
+use crate::error::PrivacyError;
+use crate::local::eps_loc;
+use crate::rdp::{Orders, RdpCurve};
+
+/// Largest non-complete graph whose pairs are computed (N3): the cost is O(n²) pairs, each a
+/// recursion over the graph's edges.
+pub const MAX_PAIR_USERS: usize = 200;
+
+/// Visits of `i` in one excursion that are charged by their own factor before saturating.
+pub const DEFAULT_VISITS: usize = 40;
+
+/// Orders whose `θ·K_max` exceeds this take the local value (see the module docs, "Overflow").
+const LOCAL_ABOVE: f64 = 600.0;
+
+/// Power iterations for the tail's eigenvector estimate (any `v > 0` gives a valid bound; a
+/// better one gives a smaller `ρ`).
+const POWER_ITERATIONS: usize = 50;
+
+/// The knobs of the recursion; the defaults are the spec's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MixtureOptions {
+    /// Visits of `i` per excursion charged exactly (`Q`); more saturate at `e^{2θ}` each.
+    pub visits: usize,
+    /// Distances computed exactly (`L₀`); `None`: `min(K, 64·n)`.
+    pub horizon: Option<usize>,
+}
+
+impl Default for MixtureOptions {
+    fn default() -> Self {
+        Self {
+            visits: DEFAULT_VISITS,
+            horizon: None,
+        }
+    }
+}
+
+/// The walk seen by one pair `(i, j)`, lumped into states that are not `j`: the complete graph
+/// needs two (`i`, and any other user), a general graph one per user other than `j`.
+#[derive(Debug, Clone)]
+pub struct PairChain {
+    /// `moves[y]`: `(x, P(y → x))` over states `x` (moves to `j` excluded).
+    moves: Vec<Vec<(usize, f64)>>,
+    /// `P(y → j)`.
+    ret: Vec<f64>,
+    /// `P(j → y)` (summed over a lumped class).
+    entry: Vec<f64>,
+    /// The state of `i`.
+    contributor: usize,
+    /// Users in the walk (for the default horizon).
+    users: usize,
+}
+
+impl PairChain {
+    /// The complete graph on `n ≥ 3` users: states `0 = i`, `1 =` any other user but `j`.
+    pub fn complete(n: usize) -> Result<Self, PrivacyError> {
+        if n < 3 {
+            // n = 2 has no "other" class; the general form handles it.
+            let rows: Vec<Vec<(usize, f64)>> = (0..n)
+                .map(|x| (0..n).filter(|&y| y != x).map(|y| (y, 1.0)).collect())
+                .collect();
+            return Self::pair(&rows, 0, 1);
+        }
+        let p = 1.0 / (n - 1) as f64;
+        Ok(Self {
+            moves: vec![
+                vec![(1, (n - 2) as f64 * p)],
+                vec![(0, p), (1, (n - 3) as f64 * p)],
+            ],
+            ret: vec![p, p],
+            entry: vec![p, (n - 2) as f64 * p],
+            contributor: 0,
+            users: n,
+        })
+    }
+
+    /// The pair `(i, j)` of a walk with transition rows `rows`.
+    pub fn pair<T: Transitions + ?Sized>(
+        rows: &T,
+        i: usize,
+        j: usize,
+    ) -> Result<Self, PrivacyError> {
+        let n = rows.users();
+        if i >= n || j >= n || i == j {
+            return Err(PrivacyError::Pair { i, j, users: n });
+        }
+        let state = |x: usize| if x < j { x } else { x - 1 };
+        let mut moves = vec![Vec::new(); n - 1];
+        let mut ret = vec![0.0; n - 1];
+        for y in (0..n).filter(|&y| y != j) {
+            for &(x, p) in rows.row(y) {
+                if x == j {
+                    ret[state(y)] += p;
+                } else {
+                    moves[state(y)].push((state(x), p));
+                }
+            }
+        }
+        let mut entry = vec![0.0; n - 1];
+        for &(x, p) in rows.row(j) {
+            if x != j {
+                entry[state(x)] += p;
+            }
+        }
+        Ok(Self {
+            moves,
+            ret,
+            entry,
+            contributor: state(i),
+            users: n,
+        })
+    }
+
+    fn states(&self) -> usize {
+        self.ret.len()
+    }
+
+    /// The state index of a user of the complete graph's lumping: `i`, another user, or `None`
+    /// for `j` (see [`Initial`]).
+    fn initial_state(&self, initial: Initial) -> Option<usize> {
+        match initial {
+            Initial::Contributor => Some(self.contributor),
+            Initial::Other => (0..self.states()).find(|&s| s != self.contributor),
+            Initial::Observer => None,
+        }
+    }
+}
+
+/// Who holds the token at step 0 (public: it comes from the run seed), in the classes of the
+/// complete graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Initial {
+    /// The contributor `i`.
+    Contributor,
+    /// Another user, neither `i` nor `j`.
+    Other,
+    /// The observer `j`.
+    Observer,
+}
+
+/// The weights of one order on the `(state, q)` grid, `q ∈ 0..=Q+1`; `Q + 1` holds the paths with
+/// more than `Q` visits of `i` in one excursion: dropped (factor 0) for the mixture, kept with
+/// factor 1 for their probability.
+struct Weights {
+    theta: f64,
+    visits: usize,
+    keep_dropped: bool,
+}
+
+impl Weights {
+    /// The factor of a visit of `i` that becomes the `q`-th nearest at distance `r`.
+    fn factor(&self, q: usize, r: usize) -> f64 {
+        if q > self.visits {
+            if self.keep_dropped { 1.0 } else { 0.0 }
+        } else {
+            (self.theta * (2 * q - 1) as f64 / r as f64).exp()
+        }
+    }
+}
+
+/// One backward step `h^r → h^{r+1}` with the weights of distance `dist`.
+fn advance(chain: &PairChain, w: &Weights, dist: usize, h: &[f64], out: &mut [f64]) {
+    let qn = w.visits + 2;
+    out.iter_mut().for_each(|o| *o = 0.0);
+    for (y, moves) in chain.moves.iter().enumerate() {
+        let row = &mut out[y * qn..(y + 1) * qn];
+        for &(x, p) in moves {
+            let from = &h[x * qn..(x + 1) * qn];
+            row.iter_mut().zip(from).for_each(|(o, &f)| *o += p * f);
+        }
+        if y == chain.contributor {
+            // The visit of i moves every count up by one (a dropped path stays dropped).
+            let over = row[qn - 1] + row[qn - 2];
+            for q in (1..qn - 1).rev() {
+                row[q] = row[q - 1] * w.factor(q, dist);
+            }
+            row[0] = 0.0;
+            row[qn - 1] = over * w.factor(qn - 1, dist);
+        }
+    }
+}
+
+/// The base `h¹`: the holder at distance 1 moves to `j` (`ret`) or makes the last step (`fin`).
+fn base(chain: &PairChain, w: &Weights, to_observer: bool) -> Vec<f64> {
+    let qn = w.visits + 2;
+    let mut h = vec![0.0; chain.states() * qn];
+    for y in 0..chain.states() {
+        let p = if to_observer { chain.ret[y] } else { 1.0 };
+        if y == chain.contributor {
+            h[y * qn + 1] = p * w.factor(1, 1);
+        } else {
+            h[y * qn] = p;
+        }
+    }
+    h
+}
+
+/// Which counts a series sums: the paths kept (`q ≤ Q`) or the dropped ones (`q = Q + 1`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Kept,
+    Dropped,
+}
+
+/// `Σ_q h(y, q)` over the counts of `part`, for every state.
+fn sums(h: &[f64], qn: usize, part: Part) -> Vec<f64> {
+    h.chunks(qn)
+        .map(|c| match part {
+            Part::Kept => c[..qn - 1].iter().sum(),
+            Part::Dropped => c[qn - 1],
+        })
+        .collect()
+}
+
+/// The excursion weights of one part, exact up to `l0` (index `L − 1`), and beyond it bounded by
+/// the tail.
+struct Series {
+    /// `W(L) = Σ_y P(j → y) Σ_q h^L_ret(y, q)`.
+    ret: Vec<f64>,
+    /// `W_fin(L)`, the same for a last segment that ends with the final model.
+    fin: Vec<f64>,
+    /// `Σ_q h^L_ret(x₀, q)` per state, for the first segment.
+    first: Vec<Vec<f64>>,
+    /// `Σ_q h^K_fin(x₀, q)` per state when `K ≤ l0`.
+    fin_at_k: Option<Vec<f64>>,
+}
+
+/// The recursion of one order (or of the drop probability) for a walk of `k` steps.
+struct Recursion {
+    l0: usize,
+    parts: Vec<Series>,
+    tail: Option<Tail>,
+}
+
+impl Recursion {
+    fn run(chain: &PairChain, w: &Weights, k: usize, l0: usize, parts: &[Part]) -> Self {
+        let qn = w.visits + 2;
+        let mut ret = base(chain, w, true);
+        let mut fin = base(chain, w, false);
+        let mut next = vec![0.0; ret.len()];
+        let mut series: Vec<Series> = parts
+            .iter()
+            .map(|_| Series {
+                ret: Vec::with_capacity(l0),
+                fin: Vec::with_capacity(l0),
+                first: Vec::with_capacity(l0),
+                fin_at_k: None,
+            })
+            .collect();
+        let entry_sum = |s: &[f64]| -> f64 { chain.entry.iter().zip(s).map(|(p, v)| p * v).sum() };
+        for r in 1..=l0 {
+            if r > 1 {
+                advance(chain, w, r, &ret, &mut next);
+                std::mem::swap(&mut ret, &mut next);
+                advance(chain, w, r, &fin, &mut next);
+                std::mem::swap(&mut fin, &mut next);
+            }
+            for (s, &part) in series.iter_mut().zip(parts) {
+                let rs = sums(&ret, qn, part);
+                let fs = sums(&fin, qn, part);
+                s.ret.push(entry_sum(&rs));
+                s.fin.push(entry_sum(&fs));
+                s.first.push(rs);
+                if r == k {
+                    s.fin_at_k = Some(fs);
+                }
+            }
+        }
+        let tail = (k > l0).then(|| Tail::new(chain, w, l0, &ret, &fin));
+        Self {
+            l0,
+            parts: series,
+            tail,
+        }
+    }
+
+    /// `W_fin(T)` of part `p` for any `T ≥ 1`.
+    fn fin(&self, p: usize, t: usize) -> f64 {
+        match &self.tail {
+            Some(tl) if t > self.l0 => tl.c_fin * tl.rho.powi((t - self.l0) as i32) * tl.entry_v,
+            _ => self.parts[p].fin[t - 1],
+        }
+    }
+
+    /// The renewal over `j`'s steps: `E(t) = Σ_L W(L)·E(t + L + 1) + extra(t)`, `E(K − 1) = last`.
+    fn renew(&self, k: usize, last: f64, extra: impl Fn(usize) -> f64) -> Vec<f64> {
+        let l0 = self.l0;
+        let w = &self.parts[0].ret;
+        let mut e = vec![0.0; k];
+        e[k - 1] = last;
+        let mut tail_sum = 0.0; // S(t + 1) while computing E(t)
+        for t in (0..k - 1).rev() {
+            let mut v = extra(t);
+            for l in 1..=l0.min(k - 2 - t) {
+                v += w[l - 1] * e[t + l + 1];
+            }
+            if let Some(tl) = &self.tail {
+                let ahead = if t + l0 + 2 < k { e[t + l0 + 2] } else { 0.0 };
+                tail_sum = tl.rho * (ahead + tail_sum);
+                v += tl.c_ret * tl.entry_v * tail_sum;
+            }
+            e[t] = v;
+        }
+        e
+    }
+
+    /// The first segment from state `x` into the renewal: `Σ_{L<K} Σ_q h^L_ret(x, q)·E(L)` for
+    /// part `p`, `far` = `Σ_{L > l0} ρ^{L−l0}·E(L)`.
+    fn first(&self, p: usize, x: usize, k: usize, e: &[f64], far: f64) -> f64 {
+        let s = &self.parts[p];
+        let m: f64 = (1..k.min(self.l0 + 1))
+            .map(|l| s.first[l - 1][x] * e[l])
+            .sum();
+        match &self.tail {
+            Some(t) => m + t.c_ret * t.v_sums[x] * far,
+            None => m,
+        }
+    }
+
+    /// A first segment from state `x` that ends with the final model: `Σ_q h^K_fin(x, q)` of
+    /// part `p`.
+    fn first_fin(&self, p: usize, x: usize, k: usize) -> f64 {
+        match (&self.parts[p].fin_at_k, &self.tail) {
+            (Some(f), _) => f[x],
+            (None, Some(t)) => t.c_fin * t.rho.powi((k - self.l0) as i32) * t.v_sums[x],
+            (None, None) => 0.0,
+        }
+    }
+
+    /// `Σ_{L=l0+1}^{last} ρ^{L−l0}` (0 when `last ≤ l0` or without a tail).
+    fn geometric(&self, last: usize) -> f64 {
+        match &self.tail {
+            Some(t) if last > self.l0 => {
+                let m = (last - self.l0) as i32;
+                if (t.rho - 1.0).abs() < 1e-12 {
+                    f64::from(m)
+                } else {
+                    t.rho * (1.0 - t.rho.powi(m)) / (1.0 - t.rho)
+                }
+            }
+            _ => 0.0,
+        }
+    }
+
+    /// `Σ_{L > l0, L < K} ρ^{L−l0}·e(L)`.
+    fn far(&self, k: usize, e: &[f64]) -> f64 {
+        match &self.tail {
+            Some(t) => (self.l0 + 1..k)
+                .map(|l| t.rho.powi((l - self.l0) as i32) * e[l])
+                .sum(),
+            None => 0.0,
+        }
+    }
+}
+
+/// `L₀` for a walk of `k` steps.
+fn horizon(chain: &PairChain, k: usize, opts: &MixtureOptions) -> usize {
+    opts.horizon.unwrap_or(64 * chain.users).clamp(1, k.max(1))
+}
+
+/// `E exp(θ·Ψ_UNI)` over the paths whose excursions hold at most `Q` visits of `i` each (the
+/// others omitted), for every initial holder: every state of `chain`, then `j` last.
+pub fn mixture(chain: &PairChain, steps: usize, theta: f64, opts: &MixtureOptions) -> Vec<f64> {
+    let k = steps;
+    let s = chain.states();
+    if k == 0 {
+        return vec![1.0; s + 1];
+    }
+    let w = Weights {
+        theta,
+        visits: opts.visits,
+        keep_dropped: false,
+    };
+    let rec = Recursion::run(chain, &w, k, horizon(chain, k, opts), &[Part::Kept]);
+    let e = rec.renew(k, 1.0, |t| rec.fin(0, k - 1 - t));
+    let far = rec.far(k, &e);
+    (0..s)
+        .map(|x| rec.first(0, x, k, &e, far) + rec.first_fin(0, x, k))
+        .chain([e[0]])
+        .collect()
+}
+
+/// An upper bound on the probability that some excursion holds more than `Q` visits of `i`
+/// (the paths [`mixture`] omits), for every initial holder as in [`mixture`]. Computed from the
+/// dropped paths' own mass (no `1 − x` cancellation).
+pub fn dropped(chain: &PairChain, steps: usize, opts: &MixtureOptions) -> Vec<f64> {
+    let k = steps;
+    let s = chain.states();
+    if k == 0 {
+        return vec![0.0; s + 1];
+    }
+    let w = Weights {
+        theta: 0.0,
+        visits: opts.visits,
+        keep_dropped: true,
+    };
+    let l0 = horizon(chain, k, opts);
+    let rec = Recursion::run(chain, &w, k, l0, &[Part::Kept, Part::Dropped]);
+    // Beyond l0 the tail bounds kept and dropped mass together: a long excursion is charged as
+    // if it dropped (its D is at most 1).
+    let long = |last: usize| -> f64 {
+        rec.tail
+            .as_ref()
+            .map_or(0.0, |t| t.c_ret * t.entry_v * rec.geometric(last))
+    };
+    let dropped_ret: Vec<f64> = rec.parts[1]
+        .ret
+        .iter()
+        .scan(0.0, |acc, &x| {
+            *acc += x;
+            Some(*acc)
+        })
+        .collect();
+    let d = rec.renew(k, 0.0, |t| {
+        let last = k - 2 - t;
+        let within = last.min(l0);
+        let short = if within > 0 {
+            dropped_ret[within - 1]
+        } else {
+            0.0
+        };
+        short + long(last) + rec.fin(1, k - 1 - t)
+    });
+    let far = rec.far(k, &d);
+    let p = &rec.parts[1];
+    (0..s)
+        .map(|x| {
+            let short: f64 = (1..k.min(l0 + 1)).map(|l| p.first[l - 1][x]).sum();
+            let long = rec
+                .tail
+                .as_ref()
+                .map_or(0.0, |t| t.c_ret * t.v_sums[x] * rec.geometric(k - 1));
+            let v = rec.first(0, x, k, &d, far) + short + long + rec.first_fin(1, x, k);
+            v.min(1.0)
+        })
+        .chain([d[0].min(1.0)])
+        .collect()
+}
+
+/// The complete graph's `ln E exp(θ·Ψ_UNI)` per initial holder, paths with more than `Q` visits
+/// of `i` in one excursion omitted (the spec's pinned table).
+pub fn complete_log_mgf(
+    n: usize,
+    steps: usize,
+    theta: f64,
+    initial: Initial,
+    opts: &MixtureOptions,
+) -> Result<f64, PrivacyError> {
+    let chain = PairChain::complete(n)?;
+    let all = mixture(&chain, steps, theta, opts);
+    Ok(match chain.initial_state(initial) {
+        Some(s) => all[s],
+        None => all[chain.states()],
+    }
+    .ln())
+}
+
+/// The part of a pair's curve that does not depend on the cap: per order, the mixture of every
+/// initial holder, and the dropped paths' probability. [`PairMixtures::curve`] then gives the
+/// curve of any cap at no further cost (what the budget policy's search for the largest cap
+/// within a network budget needs).
+#[derive(Debug, Clone)]
+pub struct PairMixtures {
+    orders: Orders,
+    /// `ε_loc(α)` per order.
+    per_step: Vec<f64>,
+    /// `E exp(θ·Ψ_UNI)` per order and initial holder; `None` above [`LOCAL_ABOVE`] for one
+    /// contribution (every cap takes the local value there).
+    kept: Vec<Option<Vec<f64>>>,
+    /// The dropped paths' probability per initial holder.
+    dropped: Vec<f64>,
+}
+
+impl PairMixtures {
+    /// Computes the mixtures of `chain` for a walk of `steps` steps at every order of `orders`.
+    pub fn new(
+        chain: &PairChain,
+        steps: usize,
+        orders: &Orders,
+        noise: Noise,
+        opts: &MixtureOptions,
+    ) -> Self {
+        let per_step: Vec<f64> = orders
+            .as_slice()
+            .iter()
+            .map(|&a| eps_loc(a, noise.sigma(), noise.clip()))
+            .collect();
+        let kept = orders
+            .as_slice()
+            .iter()
+            .zip(&per_step)
+            .map(|(&alpha, &e)| {
+                let theta = (alpha - 1.0) * e;
+                (theta <= LOCAL_ABOVE).then(|| mixture(chain, steps, theta, opts))
+            })
+            .collect();
+        Self {
+            orders: orders.clone(),
+            per_step,
+            kept,
+            dropped: dropped(chain, steps, opts),
+        }
+    }
+
+    /// The curve for a user who contributes at most `cap` times: at every order
+    /// `min(K_max·ε_loc(α), ln max_{x₀}(M(x₀) + P_drop(x₀)·e^{θ·K_max})/(α−1))`.
+    pub fn curve(&self, cap: u64) -> RdpCurve {
+        let values = self
+            .orders
+            .as_slice()
+            .iter()
+            .zip(&self.per_step)
+            .zip(&self.kept)
+            .map(|((&alpha, &e), kept)| {
+                let local = cap as f64 * e;
+                let capped = (alpha - 1.0) * local;
+                match kept {
+                    _ if cap == 0 => 0.0,
+                    Some(kept) if capped <= LOCAL_ABOVE => {
+                        let worst = kept
+                            .iter()
+                            .zip(&self.dropped)
+                            .map(|(&m, &d)| m + d * capped.exp())
+                            .fold(
+                                0.0,
+                                |a: f64, b| if b.is_nan() { f64::INFINITY } else { a.max(b) },
+                            );
+                        let network = worst.ln() / (alpha - 1.0);
+                        if network.is_finite() {
+                            network.clamp(0.0, local)
+                        } else {
+                            local
+                        }
+                    }
+                    _ => local,
+                }
+            });
+        RdpCurve::from_computed(self.orders.clone(), values)
+    }
+}
+
+/// The path-hidden network curve of one pair (N1, N3): at every order
+/// `min(K_max·ε_loc(α), ln max_{x₀}(M(x₀) + P_drop(x₀)·e^{θ·K_max})/(α−1))`, for a walk of `steps`
+/// steps where `i` contributes at most `cap` times, whatever the initial holder.
+pub fn pair_curve(
+    chain: &PairChain,
+    steps: usize,
+    cap: u64,
+    orders: &Orders,
+    noise: Noise,
+    opts: &MixtureOptions,
+) -> RdpCurve {
+    PairMixtures::new(chain, steps, orders, noise, opts).curve(cap)
+}
+
+/// The arithmetic of one order of [`pair_curve`] in multiply-adds, roughly: the recursion over
+/// the distances computed exactly and the renewal over the walk's steps. What [`MAX_WORK`]
+/// limits.
+pub fn work(chain: &PairChain, steps: usize, opts: &MixtureOptions) -> f64 {
+    let l0 = horizon(chain, steps, opts) as f64;
+    let moves: usize = chain.moves.iter().map(Vec::len).sum();
+    let k = steps as f64;
+    l0 * (moves * (opts.visits + 2)) as f64 + k * l0
+}
+
+/// The most arithmetic one order may take (about a second) before the figure is refused as
+/// "not offered: cost".
+pub const MAX_WORK: f64 = 2e9;
+
+/// The certified geometric tail beyond `l0`, on the counts summed: `u^r(x) = Σ_q h^r(x, q)`.
+/// Beyond `l0` every factor of a visit of `i` is at most `β = e^{θ(2Q−1)/(l0+1)}` (factors only
+/// decrease with the distance, and a dropped path's factor is 0 or 1), so `u^{r+1} ≤ B u^r` with
+/// `B(y, x) = (y = i ? β : 1)·P(y → x)`: a nonnegative `S × S` map with no count structure. With
+/// `v > 0` from power iteration on `B`, `ρ = max (Bv)/v` (Collatz–Wielandt: `B v ≤ ρ v`) and
+/// `c = max u^{l0}/v`, `u^{l0+m} ≤ c·ρ^m·v`.
+struct Tail {
+    rho: f64,
+    c_ret: f64,
+    c_fin: f64,
+    /// `Σ_y P(j → y)·v(y)`.
+    entry_v: f64,
+    /// `v` per state.
+    v_sums: Vec<f64>,
+}
+
+impl Tail {
+    fn new(chain: &PairChain, w: &Weights, l0: usize, ret: &[f64], fin: &[f64]) -> Self {
+        let qn = w.visits + 2;
+        let beta = w
+            .factor(w.visits, l0 + 1)
+            .max(w.factor(w.visits + 1, l0 + 1));
+        let apply = |v: &[f64], out: &mut [f64]| {
+            for (y, moves) in chain.moves.iter().enumerate() {
+                let s: f64 = moves.iter().map(|&(x, p)| p * v[x]).sum();
+                out[y] = if y == chain.contributor { beta * s } else { s };
+            }
+        };
+        let u_ret = sums_all(ret, qn);
+        let u_fin = sums_all(fin, qn);
+        let max_of = |h: &[f64]| h.iter().cloned().fold(0.0, f64::max);
+        // Any v > 0 gives a valid bound; the floor keeps every entry positive.
+        let floor = 1e-12;
+        let mut v = vec![1.0; chain.states()];
+        let mut bv = vec![0.0; v.len()];
+        for _ in 0..POWER_ITERATIONS {
+            apply(&v, &mut bv);
+            let top = max_of(&bv);
+            if !(top > 0.0 && top.is_finite()) {
+                break;
+            }
+            v.iter_mut()
+                .zip(&bv)
+                .for_each(|(x, &a)| *x = a / top + floor);
+        }
+        apply(&v, &mut bv);
+        let rho = v.iter().zip(&bv).map(|(&x, &a)| a / x).fold(0.0, f64::max);
+        let ratio = |u: &[f64]| u.iter().zip(&v).map(|(&a, &x)| a / x).fold(0.0, f64::max);
+        let entry_v = chain.entry.iter().zip(&v).map(|(p, x)| p * x).sum();
+        Self {
+            rho,
+            c_ret: ratio(&u_ret),
+            c_fin: ratio(&u_fin),
+            entry_v,
+            v_sums: v,
+        }
+    }
+}
+
+/// `Σ_q h(y, q)` over every count, dropped included (the tail bounds them together).
+fn sums_all(h: &[f64], qn: usize) -> Vec<f64> {
+    h.chunks(qn).map(|c| c.iter().sum()).collect()
+}

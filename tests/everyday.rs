@@ -468,6 +468,31 @@ fn runfile_new_writes_a_run_file_a_node_accepts_and_refuses_bad_members() {
         "{}",
         parsed.accounted_clip()
     );
+    // The DP-SGD walk: --algorithm dp-sgd with its step size; the ADMM keys are refused with it,
+    // and it needs --lr.
+    let sgd = dir.join("sgd.toml");
+    ok(&refs(&with_out(
+        &sgd,
+        &["--algorithm", "dp-sgd", "--lr", "0.05"],
+    )));
+    let parsed = dpwalk_net::run::Run::load(&sgd).expect("a valid DP-SGD run file");
+    assert_eq!(parsed.kind(), dpwalk_net::run::StepKind::DpSgd);
+    assert_eq!(parsed.file().algorithm.lr, Some(0.05));
+    assert_eq!(parsed.file().algorithm.gamma, None);
+    for (extra, says) in [
+        (&["--algorithm", "dp-sgd"][..], "needs --lr"),
+        (
+            &["--algorithm", "dp-sgd", "--lr", "0.1", "--gamma", "2"][..],
+            "--gamma",
+        ),
+        (&["--lr", "0.1"][..], "--algorithm dp-sgd"),
+    ] {
+        let refused = dir.join("refused.toml");
+        let err = fails(&refs(&with_out(&refused, extra)));
+        assert!(err.contains(says), "{extra:?}: {err}");
+        assert!(!refused.exists(), "nothing written");
+    }
+
     // One without the other is refused before anything is written.
     let half = dir.join("half.toml");
     let err = fails(&refs(&with_out(&half, &["--min-records", "500"])));

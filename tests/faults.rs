@@ -317,12 +317,7 @@ fn a_node_outside_the_record_level_inputs_refuses_to_start() {
                 l1: 0.0,
                 l2: 0.01,
             },
-            algorithm: AlgorithmSpec {
-                gamma: 1.0,
-                lambda: 0.5,
-                clip: 1.0,
-                sigma: Some(0.5),
-            },
+            algorithm: AlgorithmSpec::admm(1.0, 0.5, 1.0, Some(0.5)),
             budget: None,
             privacy: Some(UnitSpec {
                 unit: UnitName::Record,

@@ -6,7 +6,8 @@
 
 use dpwalk_core::data::Dataset;
 use dpwalk_core::spec::{LossName, ProblemSpec};
-use dpwalk_net::learner::{Learner, Outcome, node_problem};
+use dpwalk_core::step::Algorithm;
+use dpwalk_net::learner::{Learner, NodeStep, Outcome, node_problem};
 use dpwalk_net::run::{AlgorithmSpec, MemberSpec, Run, RunFile};
 use dpwalk_sim::algorithm::Mode;
 use dpwalk_sim::metrics::Evaluator;
@@ -49,10 +50,31 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// The scenario as a DP-SGD walk: the ADMM keys replaced by the step size.
+fn dp_sgd_scenario() -> String {
+    SCENARIO.replace(
+        "kind = \"admm\"\nmode = \"decentralized\"\ngamma = 1.0\nlambda = 0.5\n",
+        "kind = \"dp-sgd\"\nmode = \"decentralized\"\nlr = 0.2\n",
+    )
+}
+
 #[test]
 fn learners_reproduce_the_simulator_bit_for_bit() {
+    learners_reproduce("admm", SCENARIO);
+}
+
+#[test]
+fn dp_sgd_learners_reproduce_the_simulator_bit_for_bit() {
+    let text = dp_sgd_scenario();
+    assert!(text.contains("kind = \"dp-sgd\""), "{text}");
+    learners_reproduce("dp-sgd", &text);
+}
+
+/// Runs the scenario `text` in the simulator and as learners handing the token on in-process;
+/// both end with the same `z`, contributions and visits. `name` keeps its files apart.
+fn learners_reproduce(name: &str, text: &str) {
     let loaded = LoadedScenario::new(
-        scenario::parse(SCENARIO, Path::new("test"), &[]).unwrap(),
+        scenario::parse(text, Path::new("test"), &[]).unwrap(),
         PathBuf::from("."),
         "eq",
     )
@@ -73,10 +95,11 @@ fn learners_reproduce_the_simulator_bit_for_bit() {
         eval_every: s.steps,
         run_seed: simulate::repetition_seed(s.seed, 0),
     };
+    let algorithm = point.method.walk().expect("a walk");
     let sim = run(
         &prepared.problem,
         topology,
-        point.method.walk().expect("an ADMM walk"),
+        algorithm,
         &schedule,
         None,
         &evaluator,
@@ -97,12 +120,7 @@ fn learners_reproduce_the_simulator_bit_for_bit() {
             l1: 0.01,
             l2: 0.0,
         },
-        algorithm: AlgorithmSpec {
-            gamma: 1.0,
-            lambda: 0.5,
-            clip: 0.2,
-            sigma: Some(0.3),
-        },
+        algorithm: AlgorithmSpec::of(algorithm, 0.2, Some(0.3)),
         budget: None,
         privacy: None,
         topology: s.topology.clone(),
@@ -117,7 +135,7 @@ fn learners_reproduce_the_simulator_bit_for_bit() {
             .collect(),
     };
     let run_ = Run::parse(&toml::to_string(&file).unwrap(), "eq").unwrap();
-    let params = run_.admm_params().unwrap();
+    assert_eq!(run_.algorithm().as_ref(), Some(algorithm));
     let data = prepared.problem.data();
     let problems: Vec<_> = (0..n)
         .map(|i| {
@@ -134,7 +152,7 @@ fn learners_reproduce_the_simulator_bit_for_bit() {
                 }
                 csv.push_str(&format!("{label:?}\n"));
             }
-            let d = temp_dir(&format!("csv{i}"));
+            let d = temp_dir(&format!("{name}-csv{i}"));
             std::fs::create_dir_all(&d).unwrap();
             std::fs::write(d.join("data.csv"), csv).unwrap();
             let spec: dpwalk_core::data::DataSpec =
@@ -148,9 +166,12 @@ fn learners_reproduce_the_simulator_bit_for_bit() {
         .collect();
     let proxes: Vec<_> = problems
         .iter()
-        .map(|p| p.local_prox(params.gamma()).unwrap())
+        .map(|p| match algorithm {
+            Algorithm::Admm(params) => Some((p.local_prox(params.gamma()).unwrap(), *params)),
+            Algorithm::Sgd(_) => None,
+        })
         .collect();
-    let dir = temp_dir("learners");
+    let dir = temp_dir(&format!("{name}-learners"));
     let mut learners: Vec<Learner<'_>> = (0..n)
         .map(|i| {
             Learner::open(
@@ -158,8 +179,14 @@ fn learners_reproduce_the_simulator_bit_for_bit() {
                 i,
                 &keys[i],
                 &problems[i],
-                &proxes[i],
-                params,
+                match (algorithm, &proxes[i]) {
+                    (Algorithm::Sgd(params), _) => NodeStep::Sgd(*params),
+                    (Algorithm::Admm(_), Some((prox, params))) => NodeStep::Admm {
+                        prox,
+                        params: *params,
+                    },
+                    (Algorithm::Admm(_), None) => unreachable!("built above"),
+                },
                 &dir.join(format!("node-{i}")),
                 &[],
             )

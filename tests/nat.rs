@@ -306,12 +306,7 @@ impl Walk {
                 l1: 0.01,
                 l2: 0.0,
             },
-            algorithm: AlgorithmSpec {
-                gamma: 1.0,
-                lambda: 0.5,
-                clip: 0.5,
-                sigma: Some(0.3),
-            },
+            algorithm: AlgorithmSpec::admm(1.0, 0.5, 0.5, Some(0.3)),
             budget: None,
             privacy: None,
             topology: TopologySpec::new(TopologyKind::Complete),

@@ -280,6 +280,90 @@ fn the_quick_start_swarm_is_record_level_and_ends_with_the_simulators_z_bit_for_
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// The DP-SGD walk (`sim/swarm-dpsgd.toml`: record level, a budget calibrating σ) on a star of 5
+/// nodes: the run file says `kind = "dp-sgd"`, every node steps with the simulator's DP-SGD step
+/// and enforces the budget with its policy, the centre (visited every other step, far more than
+/// planned) runs out and makes noise-only steps, and the daemons end with the simulator's model
+/// bit for bit, with the same metrics and the same skipped steps; no node ends above the budget.
+#[test]
+fn a_dp_sgd_swarm_ends_with_the_simulators_model_bit_for_bit() {
+    let out = temp_dir("dpsgd");
+    let sets = [
+        "--set",
+        "users=5",
+        "--set",
+        "steps=400",
+        "--set",
+        "topology.kind=star",
+        "--set",
+        "eval-every=100",
+    ];
+    swarm(
+        &out.join("swarm"),
+        &[
+            &["--scenario", "sim/swarm-dpsgd.toml", "--nodes", "5"][..],
+            &sets[2..],
+        ]
+        .concat(),
+    );
+    let status = dpwalk()
+        .args(["sim", "sim/swarm-dpsgd.toml", "--quiet", "--out"])
+        .arg(out.join("sim"))
+        .args(sets)
+        .status()
+        .expect("runs");
+    assert!(status.success());
+    let run = std::fs::read_to_string(out.join("swarm/run.toml")).unwrap();
+    assert!(
+        run.contains("[algorithm]\nkind = \"dp-sgd\"\nlr = "),
+        "{run}"
+    );
+    let z = check_final_models_agree(&out.join("swarm"), 5, 400);
+    assert_eq!(z, z_bits(&json(&out.join("sim/final_model.json"))));
+    assert_eq!(z, z_bits(&json(&out.join("swarm/final_model.json"))));
+    // 100, 200, 300 and the end.
+    check_metrics_match_the_simulators(&out, 4);
+    let (mut skipped, mut recorded) = (0, 0);
+    for i in 0..5 {
+        let dir = out.join(format!("swarm/node-{i}/state"));
+        let privacy = FinalModelFile::read(&dir).unwrap().privacy;
+        let seqs = Ledger::seqs(&dir.join("ledger.bin")).unwrap();
+        assert_eq!(seqs.len() as u64, privacy.contributions, "node {i}");
+        recorded += seqs.len() as u64;
+        skipped += privacy.skipped;
+        assert_eq!(privacy.unit, "record-level", "node {i}");
+        assert_eq!(privacy.budget_epsilon, Some(1.0));
+        let spent = privacy.epsilon_local.unwrap();
+        assert!(spent <= 1.0, "node {i} spent {spent}");
+    }
+    let sim = &json(&out.join("sim/summary.json"))["points"][0];
+    assert_eq!(sim["algorithm"], "dp-sgd", "{sim:#}");
+    assert!(skipped > 0, "the star's centre runs out of budget");
+    assert_eq!(
+        sim["privacy"]["budget"]["skipped_contributions"].as_f64(),
+        Some(skipped as f64)
+    );
+    assert_eq!(recorded + skipped, 400, "every step made or skipped once");
+    // The swarm's privacy figures are the simulator's (the same contributions, by user), but for
+    // the certificate given the realised walk, which needs every visit: the simulator records
+    // them, the nodes' ledgers hold their contributions only, so the swarm says it is not
+    // computed (a note) rather than print another figure.
+    let without_given_walk = |point: &serde_json::Value| {
+        let mut privacy = point["privacy"].clone();
+        let figures = privacy.as_object_mut().unwrap();
+        let given_walk = figures.remove("network_given_walk");
+        figures.remove("notes");
+        (privacy, given_walk.filter(|v| !v.is_null()))
+    };
+    let swarm = &json(&out.join("swarm/summary.json"))["points"][0];
+    let (swarm_privacy, swarm_given_walk) = without_given_walk(swarm);
+    let (sim_privacy, sim_given_walk) = without_given_walk(sim);
+    assert_eq!(swarm_privacy, sim_privacy);
+    assert!(sim_given_walk.is_some(), "{sim:#}");
+    assert_eq!(swarm_given_walk, None, "{swarm:#}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 /// Parses "N holders killed|stopped" from the swarm's last line.
 fn disruptions(stdout: &str) -> u32 {
     let line = stdout.lines().last().unwrap_or("");

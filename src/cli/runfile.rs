@@ -39,12 +39,18 @@ pub struct NewArgs {
     dimension: usize,
     #[command(flatten)]
     problem: ProblemArgs,
-    /// γ, the prox step.
-    #[arg(long, default_value_t = 1.0)]
-    gamma: f64,
-    /// λ, the relaxation, in (0, 1].
-    #[arg(long, default_value_t = 0.5)]
-    lambda: f64,
+    /// The walk's step: the private ADMM step, or DP-SGD (with --lr).
+    #[arg(long, value_enum, default_value_t = KindArg::Admm)]
+    algorithm: KindArg,
+    /// γ, the prox step (ADMM) [default: 1.0].
+    #[arg(long)]
+    gamma: Option<f64>,
+    /// λ, the relaxation, in (0, 1] (ADMM) [default: 0.5].
+    #[arg(long)]
+    lambda: Option<f64>,
+    /// The step size (DP-SGD; required there).
+    #[arg(long)]
+    lr: Option<f64>,
     /// C, the clip bound (bounds every member's privacy loss).
     #[arg(long)]
     clip: f64,
@@ -80,6 +86,43 @@ pub struct NewArgs {
     /// Print JSON.
     #[arg(long)]
     json: bool,
+}
+
+/// `--algorithm`: the run file's `[algorithm] kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum KindArg {
+    /// The private ADMM step (γ, λ).
+    Admm,
+    /// DP-SGD on the walk (lr).
+    DpSgd,
+}
+
+/// The `[algorithm]` table of `args`: each kind's keys, the other kind's refused by name.
+fn algorithm(args: &NewArgs) -> anyhow::Result<AlgorithmSpec> {
+    match args.algorithm {
+        KindArg::Admm => {
+            ensure!(
+                args.lr.is_none(),
+                "--lr is the DP-SGD step size: give --algorithm dp-sgd, or leave --lr out"
+            );
+            Ok(AlgorithmSpec::admm(
+                args.gamma.unwrap_or(1.0),
+                args.lambda.unwrap_or(0.5),
+                args.clip,
+                args.sigma,
+            ))
+        }
+        KindArg::DpSgd => {
+            ensure!(
+                args.gamma.is_none() && args.lambda.is_none(),
+                "--gamma and --lambda are the ADMM step's: --algorithm dp-sgd takes --lr"
+            );
+            let lr = args
+                .lr
+                .context("--algorithm dp-sgd needs --lr, the step size")?;
+            Ok(AlgorithmSpec::dp_sgd(lr, args.clip, args.sigma))
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -168,12 +211,7 @@ fn new(args: NewArgs) -> anyhow::Result<()> {
             l1: args.problem.l1,
             l2: args.problem.l2,
         },
-        algorithm: AlgorithmSpec {
-            gamma: args.gamma,
-            lambda: args.lambda,
-            clip: args.clip,
-            sigma: args.sigma,
-        },
+        algorithm: algorithm(&args)?,
         budget,
         privacy: args
             .min_records

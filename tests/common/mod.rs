@@ -137,12 +137,7 @@ pub fn write_cluster(dir: &Path, ips: &[&str], steps: u64, noise: Noise) -> Clus
             l1: 0.001,
             l2: 0.0,
         },
-        algorithm: AlgorithmSpec {
-            gamma: 1.0,
-            lambda: 0.5,
-            clip: 1.0,
-            sigma,
-        },
+        algorithm: AlgorithmSpec::admm(1.0, 0.5, 1.0, sigma),
         budget,
         privacy: None,
         topology: TopologySpec::new(TopologyKind::Complete),

@@ -137,6 +137,46 @@ impl AdmmParams {
     }
 }
 
+/// The learning rate and C of the DP-SGD step, validated, without σ: what a run fixes before its
+/// σ is known, as [`AdmmStep`] is for the ADMM step. [`SgdStep::with_sigma`] is the way to an
+/// [`SgdParams`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SgdStep {
+    lr: f64,
+    clip: Option<f64>,
+}
+
+impl SgdStep {
+    /// Checks the ranges of the learning rate and C (module table).
+    pub fn new(lr: f64, clip: Option<f64>) -> Result<Self, ParamError> {
+        if !(lr > 0.0 && lr.is_finite()) {
+            return Err(ParamError::LearningRate(lr));
+        }
+        Ok(Self {
+            lr,
+            clip: check_clip(clip)?,
+        })
+    }
+
+    /// The step with its σ (checked `>= 0` and finite).
+    pub fn with_sigma(&self, sigma: f64) -> Result<SgdParams, ParamError> {
+        Ok(SgdParams {
+            lr: self.lr,
+            sigma: check_sigma(sigma)?,
+            clip: self.clip,
+        })
+    }
+
+    /// Step size.
+    pub fn lr(&self) -> f64 {
+        self.lr
+    }
+    /// C, or `None` when unclipped.
+    pub fn clip(&self) -> Option<f64> {
+        self.clip
+    }
+}
+
 /// Parameters of the DP-SGD baseline on the walk.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SgdParams {
@@ -148,14 +188,7 @@ pub struct SgdParams {
 impl SgdParams {
     /// Checks the ranges of the module table.
     pub fn new(lr: f64, sigma: f64, clip: Option<f64>) -> Result<Self, ParamError> {
-        if !(lr > 0.0 && lr.is_finite()) {
-            return Err(ParamError::LearningRate(lr));
-        }
-        Ok(Self {
-            lr,
-            sigma: check_sigma(sigma)?,
-            clip: check_clip(clip)?,
-        })
+        SgdStep::new(lr, clip)?.with_sigma(sigma)
     }
     /// Step size.
     pub fn lr(&self) -> f64 {
@@ -204,5 +237,13 @@ mod tests {
         assert!(AdmmParams::new(1.0, 0.5, f64::INFINITY, None).is_err());
         assert!(SgdParams::new(-0.1, 1.0, Some(1.0)).is_err());
         assert!(SgdParams::new(0.1, 1.0, Some(f64::NAN)).is_err());
+        assert_eq!(
+            SgdParams::new(0.1, -1.0, Some(1.0)),
+            Err(ParamError::Sigma(-1.0))
+        );
+        assert_eq!(
+            SgdStep::new(0.1, Some(1.0)).and_then(|s| s.with_sigma(2.0)),
+            SgdParams::new(0.1, 2.0, Some(1.0))
+        );
     }
 }

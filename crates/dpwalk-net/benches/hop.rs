@@ -16,8 +16,9 @@
 
 use divan::Bencher;
 use dpwalk_core::data::{Dataset, LabelKind};
+use dpwalk_core::step::Algorithm;
 use dpwalk_net::codec::{self, Message, Token};
-use dpwalk_net::learner::{Learner, Outcome, node_problem};
+use dpwalk_net::learner::{Learner, NodeStep, Outcome, node_problem};
 use dpwalk_net::run::{Run, RunHash};
 use dpwalk_net::state::{NodeState, StateDir};
 
@@ -95,12 +96,25 @@ fn receive_p64(bencher: Bencher) {
         label_kind: LabelKind::Real,
     };
     let problem = node_problem(&run, 0, data).expect("problem");
-    let params = run.admm_params().expect("params");
+    let Some(Algorithm::Admm(params)) = run.algorithm() else {
+        panic!("the bench's run is an ADMM run with sigma given")
+    };
     let prox = problem.local_prox(params.gamma()).expect("prox");
     let dir = std::env::temp_dir().join(format!("dpwalk-bench-learner-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let mut learner =
-        Learner::open(&run, 0, &key, &problem, &prox, params, &dir, &[]).expect("learner");
+    let mut learner = Learner::open(
+        &run,
+        0,
+        &key,
+        &problem,
+        NodeStep::Admm {
+            prox: &prox,
+            params,
+        },
+        &dir,
+        &[],
+    )
+    .expect("learner");
     let mut seq = 0;
     bencher.bench_local(|| {
         let outcome = learner.receive(token(seq), None).expect("receives");

@@ -50,7 +50,8 @@ pub struct FinalPrivacy {
     /// δ of the figures.
     pub delta: f64,
     /// Local ε (`null`: unbounded): against an eavesdropper on every token, which bounds what
-    /// any member learns (no tighter network bound holds for the ADMM walk).
+    /// any member learns (no tighter network bound holds for the ADMM walk; the DP-SGD walk's
+    /// network figure is not computed by the daemon yet).
     pub epsilon_local: Option<f64>,
     /// The unit of the ε figures: `user-level` (all of a member's records) or `record-level`
     /// (one record; the run file's `[privacy] unit = "record"`).

@@ -279,12 +279,7 @@ mod tests {
                 l1: 0.0,
                 l2: 0.0,
             },
-            algorithm: AlgorithmSpec {
-                gamma: 1.0,
-                lambda: 0.5,
-                clip: 1.0,
-                sigma: Some(0.5),
-            },
+            algorithm: AlgorithmSpec::admm(1.0, 0.5, 1.0, Some(0.5)),
             budget: None,
             privacy: None,
             topology: TopologySpec::new(TopologyKind::Complete),

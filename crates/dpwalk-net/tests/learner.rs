@@ -6,9 +6,10 @@
 use dpwalk_core::data::{Dataset, LabelKind};
 use dpwalk_core::params::AdmmParams;
 use dpwalk_core::problem::Problem;
+use dpwalk_core::step::Algorithm;
 use dpwalk_net::codec::Token;
 use dpwalk_net::learner::{
-    LEDGER_FILE, Learner, LearnerError, MAX_UNFLUSHED, Outcome, node_problem,
+    LEDGER_FILE, Learner, LearnerError, MAX_UNFLUSHED, NodeStep, Outcome, node_problem,
 };
 use dpwalk_net::run::Run;
 use dpwalk_net::state::SLOT_FILES;
@@ -68,8 +69,16 @@ fn node_zero() -> (Run, Problem, AdmmParams) {
 fn node_zero_of(run: &str) -> (Run, Problem, AdmmParams) {
     let run = Run::parse(run, "test").unwrap();
     let problem = node_problem(&run, 0, data()).unwrap();
-    let params = run.admm_params().unwrap();
+    let params = admm(&run);
     (run, problem, params)
+}
+
+/// The ADMM step of a run that gives σ.
+fn admm(run: &Run) -> AdmmParams {
+    let Some(Algorithm::Admm(params)) = run.algorithm() else {
+        panic!("an ADMM run with sigma given")
+    };
+    params
 }
 
 fn token(seq: u64) -> Token {
@@ -104,8 +113,21 @@ fn a_crash_between_commit_and_ledger_append_is_repaired() {
     let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let open =
-        || Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[]).unwrap();
+    let open = || {
+        Learner::open(
+            &run,
+            0,
+            &key(0),
+            &problem,
+            NodeStep::Admm {
+                prox: &prox,
+                params,
+            },
+            dir.path(),
+            &[],
+        )
+        .unwrap()
+    };
 
     let mut a = open();
     let first = forwarded(a.receive(token(0), None).unwrap());
@@ -135,8 +157,21 @@ fn a_machine_crash_that_loses_unflushed_records_is_repaired() {
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join(LEDGER_FILE);
-    let open =
-        || Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[]).unwrap();
+    let open = || {
+        Learner::open(
+            &run,
+            0,
+            &key(0),
+            &problem,
+            NodeStep::Admm {
+                prox: &prox,
+                params,
+            },
+            dir.path(),
+            &[],
+        )
+        .unwrap()
+    };
 
     let mut a = open();
     for seq in [0, 4, 8] {
@@ -164,7 +199,19 @@ fn flushing_the_ledger_empties_the_list_and_the_list_stays_bounded() {
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join(LEDGER_FILE);
-    let mut a = Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[]).unwrap();
+    let mut a = Learner::open(
+        &run,
+        0,
+        &key(0),
+        &problem,
+        NodeStep::Admm {
+            prox: &prox,
+            params,
+        },
+        dir.path(),
+        &[],
+    )
+    .unwrap();
     a.receive(token(0), None).unwrap();
     a.flush_ledger().unwrap();
     assert!(a.state().unflushed_charges.is_empty());
@@ -207,7 +254,20 @@ fn a_state_restored_from_an_older_copy_is_refused() {
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join(LEDGER_FILE);
-    let open = || Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[]);
+    let open = || {
+        Learner::open(
+            &run,
+            0,
+            &key(0),
+            &problem,
+            NodeStep::Admm {
+                prox: &prox,
+                params,
+            },
+            dir.path(),
+            &[],
+        )
+    };
 
     let mut a = open().unwrap();
     a.receive(token(0), None).unwrap();
@@ -289,7 +349,20 @@ fn a_ledger_restored_from_an_older_copy_is_refused() {
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join(LEDGER_FILE);
-    let open = || Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[]);
+    let open = || {
+        Learner::open(
+            &run,
+            0,
+            &key(0),
+            &problem,
+            NodeStep::Admm {
+                prox: &prox,
+                params,
+            },
+            dir.path(),
+            &[],
+        )
+    };
 
     let mut a = open().unwrap();
     a.receive(token(0), None).unwrap();
@@ -318,7 +391,21 @@ fn a_crash_before_the_commit_replays_the_same_step() {
     let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let open = |d: &Path| Learner::open(&run, 0, &key(0), &problem, &prox, params, d, &[]).unwrap();
+    let open = |d: &Path| {
+        Learner::open(
+            &run,
+            0,
+            &key(0),
+            &problem,
+            NodeStep::Admm {
+                prox: &prox,
+                params,
+            },
+            d,
+            &[],
+        )
+        .unwrap()
+    };
 
     // Node 1 takes steps 0 and 2 without trouble.
     let mut smooth = open(d1.path());
@@ -353,8 +440,10 @@ fn a_spent_budget_makes_a_noise_only_step() {
         0,
         &key(0),
         &problem,
-        &prox,
-        params,
+        NodeStep::Admm {
+            prox: &prox,
+            params,
+        },
         dir.path(),
         &[budget],
     )
@@ -386,7 +475,19 @@ fn the_last_step_publishes_the_final_model() {
     let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut l = Learner::open(&run, 0, &key(0), &problem, &prox, params, dir.path(), &[]).unwrap();
+    let mut l = Learner::open(
+        &run,
+        0,
+        &key(0),
+        &problem,
+        NodeStep::Admm {
+            prox: &prox,
+            params,
+        },
+        dir.path(),
+        &[],
+    )
+    .unwrap();
     match l.receive(token(49), None).unwrap() {
         Outcome::Final(model) => {
             assert_eq!(model.seq, 50);
@@ -410,7 +511,19 @@ fn another_members_key_is_refused_at_open() {
     let (run, problem, params) = node_zero();
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let e = Learner::open(&run, 0, &key(1), &problem, &prox, params, dir.path(), &[]).unwrap_err();
+    let e = Learner::open(
+        &run,
+        0,
+        &key(1),
+        &problem,
+        NodeStep::Admm {
+            prox: &prox,
+            params,
+        },
+        dir.path(),
+        &[],
+    )
+    .unwrap_err();
     assert!(
         matches!(e, LearnerError::NotThisMember { index: 0, .. }),
         "{e}"
@@ -427,11 +540,23 @@ fn a_run_dimension_that_is_not_the_datas_is_refused_at_open() {
     )
     .unwrap();
     let problem = node_problem(&run, 0, data()).unwrap();
-    let params = run.admm_params().unwrap();
+    let params = admm(&run);
     let prox = problem.local_prox(params.gamma()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
-    let err = Learner::open(&run, 0, &key(0), &problem, &prox, params, &state, &[]).unwrap_err();
+    let err = Learner::open(
+        &run,
+        0,
+        &key(0),
+        &problem,
+        NodeStep::Admm {
+            prox: &prox,
+            params,
+        },
+        &state,
+        &[],
+    )
+    .unwrap_err();
     assert!(
         matches!(err, LearnerError::Dimension { run: 5, data: 3 }),
         "{err}"
@@ -458,8 +583,10 @@ fn evaluation_points_record_the_forwarded_model_without_changing_the_walk() {
         0,
         &key(0),
         &problem,
-        &prox,
-        params,
+        NodeStep::Admm {
+            prox: &prox,
+            params,
+        },
         plain_dir.path(),
         &[],
     )
@@ -470,8 +597,10 @@ fn evaluation_points_record_the_forwarded_model_without_changing_the_walk() {
             0,
             &key(0),
             &problem,
-            &prox,
-            params,
+            NodeStep::Admm {
+                prox: &prox,
+                params,
+            },
             eval_dir.path(),
             &[],
         )
@@ -514,4 +643,69 @@ fn evaluation_points_record_the_forwarded_model_without_changing_the_walk() {
     drop(again);
     open().write_evals().unwrap();
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}
+
+/// A learner given another step than the run file's (another kind, or other parameters) is
+/// refused at open, naming both: it would leave the walk the other members make.
+#[test]
+fn a_step_that_is_not_the_runs_is_refused_at_open() {
+    let (run, problem, params) = node_zero();
+    let dir = tempfile::tempdir().unwrap();
+    let sgd = dpwalk_core::params::SgdParams::new(0.1, params.sigma(), params.clip()).unwrap();
+    let open = |step| Learner::open(&run, 0, &key(0), &problem, step, dir.path(), &[]);
+    let err = open(NodeStep::Sgd(sgd)).unwrap_err();
+    assert!(matches!(err, LearnerError::Step { .. }), "{err}");
+    assert!(err.to_string().contains("Sgd"), "{err}");
+    let other = AdmmParams::new(0.5, params.relaxation(), params.sigma(), params.clip()).unwrap();
+    let prox = problem.local_prox(other.gamma()).unwrap();
+    let err = open(NodeStep::Admm {
+        prox: &prox,
+        params: other,
+    })
+    .unwrap_err();
+    assert!(matches!(err, LearnerError::Step { .. }), "{err}");
+    // No state was written.
+    assert!(!dir.path().join(LEDGER_FILE).exists());
+}
+
+/// A DP-SGD learner: its step is the walk's DP-SGD step (the token's `w` is the model, no
+/// private state: `u_i` stays zero), charged and recorded like an ADMM contribution.
+#[test]
+fn a_dp_sgd_learner_steps_without_private_state() {
+    let text = run_text().replace(
+        "gamma = 1.0\nlambda = 0.5\n",
+        "kind = \"dp-sgd\"\nlr = 0.1\n",
+    );
+    let run = Run::parse(&text, "test").unwrap();
+    let problem = node_problem(&run, 0, data()).unwrap();
+    let Some(Algorithm::Sgd(params)) = run.algorithm() else {
+        panic!("a DP-SGD run: {:?}", run.algorithm())
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut l = Learner::open(
+        &run,
+        0,
+        &key(0),
+        &problem,
+        NodeStep::Sgd(params),
+        dir.path(),
+        &[],
+    )
+    .unwrap();
+    let sent = forwarded(l.receive(token(0), None).unwrap());
+    assert_ne!(sent.w, token(0).w);
+    assert!(l.state().u.iter().all(|&u| u == 0.0), "{:?}", l.state().u);
+    assert_eq!(l.state().contributions, 1);
+    l.flush_ledger().unwrap();
+    assert_eq!(
+        Ledger::seqs(&dir.path().join(LEDGER_FILE)).unwrap(),
+        vec![0]
+    );
+    // The same step as the shared code's, from the node's own stream.
+    let mut w = token(0).w;
+    let mut rng = dpwalk_core::rng::node_rng(run.seed(), 0);
+    let mut scratch = dpwalk_core::step::StepScratch::new(3, Default::default());
+    dpwalk_core::step::sgd_step(&problem, &params, 0, &mut w, &mut rng, &mut scratch).unwrap();
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&sent.w), bits(&w));
 }

@@ -6,7 +6,8 @@
 
 use dpwalk_core::problem::{Loss, Regularizer};
 use dpwalk_core::spec::Noise;
-use dpwalk_net::run::{Run, RunError};
+use dpwalk_core::step::Algorithm;
+use dpwalk_net::run::{Run, RunError, StepKind};
 
 const EXAMPLE: &str = include_str!("../examples/run.toml");
 const P0: &str = "12D3KooWK99VoVxNE7XzyBwXEzW7xhK7Gpv85r9F3V3fyKSUKPH5";
@@ -63,7 +64,10 @@ fn example_parses() {
     assert_eq!(run.loss(), Loss::Squared);
     assert_eq!(run.regularizer(), Regularizer::L1 { l1: 0.001 });
     assert_eq!(run.noise(), Noise::Sigma(2.0));
-    let params = run.admm_params().unwrap();
+    let Some(Algorithm::Admm(params)) = run.algorithm() else {
+        panic!("the example is an ADMM run with sigma given")
+    };
+    assert_eq!(run.kind(), StepKind::Admm);
     assert_eq!(
         (
             params.gamma(),
@@ -202,8 +206,8 @@ fn sigma_or_budget() {
             delta: 1e-6
         }
     );
-    assert!(run.admm_params().is_none());
-    assert_eq!(run.admm_params_with(3.0).unwrap().sigma(), 3.0);
+    assert!(run.algorithm().is_none());
+    assert_eq!(run.algorithm_with(3.0).unwrap().sigma(), 3.0);
 
     let both = edit(
         "sigma = 2.0\n",
@@ -432,7 +436,8 @@ fn differences_carry_both_values() {
 /// Fixed run files and the hash of each, pinned: the canonical form (and so every member's
 /// agreement on a run) must not change when the code that reads run files does. Each case is the
 /// example with one edit: a budget with δ omitted (the default is written out), a multinomial
-/// problem with both weights, an inline edge list with a generator key absent.
+/// problem with both weights, an inline edge list with a generator key absent, a record-level
+/// logistic run, a DP-SGD run.
 #[test]
 fn canonical_form_and_hash_are_pinned() {
     let cases = [
@@ -465,11 +470,131 @@ fn canonical_form_and_hash_are_pinned() {
             ),
             "b8497e7c20ce8bbb6e12ed64ef8e79a871f1431c2f96c8c3d6625eb7bc9b44d7",
         ),
+        (
+            dp_sgd("0.05"),
+            "ad7c127105ea059719bade30c4474a0f4478632ed94dee3acef24f135b33123d",
+        ),
     ];
     for (text, want) in cases {
         let run = parse(&text).unwrap();
         assert_eq!(run.hash().to_string(), want, "{}", run.canonical_toml());
     }
+}
+
+/// The example as a DP-SGD run with step size `lr`.
+fn dp_sgd(lr: &str) -> String {
+    edit(
+        "gamma = 1.0\nlambda = 0.5\n",
+        &format!("kind = \"dp-sgd\"\nlr = {lr}\n"),
+    )
+}
+
+/// `kind = "dp-sgd"` runs the DP-SGD step with its `lr`, C and σ; the kind and `lr` are in the
+/// canonical form (another run than the ADMM one), and `kind = "admm"` written out is the run
+/// without the key, hash and all, so that run files written before the key keep their hash.
+#[test]
+fn a_dp_sgd_run_parses_and_is_its_own_run() {
+    let run = parse(&dp_sgd("0.05")).unwrap();
+    assert_eq!(run.kind(), StepKind::DpSgd);
+    let Some(Algorithm::Sgd(params)) = run.algorithm() else {
+        panic!("a DP-SGD step: {:?}", run.algorithm())
+    };
+    assert_eq!(
+        (params.lr(), params.sigma(), params.clip()),
+        (0.05, 2.0, Some(1.0))
+    );
+    assert_eq!(run.accounted_clip(), 1.0);
+    let canonical = run.canonical_toml();
+    assert!(
+        canonical.contains("[algorithm]\nkind = \"dp-sgd\"\nlr = 0.05\nclip = 1.0\nsigma = 2.0\n"),
+        "{canonical}"
+    );
+    let admm = parse(EXAMPLE).unwrap();
+    assert_ne!(run.hash(), admm.hash());
+    assert_ne!(run.hash(), parse(&dp_sgd("0.1")).unwrap().hash());
+    assert!(
+        !admm.canonical_toml().contains("kind = \"admm\""),
+        "{}",
+        admm.canonical_toml()
+    );
+    let explicit = parse(&edit("[algorithm]\n", "[algorithm]\nkind = \"admm\"\n")).unwrap();
+    assert_eq!(explicit.canonical_toml(), admm.canonical_toml());
+    assert_eq!(explicit.hash(), admm.hash());
+    // A budget calibrates σ alike for both kinds: they are charged alike per contribution.
+    let budget = |text: String| text.replace("sigma = 2.0\n", "\n[budget]\nepsilon = 1.0\n");
+    let sgd = parse(&budget(dp_sgd("0.05"))).unwrap();
+    assert!(sgd.algorithm().is_none());
+    assert_eq!(
+        sgd.calibrate().unwrap().unwrap().sigma,
+        parse(&budget(EXAMPLE.to_string()))
+            .unwrap()
+            .calibrate()
+            .unwrap()
+            .unwrap()
+            .sigma
+    );
+    assert!(matches!(
+        sgd.algorithm_with(3.0),
+        Ok(Algorithm::Sgd(p)) if p.sigma() == 3.0 && p.lr() == 0.05
+    ));
+}
+
+/// Each kind needs its own keys and refuses the other's, naming the key and its line (the
+/// table's when the key is missing); `lr` is checked like every parameter.
+#[test]
+fn the_keys_of_each_kind_are_required_and_the_others_refused() {
+    let missing = refused(
+        &edit("gamma = 1.0\nlambda = 0.5\n", "kind = \"dp-sgd\"\n"),
+        "[algorithm]",
+        "algorithm.lr",
+    );
+    assert!(missing.contains("kind = \"dp-sgd\" needs it"), "{missing}");
+    let gamma = refused(
+        &edit("lambda = 0.5\n", "kind = \"dp-sgd\"\nlr = 0.1\n"),
+        "gamma = 1.0",
+        "algorithm.gamma",
+    );
+    assert!(gamma.contains("not a key of kind = \"dp-sgd\""), "{gamma}");
+    refused(
+        &edit("gamma = 1.0\n", "kind = \"dp-sgd\"\nlr = 0.1\n"),
+        "lambda = 0.5",
+        "algorithm.lambda",
+    );
+    let lr = refused(
+        &edit("gamma = 1.0\n", "gamma = 1.0\nlr = 0.1\n"),
+        "lr = 0.1",
+        "algorithm.lr",
+    );
+    assert!(lr.contains("not a key of kind = \"admm\""), "{lr}");
+    refused(&edit("gamma = 1.0\n", ""), "[algorithm]", "algorithm.gamma");
+    for bad in ["0.0", "-0.1", "inf", "nan"] {
+        refused(&dp_sgd(bad), &format!("lr = {bad}"), "algorithm.lr");
+    }
+    refused(
+        &dp_sgd("0.1").replace("clip = 1.0", "clip = 0.0"),
+        "clip = 0.0",
+        "algorithm.clip",
+    );
+    refused(
+        &edit("[algorithm]\n", "[algorithm]\nkind = \"sgd\"\n"),
+        "kind = \"sgd\"",
+        "algorithm.kind",
+    );
+}
+
+/// At record level a DP-SGD run accounts with `min(C, G₂/m)`: no γ, unlike ADMM's `γG₂/m`.
+#[test]
+fn a_record_level_dp_sgd_run_accounts_with_its_own_clip() {
+    let table = "[privacy]\nunit = \"record\"\nmin-records = 500\nfeature-norm = 2.0\n\n";
+    let record = |text: String| {
+        text.replace("loss = \"squared\"", "loss = \"logistic\"")
+            .replace("[topology]", &format!("{table}[topology]"))
+    };
+    let sgd = parse(&record(dp_sgd("0.1"))).unwrap();
+    // G₂/m = 2 / 500.
+    assert_eq!(sgd.accounted_clip(), 0.004);
+    let admm = parse(&record(edit("gamma = 1.0", "gamma = 0.5"))).unwrap();
+    assert_eq!(admm.accounted_clip(), 0.002);
 }
 
 /// The logistic example run with `[privacy]` `table` (empty: none).

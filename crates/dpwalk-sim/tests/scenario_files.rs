@@ -67,6 +67,11 @@ fn every_scenario_file_reads_as_pinned() {
             0xe3eb5a582b37a9e4,
         ),
         (
+            "sim/swarm-dpsgd.toml",
+            0xe26a4fbeb0d79796,
+            0x49686bc36b31dd6e,
+        ),
+        (
             "sim/swarm-record.toml",
             0xf9a26538df1be579,
             0x91c07353af2dc638,

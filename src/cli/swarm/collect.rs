@@ -51,19 +51,25 @@ pub(super) fn collect(
     let t = Instant::now();
     // The simulator's evaluation points: the models the nodes recorded at every `eval-every`
     // hops, then the final model; each counts the contributions made before it (the ledgers).
-    let mut made = Vec::with_capacity(nodes.len());
+    // The ledgers also give the contributions of the walk's last steps, by user, which the
+    // network view of a DP-SGD walk reads (`RunResult::late`), as the simulator records them.
+    let mut made: Vec<(u64, usize)> = Vec::with_capacity(nodes.len());
     for node in nodes {
         let path = node
             .dir
             .join("state")
             .join(dpwalk_net::learner::LEDGER_FILE);
-        made.extend(
-            dpwalk_privacy::ledger::Ledger::seqs(&path)
-                .with_context(|| format!("reading {}", path.display()))?,
-        );
+        let seqs = dpwalk_privacy::ledger::Ledger::seqs(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        made.extend(seqs.into_iter().map(|seq| (seq, node.index)));
     }
     made.sort_unstable();
-    let before = |seq: u64| made.partition_point(|&q| q < seq) as u64;
+    let before = |seq: u64| made.partition_point(|&(q, _)| q < seq) as u64;
+    let late = made
+        .iter()
+        .filter(|&&(seq, _)| steps.saturating_sub(seq) <= dpwalk_sim::run::LATE_WINDOW)
+        .map(|&(seq, user)| (user, seq))
+        .collect();
     let recorded = recorded_models(nodes, steps, s.eval_interval(steps), prepared.problem.dim())?;
     // Bytes as the simulator counts them for the walk, so that the two metrics.csv agree.
     let hop_bytes = dpwalk_sim::run::hop_bytes(prepared.problem.dim());
@@ -89,7 +95,7 @@ pub(super) fn collect(
         },
         steps,
         per_user,
-        late: Vec::new(),
+        late,
         skipped: finals.iter().map(|f| f.privacy.skipped).sum(),
         // The nodes do not send their visits back: the swarm's walk is not reassembled here.
         given_walk: dpwalk_sim::given_walk::GivenWalk::NotComputed(

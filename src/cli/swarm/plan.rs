@@ -7,9 +7,9 @@ use dpwalk_core::spec::{BudgetSpec, ProblemSpec, UnitName, UnitSpec};
 use dpwalk_core::topology::TopologyKind;
 use dpwalk_net::run::{AlgorithmSpec, RunFile};
 use dpwalk_net::workspace::{self, MemberPlan, NodeOptions};
-use dpwalk_sim::algorithm::{AlgorithmName, Mode};
+use dpwalk_sim::algorithm::Mode;
 use dpwalk_sim::record_level::RecordLevel;
-use dpwalk_sim::scenario::{LoadedScenario, PendingPoint};
+use dpwalk_sim::scenario::{BudgetView, LoadedScenario, PendingPoint};
 use dpwalk_sim::simulate::{self, Prepared};
 use std::path::Path;
 
@@ -22,8 +22,8 @@ pub(super) fn plan(
 ) -> anyhow::Result<(dpwalk_sim::privacy::Resolved, RunFile)> {
     let s = loaded.scenario();
     ensure!(
-        s.algorithm.mode == Mode::Decentralized && s.algorithm.kind == AlgorithmName::Admm,
-        "a swarm runs the decentralized ADMM walk: set algorithm.kind = \"admm\" and mode = \"decentralized\""
+        s.algorithm.mode == Mode::Decentralized && s.algorithm.kind.is_walk(),
+        "a swarm runs dpwalk's decentralized walk: set algorithm.kind = \"admm\" or \"dp-sgd\", and mode = \"decentralized\""
     );
     let point = single_point(loaded)?;
     if s.repetitions > 1 {
@@ -34,6 +34,13 @@ pub(super) fn plan(
         );
     }
     let resolved = prepared.privacy.resolve(s, point)?;
+    // A run file's `[budget]` is calibrated and enforced on the local view by every node; a
+    // scenario that budgets another view would give the nodes another σ than the simulator's.
+    ensure!(
+        resolved.point.budget.is_none()
+            || s.budget_view(&resolved.point.method) == BudgetView::Local,
+        "a swarm's budget is on the local view (a run file's [budget] is): set privacy.view = \"local\""
+    );
     // An enforced budget goes into the run file: every node calibrates the same σ from it and
     // enforces it with the simulator's policy. Without enforcement the calibrated σ is given.
     let budget = match (resolved.policy, resolved.point.budget) {
@@ -47,7 +54,7 @@ pub(super) fn plan(
         .point
         .method
         .walk()
-        .context("a swarm runs dpwalk's ADMM walk")?;
+        .context("a swarm runs dpwalk's walk (ADMM or DP-SGD)")?;
     let clip = algorithm.clip().context(
         "a daemon run needs a clip (algorithm.clip): it is what bounds the privacy loss",
     )?;
@@ -75,12 +82,11 @@ pub(super) fn plan(
         // The loss and regularizer the simulator built (classes counted in the data), written
         // back as the shared `[problem]` table.
         problem: ProblemSpec::of(problem.loss(), *problem.regularizer()),
-        algorithm: AlgorithmSpec {
-            gamma: resolved.point.gamma,
-            lambda: resolved.point.lambda,
+        algorithm: AlgorithmSpec::of(
+            &algorithm,
             clip,
-            sigma: budget.is_none().then(|| algorithm.sigma()),
-        },
+            budget.is_none().then(|| algorithm.sigma()),
+        ),
         budget,
         privacy: record_unit(loaded, prepared)?,
         topology: spec.clone(),

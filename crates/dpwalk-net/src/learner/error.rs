@@ -35,6 +35,15 @@ pub enum LearnerError {
         /// The run file's PeerId of that member (base58).
         member: String,
     },
+    /// The step the node was given is not the run file's (another kind, or other parameters
+    /// than σ): the node would leave the walk that the other members make.
+    #[error("the node was given the step {given}, but the run file's is {run}")]
+    Step {
+        /// The run file's step, with the given σ.
+        run: String,
+        /// The step given.
+        given: String,
+    },
     /// The final model could not be sealed.
     #[error(transparent)]
     Seal(#[from] SealError),

@@ -3,8 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use dpwalk_core::step::Algorithm;
-
 use super::{Learner, LearnerError};
 
 /// The file of the models a node evaluated on the way ([`Learner::with_evals`]), in the state
@@ -21,7 +19,7 @@ pub(super) struct Evals {
 }
 
 impl Learner<'_> {
-    /// Records the model `z = prox(w)` of every token this node forwards whose seq (the updates
+    /// Records the model `z` (ADMM: `prox(w)`; DP-SGD: `w`) of every token this node forwards whose seq (the updates
     /// of `w` so far) is a multiple of `every`, in [`EVALS_FILE`] of `state_dir`: the simulator's
     /// evaluation points (`eval-every`), for `dpwalk swarm` to evaluate. The hop only keeps a
     /// copy of `w`; [`Learner::write_evals`] computes and appends the models later. The model of
@@ -70,8 +68,9 @@ impl Learner<'_> {
         let pending = std::mem::take(&mut evals.pending);
         let mut text = String::new();
         let mut z = vec![0.0; self.run.dimension()];
+        let algorithm = self.step.algorithm();
         for (seq, w) in &pending {
-            Algorithm::Admm(self.params).model(self.problem.regularizer(), w, &mut z);
+            algorithm.model(self.problem.regularizer(), w, &mut z);
             let _ = write!(text, "{seq}");
             for v in &z {
                 let _ = write!(text, ",{v:?}");

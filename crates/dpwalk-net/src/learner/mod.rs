@@ -53,6 +53,12 @@
 //! restart the node re-sends its outgoing token, and the receiver's answer (an acknowledgement for
 //! a token it already took, a refusal for one the walk has passed) settles it.
 //!
+//! # The step
+//! The run's `[algorithm] kind` picks the update ([`NodeStep`]): the ADMM step, with the node's
+//! private `u_i` in its durable state, or the DP-SGD step, which has no private state (`u_i`
+//! stays zero in the state). Both go through [`visit`] with the matching [`Update`], so the
+//! simulator's `kind = "dp-sgd"` walk and a daemon run of it make the same steps.
+//!
 //! # The node's problem
 //! The node knows only its own records and `n`. [`node_problem`] builds a [`Problem`] of `n` users
 //! in which every user but this node has no records: the step touches only the holder's block and
@@ -60,7 +66,7 @@
 
 use std::collections::HashSet;
 
-use dpwalk_core::params::AdmmParams;
+use dpwalk_core::params::{AdmmParams, SgdParams};
 use dpwalk_core::problem::{LocalProx, Problem};
 use dpwalk_core::rng::NodeRng;
 use dpwalk_core::step::{Algorithm, StepScratch};
@@ -98,6 +104,31 @@ pub const MAX_UNFLUSHED: usize = 64;
 /// takes what it drew.
 const REROUTE_DRAWS: usize = 64;
 
+/// The run's step at this node, with what it borrows: the ADMM step needs the local prox (built
+/// once by the caller: it may factor the node's data), DP-SGD needs nothing but its parameters.
+#[derive(Debug, Clone, Copy)]
+pub enum NodeStep<'p> {
+    /// The private ADMM step.
+    Admm {
+        /// `prox_{γ f_i}` of the node's problem.
+        prox: &'p LocalProx<'p>,
+        /// γ, λ, σ, C.
+        params: AdmmParams,
+    },
+    /// The DP-SGD step.
+    Sgd(SgdParams),
+}
+
+impl NodeStep<'_> {
+    /// The step's algorithm (its σ and C, and the model of a token).
+    pub fn algorithm(&self) -> Algorithm {
+        match *self {
+            NodeStep::Admm { params, .. } => Algorithm::Admm(params),
+            NodeStep::Sgd(params) => Algorithm::Sgd(params),
+        }
+    }
+}
+
 /// What the caller does after a token was handled.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -114,8 +145,7 @@ pub struct Learner<'p> {
     /// The node's key, which seals the final model when this node makes the last step.
     signer: Keypair,
     problem: &'p Problem,
-    prox: &'p LocalProx<'p>,
-    params: AdmmParams,
+    step: NodeStep<'p>,
     rng: NodeRng,
     scratch: StepScratch,
     state: NodeState,
@@ -220,10 +250,13 @@ impl<'p> Learner<'p> {
             }
         }
         let mut w = token.w;
-        let update = Update::Admm {
-            prox: self.prox,
-            params: &self.params,
-            u: &mut self.state.u,
+        let update = match &self.step {
+            NodeStep::Admm { prox, params } => Update::Admm {
+                prox,
+                params,
+                u: &mut self.state.u,
+            },
+            NodeStep::Sgd(params) => Update::Sgd { params },
         };
         let turn = if spent {
             Turn::NoiseOnly
@@ -269,7 +302,9 @@ impl<'p> Learner<'p> {
         }
         let outcome = if seq >= self.run.steps() {
             let mut z = vec![0.0; w.len()];
-            Algorithm::Admm(self.params).model(self.problem.regularizer(), &w, &mut z);
+            self.step
+                .algorithm()
+                .model(self.problem.regularizer(), &w, &mut z);
             let model = seal(&self.signer, &self.run.hash().0, token.run_id, seq, z)?;
             state.outgoing = None;
             state.final_model = Some(model.clone());

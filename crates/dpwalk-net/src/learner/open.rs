@@ -4,8 +4,7 @@
 
 use std::path::Path;
 
-use dpwalk_core::params::AdmmParams;
-use dpwalk_core::problem::{LocalProx, Problem};
+use dpwalk_core::problem::Problem;
 use dpwalk_core::rng::node_rng;
 use dpwalk_core::step::StepScratch;
 use dpwalk_privacy::Noise;
@@ -15,7 +14,7 @@ use dpwalk_privacy::local::local_view;
 use dpwalk_privacy::rdp::{Conversion, Orders};
 use libp2p_identity::Keypair;
 
-use super::{LEDGER_FILE, Learner, LearnerError};
+use super::{LEDGER_FILE, Learner, LearnerError, NodeStep};
 use crate::quality::Quality;
 use crate::run::Run;
 use crate::state::{NodeState, StateDir};
@@ -24,14 +23,13 @@ impl<'p> Learner<'p> {
     /// Opens the node's state in `state_dir` (fresh, or as a crash left it), recovers and repairs
     /// its ledger, and positions its RNG. `signer` is the key of member `index`; `budgets` are the
     /// run's and the node's own (local view); the node contributes only while every one allows it.
-    #[allow(clippy::too_many_arguments)]
+    /// `step` is the run's step with its σ (`Run::algorithm_with`).
     pub fn open(
         run: &'p Run,
         index: usize,
         signer: &Keypair,
         problem: &'p Problem,
-        prox: &'p LocalProx<'p>,
-        params: AdmmParams,
+        step: NodeStep<'p>,
         state_dir: &Path,
         budgets: &[Budget],
     ) -> Result<Self, LearnerError> {
@@ -58,7 +56,15 @@ impl<'p> Learner<'p> {
         rng.set_word_pos(state.rng_word_pos);
         // Charged with the run's accounted clip (`C`, or the record-level clip), as the run was
         // calibrated; the step itself clips at `params`' `C`.
-        let noise = Noise::new(params.sigma(), run.accounted_clip())?;
+        let algorithm = step.algorithm();
+        let runs = run.algorithm_with(algorithm.sigma());
+        if runs.as_ref() != Ok(&algorithm) {
+            return Err(LearnerError::Step {
+                run: runs.map_or_else(|e| e.to_string(), |a| format!("{a:?}")),
+                given: format!("{algorithm:?}"),
+            });
+        }
+        let noise = Noise::new(algorithm.sigma(), run.accounted_clip())?;
         let ledger_path = state_dir.join(LEDGER_FILE);
         let mut ledger = if ledger_path.exists() {
             let (ledger, recovery) = Ledger::recover(&ledger_path)?;
@@ -120,7 +126,11 @@ impl<'p> Learner<'p> {
                 state.contributions
             )));
         }
-        let scratch = StepScratch::new(run.dimension(), prox.scratch());
+        let prox_scratch = match step {
+            NodeStep::Admm { prox, .. } => prox.scratch(),
+            NodeStep::Sgd(_) => Default::default(),
+        };
+        let scratch = StepScratch::new(run.dimension(), prox_scratch);
         let mut policy: Option<Policy> = None;
         for &budget in budgets {
             let p = Policy::new(budget, Conversion::Tight, &orders, noise, run.steps())?;
@@ -129,14 +139,13 @@ impl<'p> Learner<'p> {
             }
         }
         let delta = policy.map_or(dpwalk_core::spec::DEFAULT_DELTA, |p| p.budget().delta());
-        let quality = Quality::new(params.sigma(), params.clip(), run.dimension());
+        let quality = Quality::new(algorithm.sigma(), algorithm.clip(), run.dimension());
         Ok(Learner {
             run,
             index,
             signer: signer.clone(),
             problem,
-            prox,
-            params,
+            step,
             rng,
             scratch,
             state,

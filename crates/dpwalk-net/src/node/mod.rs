@@ -58,6 +58,7 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use dpwalk_core::step::Algorithm;
 use futures::StreamExt;
 use libp2p::request_response::OutboundRequestId;
 use libp2p::swarm::{DialError, ListenError, SwarmEvent};
@@ -72,7 +73,7 @@ use crate::behaviour::{Behaviour, BehaviourEvent};
 use crate::codec::{Hello, Message};
 use crate::config::NodeConfig;
 use crate::custody::{Action, Machine, member_name};
-use crate::learner::{Learner, Outcome};
+use crate::learner::{Learner, NodeStep, Outcome};
 use crate::limits::{Refusals, Refused};
 use crate::publish::Publish;
 use crate::reach::Links;
@@ -113,8 +114,20 @@ pub async fn run(
 ) -> Result<NodeReport, NodeError> {
     let (loaded, data) = load(&config)?;
     let problem = setup::problem(&config, &loaded, data)?;
-    let prox = problem.local_prox(loaded.params.gamma())?;
-    let mut node = Node::new(&config, &loaded, &problem, &prox)?;
+    // The ADMM step's local prox, built once here (it may factor the node's data) and borrowed
+    // by the learner; DP-SGD has none.
+    let prox;
+    let step = match loaded.algorithm {
+        Algorithm::Admm(params) => {
+            prox = problem.local_prox(params.gamma())?;
+            NodeStep::Admm {
+                prox: &prox,
+                params,
+            }
+        }
+        Algorithm::Sgd(params) => NodeStep::Sgd(params),
+    };
+    let mut node = Node::new(&config, &loaded, &problem, step)?;
     node.start()?;
     let serve = setup::status_endpoint(&config, node.status.clone()).await?;
     tokio::select! {

@@ -5,8 +5,8 @@
 //! status endpoint.
 
 use dpwalk_core::data::Dataset;
-use dpwalk_core::params::AdmmParams;
-use dpwalk_core::problem::{LocalProx, Loss, Problem};
+use dpwalk_core::problem::{Loss, Problem};
+use dpwalk_core::step::Algorithm;
 use dpwalk_privacy::ledger::Budget;
 use libp2p::{Multiaddr, PeerId};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -20,7 +20,7 @@ use crate::codec::Hello;
 use crate::config::NodeConfig;
 use crate::custody::{self, Machine};
 use crate::keys;
-use crate::learner::{Learner, LearnerError, node_problem};
+use crate::learner::{Learner, LearnerError, NodeStep, node_problem};
 use crate::limits::{Limits, Refusals};
 use crate::reach::{self, Links};
 use crate::run::Run;
@@ -32,7 +32,8 @@ pub(super) struct Loaded {
     pub(super) run: Run,
     pub(super) keypair: libp2p::identity::Keypair,
     pub(super) index: usize,
-    pub(super) params: AdmmParams,
+    /// The run's step with its σ.
+    pub(super) algorithm: Algorithm,
     /// The run's `[budget]`, enforced by every member (with the node's own, if stricter).
     pub(super) run_budget: Option<Budget>,
 }
@@ -71,8 +72,8 @@ pub(super) fn load(config: &NodeConfig) -> Result<(Loaded, Dataset), NodeError> 
             (cal.sigma, Some(budget))
         }
     };
-    let params = run
-        .admm_params_with(sigma)
+    let algorithm = run
+        .algorithm_with(sigma)
         .map_err(|e| NodeError::Unsupported(e.to_string()))?;
     let data = config.data.load(&config.base_dir, run.seed())?.train;
     // A record-level run accounts every member with the file's `m` and `R`: a node holding
@@ -88,7 +89,7 @@ pub(super) fn load(config: &NodeConfig) -> Result<(Loaded, Dataset), NodeError> 
         run,
         keypair,
         index,
-        params,
+        algorithm,
         run_budget,
     };
     Ok((loaded, data))
@@ -129,7 +130,7 @@ impl<'a> Node<'a> {
         config: &'a NodeConfig,
         loaded: &'a Loaded,
         problem: &'a Problem,
-        prox: &'a LocalProx<'a>,
+        step: NodeStep<'a>,
     ) -> Result<Node<'a>, NodeError> {
         let own = config
             .budget
@@ -143,8 +144,7 @@ impl<'a> Node<'a> {
             loaded.index,
             &loaded.keypair,
             problem,
-            prox,
-            loaded.params,
+            step,
             &state_dir,
             &budgets,
         )?;

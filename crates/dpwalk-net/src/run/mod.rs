@@ -14,9 +14,11 @@
 //! l1 = 0.001              # default 0
 //! l2 = 0.0                # default 0
 //!
-//! [algorithm]             # the private ADMM step (dpwalk_core::params::AdmmParams)
-//! gamma = 1.0             # γ > 0
-//! lambda = 0.5            # λ ∈ (0, 1]
+//! [algorithm]             # the walk's step: dpwalk_core::step::Algorithm
+//! kind = "admm"           # admm (default: the private ADMM step, AdmmParams) | dp-sgd (SgdParams)
+//! gamma = 1.0             # admm only (required there): γ > 0
+//! lambda = 0.5            # admm only (required there): λ ∈ (0, 1]
+//! # lr = 0.1              # dp-sgd only (required there): the step size, > 0
 //! clip = 1.0              # C > 0 (required: a daemon run always has a privacy guarantee)
 //! sigma = 2.0             # σ ≥ 0; either this or [budget]
 //!
@@ -38,9 +40,17 @@
 //! peer-id = "12D3KooW…"   # distinct libp2p PeerIds
 //! addrs = ["/ip4/10.0.0.1/tcp/4001"]   # dial hints (multiaddrs, checked to parse)
 //! ```
+//! `kind = "dp-sgd"` runs the DP-SGD walk (`w ← prox_{lr·r}(w − lr·(clip(∇f_i(w), C) + η/2))`,
+//! the simulator's `kind = "dp-sgd"`, `mode = "decentralized"`): the same token, next hop,
+//! seeding, charge per contribution (`8αC²/σ²`, local view), calibration and budget policy as
+//! the ADMM walk; only the step and the model (`w` itself, no prox) differ. The keys of the other
+//! kind are refused, not ignored. `kind = "admm"` written out is the same run as no key (the same
+//! canonical form and hash), so the run files written before DP-SGD existed keep their hash.
+//!
 //! With `unit = "record"` every figure of the run (calibration, the members' charges and budget
 //! policies, their reported ε) is record-level: one record of a member replaced. The members
-//! account with the clip `min(C, γG₂/m)` ([`Run::accounted_clip`]), `G₂` the loss's factor times
+//! account with the clip `min(C, γG₂/m)` (DP-SGD: `min(C, G₂/m)`) ([`Run::accounted_clip`]),
+//! `G₂` the loss's factor times
 //! `R` (logistic `R`, multinomial `√2·R`; the squared loss is refused), and each node refuses to
 //! start when its own data are outside `m` or `R` (`dpwalk_core::spec::unit`). The table is part
 //! of the canonical form only at record level, so a run without it (or with `unit = "user"`)
@@ -60,19 +70,21 @@
 
 use std::path::Path;
 
-use dpwalk_core::params::{AdmmParams, AdmmStep, ParamError};
+use dpwalk_core::params::{AdmmStep, ParamError, SgdStep};
 use dpwalk_core::problem::{Loss, Regularizer};
 use dpwalk_core::spec::topology::Source;
 use dpwalk_core::spec::{
     BudgetSpec, Noise, ProblemSpec, RecordUnit, SpecError, UnitSpec, build_topology, check_step,
+    param_key,
 };
+use dpwalk_core::step::Algorithm;
 use dpwalk_core::toml_location::toml_error_location;
 use dpwalk_core::topology::{Topology, TopologySpec};
 use dpwalk_privacy::PrivacyError;
 use dpwalk_privacy::budget::PLAN_QUANTILE;
 use dpwalk_privacy::calibrate::{Calibration, REL_TOL, View, calibrate};
 use dpwalk_privacy::rdp::{Conversion, Orders};
-use dpwalk_privacy::unit::admm_record_level_clip;
+use dpwalk_privacy::unit::{admm_record_level_clip, record_level_clip};
 use dpwalk_privacy::walk::planned_contributions;
 use libp2p_identity::PeerId;
 use serde::{Deserialize, Serialize};
@@ -115,19 +127,130 @@ pub enum RunError {
     },
 }
 
-/// The `[algorithm]` table.
+/// `[algorithm] kind`: the walk's update.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepKind {
+    /// The private ADMM step (the default, and the only kind before DP-SGD).
+    #[default]
+    Admm,
+    /// The DP-SGD step on the walk.
+    DpSgd,
+}
+
+impl StepKind {
+    /// The name as written in run files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepKind::Admm => "admm",
+            StepKind::DpSgd => "dp-sgd",
+        }
+    }
+
+    /// Whether it is ADMM: the canonical form leaves the key out then, so that a run file
+    /// written before the key existed keeps its hash.
+    fn is_admm(&self) -> bool {
+        *self == StepKind::Admm
+    }
+}
+
+/// The `[algorithm]` table. Each kind's keys are optional here and required (or refused) by
+/// the validation, which names the kind; the field order is the canonical key order, and with
+/// the other kind's keys absent an ADMM table is written exactly as before `kind` existed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct AlgorithmSpec {
-    /// γ.
-    pub gamma: f64,
-    /// λ.
-    pub lambda: f64,
+    /// `admm` (default) or `dp-sgd`.
+    #[serde(default, skip_serializing_if = "StepKind::is_admm")]
+    pub kind: StepKind,
+    /// γ (ADMM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gamma: Option<f64>,
+    /// λ (ADMM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lambda: Option<f64>,
+    /// The step size (DP-SGD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lr: Option<f64>,
     /// C.
     pub clip: f64,
     /// σ, unless a `[budget]` calibrates it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sigma: Option<f64>,
+}
+
+impl AlgorithmSpec {
+    /// The table of the ADMM step.
+    pub fn admm(gamma: f64, lambda: f64, clip: f64, sigma: Option<f64>) -> Self {
+        Self {
+            kind: StepKind::Admm,
+            gamma: Some(gamma),
+            lambda: Some(lambda),
+            lr: None,
+            clip,
+            sigma,
+        }
+    }
+
+    /// The table of the DP-SGD step.
+    pub fn dp_sgd(lr: f64, clip: f64, sigma: Option<f64>) -> Self {
+        Self {
+            kind: StepKind::DpSgd,
+            gamma: None,
+            lambda: None,
+            lr: Some(lr),
+            clip,
+            sigma,
+        }
+    }
+
+    /// The table of `algorithm`'s step (with its C, which must be there) and `sigma`.
+    pub fn of(algorithm: &Algorithm, clip: f64, sigma: Option<f64>) -> Self {
+        match algorithm {
+            Algorithm::Admm(p) => Self::admm(p.gamma(), p.relaxation(), clip, sigma),
+            Algorithm::Sgd(p) => Self::dp_sgd(p.lr(), clip, sigma),
+        }
+    }
+
+    /// The step without σ, checked: the kind's keys required, the other kind's refused.
+    fn check(&self) -> Result<WalkStep, SpecError> {
+        let kind = self.kind.as_str();
+        let required = |key: &str, v: Option<f64>| {
+            v.ok_or_else(|| {
+                SpecError::new(&["algorithm", key], format!("kind = \"{kind}\" needs it"))
+            })
+        };
+        let refused = |key: &str, v: Option<f64>| match v {
+            Some(_) => Err(SpecError::new(
+                &["algorithm", key],
+                format!("not a key of kind = \"{kind}\""),
+            )),
+            None => Ok(()),
+        };
+        match self.kind {
+            StepKind::Admm => {
+                refused("lr", self.lr)?;
+                let gamma = required("gamma", self.gamma)?;
+                let lambda = required("lambda", self.lambda)?;
+                check_step("algorithm", gamma, lambda, Some(self.clip)).map(WalkStep::Admm)
+            }
+            StepKind::DpSgd => {
+                refused("gamma", self.gamma)?;
+                refused("lambda", self.lambda)?;
+                let lr = required("lr", self.lr)?;
+                SgdStep::new(lr, Some(self.clip))
+                    .map(WalkStep::Sgd)
+                    .map_err(|e| SpecError::new(&["algorithm", param_key(&e)], e))
+            }
+        }
+    }
+}
+
+/// A run's step without σ, validated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum WalkStep {
+    Admm(AdmmStep),
+    Sgd(SgdStep),
 }
 
 /// One `[[members]]` entry.
@@ -201,8 +324,8 @@ pub struct Run {
     topology: Topology,
     loss: Loss,
     regularizer: Regularizer,
-    /// γ, λ and C; σ joins them once known ([`Run::admm_params_with`]).
-    step: AdmmStep,
+    /// The step without σ; σ joins it once known ([`Run::algorithm_with`]).
+    step: WalkStep,
     noise: Noise,
     /// The record-level inputs, when `[privacy] unit = "record"`.
     record_unit: Option<RecordUnit>,
@@ -274,8 +397,7 @@ impl Run {
             file.budget.as_ref(),
             "budget",
         )?;
-        let a = &file.algorithm;
-        let step = check_step("algorithm", a.gamma, a.lambda, Some(a.clip))?;
+        let step = file.algorithm.check()?;
         let record_unit = match &file.privacy {
             Some(spec) => spec.check("privacy", loss)?,
             None => None,
@@ -285,9 +407,22 @@ impl Run {
             file.privacy = None;
         }
         let accounted_clip = match record_unit {
-            Some(r) => admm_record_level_clip(&step, r.min_records, r.grad_bound)
-                .map_err(|e| SpecError::new(&["privacy", "feature-norm"], e))?,
-            None => a.clip,
+            Some(r) => {
+                let clip = match step {
+                    WalkStep::Admm(step) => {
+                        admm_record_level_clip(&step, r.min_records, r.grad_bound)
+                    }
+                    WalkStep::Sgd(step) => {
+                        // The record-level clip does not read σ: 0 stands for it here only.
+                        let params = step
+                            .with_sigma(0.0)
+                            .map_err(|e| SpecError::new(&["algorithm", param_key(&e)], e))?;
+                        record_level_clip(&Algorithm::Sgd(params), r.min_records, r.grad_bound)
+                    }
+                };
+                clip.map_err(|e| SpecError::new(&["privacy", "feature-norm"], e))?
+            }
+            None => file.algorithm.clip,
         };
         let members = check_members(&mut file.members)?;
         let topology = build_topology(
@@ -375,16 +510,23 @@ impl Run {
             ""
         }
     }
-    /// The step parameters with σ from the file, or `None` when σ is to be calibrated.
-    pub fn admm_params(&self) -> Option<AdmmParams> {
+    /// The walk's update (`[algorithm] kind`).
+    pub fn kind(&self) -> StepKind {
+        self.file.algorithm.kind
+    }
+    /// The step with σ from the file, or `None` when σ is to be calibrated.
+    pub fn algorithm(&self) -> Option<Algorithm> {
         match self.noise {
-            Noise::Sigma(sigma) => self.admm_params_with(sigma).ok(),
+            Noise::Sigma(sigma) => self.algorithm_with(sigma).ok(),
             Noise::Budget { .. } => None,
         }
     }
-    /// The step parameters with a calibrated σ.
-    pub fn admm_params_with(&self, sigma: f64) -> Result<AdmmParams, ParamError> {
-        self.step.with_sigma(sigma)
+    /// The step with a calibrated σ.
+    pub fn algorithm_with(&self, sigma: f64) -> Result<Algorithm, ParamError> {
+        match self.step {
+            WalkStep::Admm(step) => step.with_sigma(sigma).map(Algorithm::Admm),
+            WalkStep::Sgd(step) => step.with_sigma(sigma).map(Algorithm::Sgd),
+        }
     }
     /// The contributions per member a `[budget]` run is calibrated for: the [`PLAN_QUANTILE`]
     /// of a member's visit count in `K` steps among `n` members ([`planned_contributions`]).
@@ -397,8 +539,9 @@ impl Run {
     }
     /// σ of a `[budget]` run: the smallest σ such that [`Run::planned_contributions`]
     /// contributions, each accounted with [`Run::accounted_clip`], are within `(epsilon, delta)`
-    /// on the local view (an eavesdropper on every
-    /// token, which bounds what any member learns: no network bound holds for the ADMM walk),
+    /// on the local view (an eavesdropper on every token, which bounds what any member learns:
+    /// no network bound holds for the ADMM walk, and the DP-SGD walk's is not yet offered for
+    /// budgets; the two steps are charged alike, so one calibration serves both kinds),
     /// under the tight conversion on the default order grid, to [`REL_TOL`]. Every member
     /// computes it alike from the same run file, and `dpwalk sim` calibrates the same scenario
     /// to the same σ; a member visited more often than planned stops contributing at the

@@ -66,6 +66,13 @@ pub struct AuditArgs {
     /// contribute every round).
     #[arg(long, default_value_t = 1, conflicts_with = "one_run")]
     contributions: u64,
+    /// Every trial follows these holders (comma-separated user indices, the canary user --user
+    /// first, each move an edge of the topology; --steps defaults to their number) instead of
+    /// drawing its own walk. A DP-SGD walk's network view is then compared with the ex-post
+    /// certificate of this walk (network given the walk), which holds against an observer who
+    /// knows it; without --walk, with the path-hidden figure.
+    #[arg(long, value_delimiter = ',', conflicts_with = "one_run")]
+    walk: Option<Vec<usize>>,
     /// Audit only this sweep point (0-based) [default: every point].
     #[arg(long)]
     point: Option<usize>,
@@ -206,8 +213,11 @@ pub fn run(args: AuditArgs) -> anyhow::Result<()> {
         confidence: args.confidence,
         quiet: args.quiet,
     };
-    let points = driver::audit(&loaded, &prepared, &config)
-        .with_context(|| format!("auditing scenario {}", args.scenario.display()))?;
+    let points = match &args.walk {
+        Some(walk) => driver::audit_on_walk(&loaded, &prepared, &config, walk),
+        None => driver::audit(&loaded, &prepared, &config),
+    }
+    .with_context(|| format!("auditing scenario {}", args.scenario.display()))?;
     output::write_all(&out, loaded.name(), &points)
         .with_context(|| format!("writing the audit to {}", out.display()))?;
     print_table(&points, &out);
@@ -305,6 +315,24 @@ fn print_table(points: &[PointAudit], out: &std::path::Path) {
                 p.contributions.mean,
                 p.contributions.mean_clipped.unwrap_or(f64::NAN)
             );
+        }
+        if let Some(g) = &p.given_walks {
+            let eps = |e: Option<f64>| e.map_or("none".into(), |e| format!("{e:.4}"));
+            if g.fixed {
+                println!(
+                    "      every trial followed the given walk: charge {:.4} of the canary against the observer ({})",
+                    g.psi_max, g.figure
+                );
+            } else {
+                println!(
+                    "      {} of the trials' own walks (reported, not compared: each bounds an observer who knows its walk): charge mean {:.4}, max {:.4}; eps {} at the mean, {} at the max",
+                    g.figure,
+                    g.psi_mean,
+                    g.psi_max,
+                    eps(g.epsilon_mean),
+                    eps(g.epsilon_max)
+                );
+            }
         }
     }
     if exceeded {

@@ -326,5 +326,6 @@ pub(crate) fn audit_point(
         arrival_rate: 1.0,
         trials_per_second,
         views,
+        given_walks: None,
     })
 }

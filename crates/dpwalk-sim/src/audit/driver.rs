@@ -3,7 +3,7 @@
 //! accountant's bound.
 
 use super::AuditError;
-use super::bound::{Bound, composed_bound};
+use super::bound::{Bound, Walk, composed_bound};
 use super::canary::{self, Canary, CanaryKind, Pick};
 use super::estimate::{Estimate, Options, estimate};
 use super::record;
@@ -17,6 +17,9 @@ use dpwalk_core::rng::{Purpose, derive_seed};
 use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::Topology;
 use dpwalk_privacy::Noise;
+use dpwalk_privacy::network::excursion::{Visit, psi};
+use dpwalk_privacy::network::given_walk::given_walk_curve;
+use dpwalk_privacy::walk::GIVEN_WALK;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -114,6 +117,32 @@ pub struct PointAudit {
     pub trials_per_second: f64,
     /// The views.
     pub views: Vec<ViewAudit>,
+    /// The ex-post certificate N2 of the trials' own walks (DP-SGD walks; `None` for ADMM).
+    pub given_walks: Option<GivenWalks>,
+}
+
+/// The ex-post certificate N2 ([`dpwalk_privacy::walk::GIVEN_WALK`]) of the canary against the
+/// observer on the walks the trials realised: `min(k, Ψ)·ε_loc` with `Ψ` each trial's charge
+/// ([`Transcript::psi`]). With one given walk every trial has the same `Ψ` and the network view
+/// is compared with its figure; where each trial draws its own walk, the figure of one walk
+/// bounds an observer who knows that walk, not the audit's ε̂ over all of them (which the
+/// path-hidden figure bounds): it is reported, not compared.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GivenWalks {
+    /// The label.
+    pub figure: &'static str,
+    /// Whether every trial followed one given walk.
+    pub fixed: bool,
+    /// The smallest, mean and largest `Ψ` over the trials.
+    pub psi_min: f64,
+    /// See `psi_min`.
+    pub psi_mean: f64,
+    /// See `psi_min`.
+    pub psi_max: f64,
+    /// N2's ε at the largest `Ψ` (`None`: no finite guarantee).
+    pub epsilon_max: Option<f64>,
+    /// N2's ε at the mean `Ψ`.
+    pub epsilon_mean: Option<f64>,
 }
 
 /// The seeds of audit trials start this far into the schedule purpose's index space, away from
@@ -286,6 +315,32 @@ pub fn audit(
     prepared: &Prepared,
     config: &Config,
 ) -> Result<Vec<PointAudit>, AuditError> {
+    audit_with(loaded, prepared, config, None)
+}
+
+/// [`audit`] with every trial following the holders `walk` (the canary user first, every move an
+/// edge of the topology; `steps` defaults to its length) instead of drawing its own: on a
+/// DP-SGD walk the network view is then compared with the ex-post certificate N2 of this walk
+/// ([`super::bound::Walk::Given`]), which holds against an observer who knows it. Walks only.
+///
+/// # Errors
+/// As [`audit`]; a walk of the wrong length, not starting at the canary user, or leaving the
+/// topology's edges; a baseline's point.
+pub fn audit_on_walk(
+    loaded: &LoadedScenario,
+    prepared: &Prepared,
+    config: &Config,
+    walk: &[usize],
+) -> Result<Vec<PointAudit>, AuditError> {
+    audit_with(loaded, prepared, config, Some(walk))
+}
+
+fn audit_with(
+    loaded: &LoadedScenario,
+    prepared: &Prepared,
+    config: &Config,
+    walk: Option<&[usize]>,
+) -> Result<Vec<PointAudit>, AuditError> {
     let s = loaded.scenario();
     let (points, chosen) = walk_points(loaded, config.point, &config.views)?;
     if config.contributions == 0 {
@@ -302,9 +357,16 @@ pub fn audit(
         .map(|&p| {
             let horizon = points[p].steps;
             if points[p].method.is_walk() {
-                return Ok(config
-                    .steps
-                    .unwrap_or(horizon.min((2 * s.users as u64).saturating_mul(k))));
+                return Ok(config.steps.unwrap_or(match walk {
+                    Some(walk) => walk.len() as u64,
+                    None => horizon.min((2 * s.users as u64).saturating_mul(k)),
+                }));
+            }
+            if walk.is_some() {
+                return Err(AuditError::Invalid(format!(
+                    "--walk gives the holders of dpwalk's walk; point {p} is a baseline ({}), whose users contribute every round",
+                    points[p].method.describe()
+                )));
             }
             let rounds = config.steps.unwrap_or(s.rounds(horizon).min(4));
             if rounds == 0 {
@@ -322,7 +384,7 @@ pub fn audit(
         let resolved = prepared.privacy.resolve(s, &points[p])?;
         let point = &resolved.point;
         out.push(if point.method.walk().is_some() {
-            audit_point(loaded, prepared, config, p, point, length, &bar)?
+            audit_point(loaded, prepared, config, walk, (p, point), length, &bar)?
         } else {
             super::baseline::audit_point(loaded, prepared, config, p, point, length, &bar)?
         });
@@ -365,8 +427,8 @@ fn audit_point(
     loaded: &LoadedScenario,
     prepared: &Prepared,
     config: &Config,
-    index: usize,
-    point: &Point,
+    given: Option<&[usize]>,
+    (index, point): (usize, &Point),
     steps: u64,
     bar: &ProgressBar,
 ) -> Result<PointAudit, AuditError> {
@@ -391,6 +453,9 @@ fn audit_point(
         })?,
     };
     let algorithm = walk_algorithm(point)?;
+    if let Some(walk) = given {
+        check_walk(walk, topology, config.user, steps)?;
+    }
     let base = &prepared.problem;
     let k = config.contributions;
     let pick = if k > 1 {
@@ -424,7 +489,8 @@ fn audit_point(
             steps,
         )?
         .with_contributions(k)
-        .with_start(initial.as_ref());
+        .with_start(initial.as_ref())
+        .with_walk(given);
         transcripts.push(sample(&world, config.runs, s.seed, w, bar)?);
     }
     let trials_per_second = (2 * config.runs) as f64 / start.elapsed().as_secs_f64().max(1e-9);
@@ -434,11 +500,22 @@ fn audit_point(
         ..Options::default()
     };
     let pair = [transcripts[0].as_slice(), transcripts[1].as_slice()];
+    let all = || pair.iter().flat_map(|t| t.iter());
+    let walk = match given {
+        Some(holders) => Walk::Given {
+            observer,
+            psi: given_psi(holders, config.user, observer, k),
+        },
+        None => Walk::Drawn { topology, observer },
+    };
     let views = view_audits(&config.views, pair, steps, k, true, &opts, |view| {
-        let bound = composed_bound(&setup, passage, config.user, steps, view, k)?;
+        let bound = composed_bound(&setup, passage, config.user, steps, view, k, walk)?;
         Ok(record::label(bound, point.method.kind(), s.privacy.unit))
     })?;
-    let all = || pair.iter().flat_map(|t| t.iter());
+    let given_walks = match passage {
+        Some(_) => Some(given_walks(&setup, all(), k, given.is_some())?),
+        None => None,
+    };
     let arrivals = all().filter(|t| t.arrival_count > 0).count();
     let trials = (2 * config.runs).max(1) as f64;
     let contributions = Activity {
@@ -459,5 +536,96 @@ fn audit_point(
         arrival_rate: arrivals as f64 / trials,
         trials_per_second,
         views,
+        given_walks,
+    })
+}
+
+/// Checks a given walk: `steps` holders, the canary user first, every move along an edge of
+/// `topology` (a transition of positive probability).
+fn check_walk(
+    walk: &[usize],
+    topology: &Topology,
+    user: usize,
+    steps: u64,
+) -> Result<(), AuditError> {
+    let n = topology.n();
+    if walk.len() as u64 != steps {
+        return Err(AuditError::Invalid(format!(
+            "--walk has {} holders and the trials {steps} steps: give one holder per step (--steps defaults to the walk's length)",
+            walk.len()
+        )));
+    }
+    if walk.first() != Some(&user) {
+        return Err(AuditError::Invalid(format!(
+            "--walk must start at the canary user {user} (the trials start there)"
+        )));
+    }
+    if let Some(&x) = walk.iter().find(|&&x| x >= n) {
+        return Err(AuditError::Invalid(format!(
+            "--walk: holder {x} is not a user (0 to {})",
+            n - 1
+        )));
+    }
+    for (t, pair) in walk.windows(2).enumerate() {
+        let (x, y) = (pair[0], pair[1]);
+        if !topology.transition_row(x).any(|(z, p)| z == y && p > 0.0) {
+            return Err(AuditError::Invalid(format!(
+                "--walk: step {t} moves from {x} to {y}, which the topology's walk never does"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `Ψ` of the canary `user` against `observer` on the given walk `holders`, the canary
+/// contributing at its first `k` visits (as the trials do), by the accountant's own
+/// [`psi`].
+fn given_psi(holders: &[usize], user: usize, observer: usize, k: u64) -> f64 {
+    let mut made = 0;
+    let path: Vec<Visit> = holders
+        .iter()
+        .map(|&holder| {
+            let contribution = holder != user || made < k;
+            if holder == user && contribution {
+                made += 1;
+            }
+            Visit {
+                holder,
+                contribution,
+            }
+        })
+        .collect();
+    psi(&path, user, observer)
+}
+
+/// N2 over the trials' walks (see [`GivenWalks`]).
+fn given_walks<'a>(
+    setup: &dpwalk_privacy::walk::Setup,
+    trials: impl Iterator<Item = &'a Transcript>,
+    k: u64,
+    fixed: bool,
+) -> Result<GivenWalks, AuditError> {
+    let (mut lo, mut hi, mut sum, mut count) = (f64::INFINITY, 0.0f64, 0.0, 0usize);
+    for t in trials {
+        lo = lo.min(t.psi);
+        hi = hi.max(t.psi);
+        sum += t.psi;
+        count += 1;
+    }
+    let mean = sum / count.max(1) as f64;
+    let epsilon = |psi: f64| -> Result<Option<f64>, AuditError> {
+        let f: dpwalk_privacy::walk::Figure = given_walk_curve(&setup.orders, setup.noise, psi, k)
+            .to_dp(setup.delta, setup.conversion)?
+            .into();
+        Ok(f.epsilon)
+    };
+    Ok(GivenWalks {
+        figure: GIVEN_WALK,
+        fixed,
+        psi_min: if count == 0 { 0.0 } else { lo },
+        psi_mean: mean,
+        psi_max: hi,
+        epsilon_max: epsilon(hi)?,
+        epsilon_mean: epsilon(mean)?,
     })
 }

@@ -16,6 +16,7 @@ use dpwalk_core::rng::{NodeRng, node_rng};
 use dpwalk_core::step::{Algorithm, StepScratch};
 use dpwalk_core::topology::Topology;
 use dpwalk_core::walk::{Turn, Update, visit};
+use dpwalk_privacy::network::excursion::phi;
 
 /// Tokens of a transcript kept as separate features (the rest are summed into one more).
 pub const KEPT_TOKENS: usize = 8;
@@ -49,6 +50,10 @@ pub struct Transcript {
     pub contributions: u64,
     /// How many of them the clip scaled down.
     pub clipped: u64,
+    /// `Ψ_ij` of this trial's walk: the canary's charge against the observer on the holders and
+    /// contributions it realised ([`dpwalk_privacy::network::excursion::psi`]), what the
+    /// ex-post certificate N2 of this walk charges.
+    pub psi: f64,
 }
 
 /// A public state a trial starts from instead of zero: the token's `w` and (ADMM) the `u_i`
@@ -82,6 +87,9 @@ pub struct World<'a> {
     pub contributions: u64,
     /// The state the trials start from (`None`: zero).
     pub start: Option<&'a Start>,
+    /// The holders every trial follows (`None`: each trial draws its walk from the topology's
+    /// transition rows): `steps` holders, the canary user first ([`World::with_walk`]).
+    pub walk: Option<&'a [usize]>,
 }
 
 impl<'a> World<'a> {
@@ -106,12 +114,22 @@ impl<'a> World<'a> {
             steps,
             contributions: 1,
             start: None,
+            walk: None,
         })
     }
 
     /// The same world with its trials starting from `start` (`None`: zero).
     pub fn with_start(self, start: Option<&'a Start>) -> Self {
         Self { start, ..self }
+    }
+
+    /// The same world with every trial following the holders `walk` (`None`: drawn per trial):
+    /// the step and its noise are the shared [`visit`]'s, only the next holder is the given one
+    /// instead of the one drawn (the draw still consumes the holder's stream, as in every walk).
+    /// The caller checks that `walk` has `steps` holders, starts at the canary user and moves
+    /// along the topology's edges (`super::driver`).
+    pub fn with_walk(self, walk: Option<&'a [usize]>) -> Self {
+        Self { walk, ..self }
     }
 
     /// The same world with the canary contributing at its first `k ≥ 1` visits (composition).
@@ -241,6 +259,13 @@ pub fn run_trial(
     // awaits its first arrival at the observer.
     let mut before: Option<f64> = None;
     let mut pending = false;
+    // The canary's contribution times since the observer's last observation (for `psi`).
+    let mut since: Vec<u64> = Vec::new();
+    let observe = |t_obs: u64, since: &mut Vec<u64>, psi: &mut f64| {
+        let mut d: Vec<u64> = since.iter().map(|&s| t_obs - s).collect();
+        *psi += phi(&mut d);
+        since.clear();
+    };
     if let Some(start) = world.start {
         scratch.w.copy_from_slice(&start.w);
     }
@@ -257,6 +282,7 @@ pub fn run_trial(
                 }
                 record(&mut out.tokens, t - 1, seen);
                 if holder == world.observer {
+                    observe(t, &mut since, &mut out.psi);
                     record(&mut out.arrivals, out.arrival_count, seen);
                     record(
                         &mut out.weighted_arrivals,
@@ -279,6 +305,7 @@ pub fn run_trial(
                 before = Some(world.canary.project(&scratch.w));
                 pending = true;
                 out.contributions += 1;
+                since.push(t);
             }
             let rng = match &mut scratch.rngs[holder] {
                 Some(r) => r,
@@ -314,8 +341,12 @@ pub fn run_trial(
             if t == 0 && require_clip && !c.is_some_and(|c| c.clipped) {
                 return Err(TrialError::NotClipped);
             }
-            holder = next;
+            holder = match world.walk {
+                Some(walk) => walk.get(t as usize + 1).copied().unwrap_or(next),
+                None => next,
+            };
         }
+        observe(world.steps, &mut since, &mut out.psi);
         world
             .step
             .algorithm()

@@ -364,6 +364,55 @@ fn a_dp_sgd_swarm_ends_with_the_simulators_model_bit_for_bit() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// The network budget (`sim/swarm-network.toml`: the DP-SGD walk, record level, `view =
+/// "network"`): the run file's `[budget]` says `view = "network"`, every node calibrates σ to the
+/// path-hidden figure N1 and enforces its cap, the daemons end with the simulator's model bit for
+/// bit, and every node's `final_model.json` shows a network ε within the budget, below its
+/// local ε.
+#[test]
+fn a_network_budget_swarm_ends_with_the_simulators_model_and_within_its_budget() {
+    let out = temp_dir("network");
+    let sets = ["--set", "steps=1000", "--set", "eval-every=250"];
+    swarm(
+        &out.join("swarm"),
+        &[
+            &["--scenario", "sim/swarm-network.toml", "--nodes", "8"][..],
+            &sets[..],
+        ]
+        .concat(),
+    );
+    let status = dpwalk()
+        .args(["sim", "sim/swarm-network.toml", "--quiet", "--out"])
+        .arg(out.join("sim"))
+        .args(sets)
+        .status()
+        .expect("runs");
+    assert!(status.success());
+    let run = std::fs::read_to_string(out.join("swarm/run.toml")).unwrap();
+    assert!(run.contains("view = \"network\""), "{run}");
+    let z = check_final_models_agree(&out.join("swarm"), 8, 1000);
+    assert_eq!(z, z_bits(&json(&out.join("sim/final_model.json"))));
+    check_metrics_match_the_simulators(&out, 4);
+    for i in 0..8 {
+        let privacy = FinalModelFile::read(&out.join(format!("swarm/node-{i}/state")))
+            .unwrap()
+            .privacy;
+        assert_eq!(privacy.budget_view.as_deref(), Some("network"), "node {i}");
+        assert_eq!(
+            privacy.network_label.as_deref(),
+            Some("network (path hidden)")
+        );
+        let network = privacy.epsilon_network.expect("a network figure");
+        assert!(network <= 1.0, "node {i}: network eps {network}");
+        let local = privacy.epsilon_local.unwrap();
+        assert!(
+            local > network,
+            "node {i}: local {local} vs network {network}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 /// Parses "N holders killed|stopped" from the swarm's last line.
 fn disruptions(stdout: &str) -> u32 {
     let line = stdout.lines().last().unwrap_or("");

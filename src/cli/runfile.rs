@@ -6,7 +6,7 @@
 use super::eval::{LossArg, ProblemArgs};
 use anyhow::{Context, bail, ensure};
 use clap::Args;
-use dpwalk_core::spec::{BudgetSpec, LossName, ProblemSpec, UnitName, UnitSpec};
+use dpwalk_core::spec::{BudgetSpec, BudgetViewName, LossName, ProblemSpec, UnitName, UnitSpec};
 use dpwalk_core::topology::TopologySpec;
 use dpwalk_net::run::{AlgorithmSpec, MemberSpec, Run, RunError, RunFile};
 use serde::{Deserialize, Serialize};
@@ -17,6 +17,15 @@ use std::path::PathBuf;
 pub enum RunfileCommand {
     /// Write a run file from a list of members (PeerId=multiaddr) and the run's parameters.
     New(NewArgs),
+}
+
+/// `--budget-view`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BudgetViewArg {
+    /// An eavesdropper on every token.
+    Local,
+    /// Every other member, path hidden (DP-SGD walk, complete graph).
+    Network,
 }
 
 #[derive(Debug, Args)]
@@ -57,12 +66,16 @@ pub struct NewArgs {
     /// Noise σ; or give --epsilon and --delta for a budget every member calibrates σ to.
     #[arg(long, required_unless_present = "epsilon", conflicts_with_all = ["epsilon", "delta"])]
     sigma: Option<f64>,
-    /// Budget ε (local view), with --delta.
+    /// Budget ε, with --delta.
     #[arg(long, requires = "delta")]
     epsilon: Option<f64>,
     /// Budget δ, with --epsilon.
     #[arg(long, requires = "epsilon")]
     delta: Option<f64>,
+    /// The view the budget is on: local (an eavesdropper on every token), or network (every
+    /// other member, path hidden: the DP-SGD walk on the complete graph only).
+    #[arg(long, value_enum, requires = "epsilon", default_value_t = BudgetViewArg::Local)]
+    budget_view: BudgetViewArg,
     /// Record level (`[privacy] unit = "record"`): every member holds at least this many records;
     /// with --feature-norm. The budget then protects one record of a member, not its whole data.
     #[arg(long, value_name = "M", requires = "feature_norm")]
@@ -197,7 +210,14 @@ fn new(args: NewArgs) -> anyhow::Result<()> {
         LossArg::Multinomial => (LossName::Multinomial, args.problem.classes),
     };
     let budget = match (args.epsilon, args.delta) {
-        (Some(epsilon), Some(delta)) => Some(BudgetSpec { epsilon, delta }),
+        (Some(epsilon), Some(delta)) => Some(BudgetSpec {
+            epsilon,
+            delta,
+            view: match args.budget_view {
+                BudgetViewArg::Local => BudgetViewName::Local,
+                BudgetViewArg::Network => BudgetViewName::Network,
+            },
+        }),
         _ => None,
     };
     let file = RunFile {

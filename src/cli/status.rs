@@ -71,6 +71,11 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
         s.budget_epsilon
             .map_or_else(String::new, |b| format!(" (budget {b})"))
     );
+    if let Some(e) = s.epsilon_network {
+        println!(
+            "           network (path hidden) eps {e:.4}: any other member, the path hidden from it"
+        );
+    }
     if let Some(c) = s.clipped_recent {
         println!(
             "clip       cut {} of the last {} updates of this node",

@@ -124,7 +124,14 @@ pub fn write_cluster(dir: &Path, ips: &[&str], steps: u64, noise: Noise) -> Clus
     let data: Vec<_> = (0..ips.len()).map(records).collect();
     let (sigma, budget) = match noise {
         Noise::Sigma(sigma) => (Some(sigma), None),
-        Noise::Budget { epsilon, delta } => (None, Some(BudgetSpec { epsilon, delta })),
+        Noise::Budget { epsilon, delta } => (
+            None,
+            Some(BudgetSpec {
+                epsilon,
+                delta,
+                view: Default::default(),
+            }),
+        ),
     };
     let run = RunFile {
         run_id: "e2e".into(),

@@ -50,9 +50,19 @@ pub struct FinalPrivacy {
     /// δ of the figures.
     pub delta: f64,
     /// Local ε (`null`: unbounded): against an eavesdropper on every token, which bounds what
-    /// any member learns (no tighter network bound holds for the ADMM walk; the DP-SGD walk's
-    /// network figure is not computed by the daemon yet).
+    /// any member learns.
     pub epsilon_local: Option<f64>,
+    /// Network ε, "network (path hidden)": against any other member, who sees the token at its
+    /// visits and the final model, the path hidden from it (`null` where none is proved or
+    /// computed: the ADMM walk, a graph other than the complete one).
+    #[serde(default)]
+    pub epsilon_network: Option<f64>,
+    /// What `epsilon_network` is (`network (path hidden)`), `null` without it.
+    #[serde(default)]
+    pub network_label: Option<String>,
+    /// The view of the run's budget (`local` or `network`), `null` without one.
+    #[serde(default)]
+    pub budget_view: Option<String>,
     /// The unit of the ε figures: `user-level` (all of a member's records) or `record-level`
     /// (one record; the run file's `[privacy] unit = "record"`).
     #[serde(default = "user_level")]
@@ -158,6 +168,9 @@ mod tests {
                 epsilon_local: None,
                 unit: user_level(),
                 budget_epsilon: Some(8.0),
+                epsilon_network: None,
+                network_label: None,
+                budget_view: Some("local".into()),
                 conversion: "tight".into(),
             },
         };

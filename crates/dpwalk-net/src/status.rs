@@ -79,6 +79,10 @@ pub struct Status {
     /// Local ε spent (against an eavesdropper on every token this node sent, which bounds what
     /// any member learns); `null` if unbounded.
     pub epsilon_local: Option<f64>,
+    /// Network ε, "network (path hidden)" (see `final_model.json`'s `epsilon_network`); `null`
+    /// where none is proved or computed.
+    #[serde(default)]
+    pub epsilon_network: Option<f64>,
     /// The unit of the ε figures: `user-level` (all of a member's records) or `record-level`
     /// (one record; the run file's `[privacy] unit = "record"`).
     #[serde(default = "crate::final_model::user_level")]
@@ -163,6 +167,9 @@ struct Metrics {
     /// Labelled with the figure's `unit` (user-level or record-level): a dashboard must not read
     /// a record-level ε as a user-level one.
     epsilon_local: Family<Vec<(String, String)>, Gauge<f64, std::sync::atomic::AtomicU64>>,
+    /// The path-hidden network ε, labelled with its unit and `view = "network (path hidden)"`;
+    /// absent where none is proved.
+    epsilon_network: Family<Vec<(String, String)>, Gauge<f64, std::sync::atomic::AtomicU64>>,
 }
 
 impl Metrics {
@@ -177,6 +184,7 @@ impl Metrics {
             holding: Gauge::default(),
             hop_rate: Gauge::default(),
             epsilon_local: Family::default(),
+            epsilon_network: Family::default(),
         };
         registry.register("steps_done", "Contributions made", m.steps.clone());
         registry.register(
@@ -197,6 +205,11 @@ impl Metrics {
             "Local epsilon spent (+Inf: unbounded), labelled with its unit",
             m.epsilon_local.clone(),
         );
+        registry.register(
+            "epsilon_network",
+            "Network epsilon (path hidden, a priori) of a DP-SGD walk on the complete graph, labelled with its unit",
+            m.epsilon_network.clone(),
+        );
         Metrics { registry, ..m }
     }
 
@@ -211,6 +224,14 @@ impl Metrics {
         self.epsilon_local
             .get_or_create(&vec![("unit".to_string(), s.unit.clone())])
             .set(s.epsilon_local.unwrap_or(f64::INFINITY));
+        if let Some(e) = s.epsilon_network {
+            self.epsilon_network
+                .get_or_create(&vec![
+                    ("unit".to_string(), s.unit.clone()),
+                    ("view".to_string(), "network (path hidden)".to_string()),
+                ])
+                .set(e);
+        }
     }
 }
 
@@ -452,6 +473,7 @@ mod tests {
         shared.set(Status {
             unit: "record-level".into(),
             epsilon_local: Some(0.5),
+            epsilon_network: Some(0.25),
             steps_done: 3,
             ..Status::default()
         });
@@ -461,5 +483,11 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("dpwalk_steps_done 3"), "{text}");
+        assert!(
+            text.contains(
+                "dpwalk_epsilon_network{unit=\"record-level\",view=\"network (path hidden)\"} 0.25"
+            ),
+            "{text}"
+        );
     }
 }

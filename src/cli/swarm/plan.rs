@@ -3,7 +3,7 @@
 //! files written from it on 127.0.0.1.
 
 use anyhow::{Context, bail, ensure};
-use dpwalk_core::spec::{BudgetSpec, ProblemSpec, UnitName, UnitSpec};
+use dpwalk_core::spec::{BudgetSpec, BudgetViewName, ProblemSpec, UnitName, UnitSpec};
 use dpwalk_core::topology::TopologyKind;
 use dpwalk_net::run::{AlgorithmSpec, RunFile};
 use dpwalk_net::workspace::{self, MemberPlan, NodeOptions};
@@ -34,19 +34,24 @@ pub(super) fn plan(
         );
     }
     let resolved = prepared.privacy.resolve(s, point)?;
-    // A run file's `[budget]` is calibrated and enforced on the local view by every node; a
-    // scenario that budgets another view would give the nodes another σ than the simulator's.
-    ensure!(
-        resolved.point.budget.is_none()
-            || s.budget_view(&resolved.point.method) == BudgetView::Local,
-        "a swarm's budget is on the local view (a run file's [budget] is): set privacy.view = \"local\""
-    );
+    // A run file's `[budget]` is calibrated and enforced on its view (local, or network) by
+    // every node, with the simulator's calibration and policy.
+    let view = match s.budget_view(&resolved.point.method) {
+        BudgetView::Local => BudgetViewName::Local,
+        BudgetView::Network => BudgetViewName::Network,
+        BudgetView::Central => {
+            anyhow::bail!(
+                "a swarm runs the walk: its budget is on the local or the network view, not \"central\""
+            )
+        }
+    };
     // An enforced budget goes into the run file: every node calibrates the same σ from it and
     // enforces it with the simulator's policy. Without enforcement the calibrated σ is given.
     let budget = match (resolved.policy, resolved.point.budget) {
         (Some(_), Some(epsilon)) => Some(BudgetSpec {
             epsilon,
             delta: s.privacy.delta,
+            view,
         }),
         _ => None,
     };

@@ -19,7 +19,7 @@ pub mod topology;
 pub mod unit;
 
 pub use key::SpecError;
-pub use noise::{BudgetSpec, DEFAULT_DELTA, Noise, check_delta, check_epsilon};
+pub use noise::{BudgetSpec, BudgetViewName, DEFAULT_DELTA, Noise, check_delta, check_epsilon};
 pub use problem::{LossName, ProblemSpec};
 pub use topology::build_topology;
 pub use unit::{RecordUnit, UnitName, UnitSpec};

@@ -22,6 +22,38 @@ pub struct BudgetSpec {
     /// writing the default are the same run).
     #[serde(default = "default_delta")]
     pub delta: f64,
+    /// The view the budget is on: `local` (the default: an eavesdropper on every token) or
+    /// `network` (every other member, path hidden: the DP-SGD walk on the complete graph only).
+    /// Left out of the written form when local, so that runs without it keep their hash.
+    #[serde(default, skip_serializing_if = "BudgetViewName::is_local")]
+    pub view: BudgetViewName,
+}
+
+/// The view a run file's budget is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BudgetViewName {
+    /// An eavesdropper on every token (bounds every member).
+    #[default]
+    Local,
+    /// Every other member, who sees the token at its visits and the final model, the path
+    /// hidden from it (`dpwalk_privacy::network::mixture`).
+    Network,
+}
+
+impl BudgetViewName {
+    /// Whether this is the local view.
+    pub fn is_local(&self) -> bool {
+        *self == BudgetViewName::Local
+    }
+
+    /// The name as written.
+    pub fn name(&self) -> &'static str {
+        match self {
+            BudgetViewName::Local => "local",
+            BudgetViewName::Network => "network",
+        }
+    }
 }
 
 impl BudgetSpec {

@@ -47,6 +47,7 @@ fn noise_is_sigma_or_a_checked_budget() {
     let budget = BudgetSpec {
         epsilon: 1.0,
         delta: DEFAULT_DELTA,
+        view: BudgetViewName::Local,
     };
     assert_eq!(
         Noise::check(Some(2.0), &sigma, None, "budget"),
@@ -79,9 +80,18 @@ fn noise_is_sigma_or_a_checked_budget() {
         ..budget
     };
     assert_eq!(key(bad.check("budget")), "budget.delta");
-    // δ omitted is the default.
+    // δ omitted is the default, and so is the local view, which is not written.
     let read: BudgetSpec = toml::from_str("epsilon = 1.0").unwrap();
     assert_eq!(read, budget);
+    assert!(!toml::to_string(&budget).unwrap().contains("view"));
+    let network: BudgetSpec = toml::from_str("epsilon = 1.0\nview = \"network\"").unwrap();
+    assert_eq!(network.view, BudgetViewName::Network);
+    assert!(
+        toml::to_string(&network)
+            .unwrap()
+            .contains("view = \"network\"")
+    );
+    assert!(toml::from_str::<BudgetSpec>("epsilon = 1.0\nview = \"central\"").is_err());
 }
 
 #[test]

@@ -162,6 +162,9 @@ pub struct Learner<'p> {
     quality: Quality,
     /// Models to record on the way, if asked for.
     evals: Option<Evals>,
+    /// The path-hidden network ε of the run (`None` where none is proved or computed: see
+    /// [`Learner::network_epsilon`]).
+    network_epsilon: Option<f64>,
 }
 
 impl std::fmt::Debug for Learner<'_> {
@@ -436,6 +439,15 @@ impl<'p> Learner<'p> {
     pub fn local_epsilon(&self) -> Result<Option<f64>, LearnerError> {
         let bound = self.ledger.total().to_dp(self.delta, Conversion::Tight)?;
         Ok(dpwalk_privacy::walk::Figure::from(bound).epsilon)
+    }
+
+    /// The path-hidden network ε (N1, `dpwalk_privacy::walk::path_hidden`) of a DP-SGD run on
+    /// the complete graph: the run's `K` steps, each member's contributions capped by the
+    /// policy (or at `K` without a budget). The same for every member, and a priori: it does not
+    /// depend on the walk. `None` for the ADMM walk (no network bound is proved), on other
+    /// graphs (not computed by the daemon), or where the accountant refuses the cost.
+    pub fn network_epsilon(&self) -> Option<f64> {
+        self.network_epsilon
     }
 
     /// δ of the reported figures.

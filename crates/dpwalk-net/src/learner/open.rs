@@ -6,12 +6,15 @@ use std::path::Path;
 
 use dpwalk_core::problem::Problem;
 use dpwalk_core::rng::node_rng;
+use dpwalk_core::spec::{BudgetViewName, Noise as SpecNoise};
 use dpwalk_core::step::StepScratch;
+use dpwalk_core::topology::Topology;
 use dpwalk_privacy::Noise;
 use dpwalk_privacy::budget::Policy;
 use dpwalk_privacy::ledger::{Budget, Ledger};
 use dpwalk_privacy::local::local_view;
 use dpwalk_privacy::rdp::{Conversion, Orders};
+use dpwalk_privacy::walk::{Setup, path_hidden};
 use libp2p_identity::Keypair;
 
 use super::{LEDGER_FILE, Learner, LearnerError, NodeStep};
@@ -21,8 +24,10 @@ use crate::state::{NodeState, StateDir};
 
 impl<'p> Learner<'p> {
     /// Opens the node's state in `state_dir` (fresh, or as a crash left it), recovers and repairs
-    /// its ledger, and positions its RNG. `signer` is the key of member `index`; `budgets` are the
-    /// run's and the node's own (local view); the node contributes only while every one allows it.
+    /// its ledger, and positions its RNG. `signer` is the key of member `index`. The run's own
+    /// `[budget]` is read from `run`, on its view (local, or network: `Policy::network`);
+    /// `budgets` are further budgets on the local view (the node's own); the node contributes
+    /// only while every one allows it.
     /// `step` is the run's step with its σ (`Run::algorithm_with`).
     pub fn open(
         run: &'p Run,
@@ -131,15 +136,55 @@ impl<'p> Learner<'p> {
             NodeStep::Sgd(_) => Default::default(),
         };
         let scratch = StepScratch::new(run.dimension(), prox_scratch);
-        let mut policy: Option<Policy> = None;
-        for &budget in budgets {
-            let p = Policy::new(budget, Conversion::Tight, &orders, noise, run.steps())?;
-            if policy.is_none_or(|q| p.cap() < q.cap()) {
-                policy = Some(p);
-            }
+        let mut policies: Vec<Policy> = Vec::with_capacity(budgets.len() + 1);
+        if let (SpecNoise::Budget { epsilon, delta }, Some(view)) = (run.noise(), run.budget_view())
+        {
+            let budget = Budget::new(epsilon, delta)?;
+            policies.push(match view {
+                BudgetViewName::Local => {
+                    Policy::new(budget, Conversion::Tight, &orders, noise, run.steps())?
+                }
+                BudgetViewName::Network => Policy::network(
+                    budget,
+                    Conversion::Tight,
+                    &orders,
+                    noise,
+                    run.members().len() as u64,
+                    run.steps(),
+                )?,
+            });
         }
+        for &budget in budgets {
+            policies.push(Policy::new(
+                budget,
+                Conversion::Tight,
+                &orders,
+                noise,
+                run.steps(),
+            )?);
+        }
+        let policy = policies.into_iter().min_by_key(|p| p.cap());
         let delta = policy.map_or(dpwalk_core::spec::DEFAULT_DELTA, |p| p.budget().delta());
         let quality = Quality::new(algorithm.sigma(), algorithm.clip(), run.dimension());
+        let network_epsilon = match (&step, run.topology()) {
+            (NodeStep::Sgd(_), Topology::Complete { .. }) => {
+                let setup = Setup {
+                    orders: Orders::default_grid(),
+                    noise,
+                    delta,
+                    conversion: Conversion::Tight,
+                };
+                let cap = policy.map_or(run.steps(), |p| p.cap());
+                match path_hidden(&setup, run.topology(), run.steps(), cap, false) {
+                    Ok(p) => p.users.first().and_then(|u| u.figure.epsilon),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "no network figure for this run");
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
         Ok(Learner {
             run,
             index,
@@ -157,6 +202,7 @@ impl<'p> Learner<'p> {
             spent_said: false,
             quality,
             evals: None,
+            network_epsilon,
         })
     }
 }

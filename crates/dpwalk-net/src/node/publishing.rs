@@ -151,6 +151,12 @@ impl Node<'_> {
                 skipped: state.skipped,
                 delta: self.learner.delta(),
                 epsilon_local: self.learner.local_epsilon()?,
+                epsilon_network: self.learner.network_epsilon(),
+                network_label: self
+                    .learner
+                    .network_epsilon()
+                    .map(|_| dpwalk_privacy::walk::PATH_HIDDEN.into()),
+                budget_view: self.run.budget_view().map(|v| v.name().into()),
                 unit: self.run.unit_label().into(),
                 budget_epsilon: self.learner.budget_epsilon(),
                 conversion: "tight".into(),

@@ -167,6 +167,7 @@ impl Node<'_> {
             hop_rate: self.hops.len() as f64 / window,
             delta: self.learner.delta(),
             epsilon_local: self.learner.local_epsilon().ok().flatten(),
+            epsilon_network: self.learner.network_epsilon(),
             unit: self.run.unit_label().into(),
             budget_epsilon: self.learner.budget_epsilon(),
             finished: state.final_model.is_some(),

@@ -34,8 +34,6 @@ pub(super) struct Loaded {
     pub(super) index: usize,
     /// The run's step with its σ.
     pub(super) algorithm: Algorithm,
-    /// The run's `[budget]`, enforced by every member (with the node's own, if stricter).
-    pub(super) run_budget: Option<Budget>,
 }
 
 /// The run, the identity, σ (given or calibrated to the run's budget) and the node's data.
@@ -47,8 +45,8 @@ pub(super) fn load(config: &NodeConfig) -> Result<(Loaded, Dataset), NodeError> 
         peer,
         run_id: run.run_id().to_string(),
     })?;
-    let (sigma, run_budget) = match run.noise() {
-        Noise::Sigma(sigma) => (sigma, None),
+    let sigma = match run.noise() {
+        Noise::Sigma(sigma) => sigma,
         Noise::Budget { epsilon, delta } => {
             let budget_error = |reason: String| NodeError::Budget {
                 epsilon,
@@ -66,10 +64,11 @@ pub(super) fn load(config: &NodeConfig) -> Result<(Loaded, Dataset), NodeError> 
                 planned_contributions = run.planned_contributions(),
                 unit = run.unit_label(),
                 accounted_clip = run.accounted_clip(),
-                "sigma calibrated to the run's [budget] (local view)"
+                view = run.budget_view().map_or("local", |v| v.name()),
+                "sigma calibrated to the run's [budget]"
             );
-            let budget = Budget::new(epsilon, delta).map_err(|e| budget_error(e.to_string()))?;
-            (cal.sigma, Some(budget))
+            Budget::new(epsilon, delta).map_err(|e| budget_error(e.to_string()))?;
+            cal.sigma
         }
     };
     let algorithm = run
@@ -90,7 +89,6 @@ pub(super) fn load(config: &NodeConfig) -> Result<(Loaded, Dataset), NodeError> 
         keypair,
         index,
         algorithm,
-        run_budget,
     };
     Ok((loaded, data))
 }
@@ -137,7 +135,8 @@ impl<'a> Node<'a> {
             .map(|b| Budget::new(b.epsilon, b.delta))
             .transpose()
             .map_err(LearnerError::from)?;
-        let budgets: Vec<Budget> = loaded.run_budget.into_iter().chain(own).collect();
+        // The run's budget is the learner's to read from the run, on its view.
+        let budgets: Vec<Budget> = own.into_iter().collect();
         let state_dir = config.resolve(&config.state_dir);
         let learner = Learner::open(
             &loaded.run,

@@ -74,8 +74,8 @@ use dpwalk_core::params::{AdmmStep, ParamError, SgdStep};
 use dpwalk_core::problem::{Loss, Regularizer};
 use dpwalk_core::spec::topology::Source;
 use dpwalk_core::spec::{
-    BudgetSpec, Noise, ProblemSpec, RecordUnit, SpecError, UnitSpec, build_topology, check_step,
-    param_key,
+    BudgetSpec, BudgetViewName, Noise, ProblemSpec, RecordUnit, SpecError, UnitSpec,
+    build_topology, check_step, param_key,
 };
 use dpwalk_core::step::Algorithm;
 use dpwalk_core::toml_location::toml_error_location;
@@ -85,7 +85,7 @@ use dpwalk_privacy::budget::PLAN_QUANTILE;
 use dpwalk_privacy::calibrate::{Calibration, REL_TOL, View, calibrate};
 use dpwalk_privacy::rdp::{Conversion, Orders};
 use dpwalk_privacy::unit::{admm_record_level_clip, record_level_clip};
-use dpwalk_privacy::walk::planned_contributions;
+use dpwalk_privacy::walk::{ADMM_NETWORK_WITHDRAWN, planned_contributions};
 use libp2p_identity::PeerId;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -433,6 +433,26 @@ impl Run {
             true,
             &["topology"],
         )?;
+        if let Some(BudgetSpec {
+            view: BudgetViewName::Network,
+            ..
+        }) = &file.budget
+        {
+            if !matches!(step, WalkStep::Sgd(_)) {
+                return Err(SpecError::new(
+                    &["budget", "view"],
+                    format!(
+                        "\"network\" is for the DP-SGD walk (algorithm.kind = \"dp-sgd\"): {ADMM_NETWORK_WITHDRAWN}; use view = \"local\""
+                    ),
+                ));
+            }
+            if !matches!(topology, Topology::Complete { .. }) {
+                return Err(SpecError::new(
+                    &["budget", "view"],
+                    "\"network\" calibrates on the complete graph's path-hidden figure (topology.kind = \"complete\"); on other graphs it is not offered yet: use view = \"local\"",
+                ));
+            }
+        }
         // A validated run file holds finite numbers, strings and tables of them, which TOML can
         // always write; if it ever could not, the run is refused rather than hashed as "".
         let canonical = toml::to_string(&file).map_err(|e| {
@@ -539,9 +559,10 @@ impl Run {
     }
     /// σ of a `[budget]` run: the smallest σ such that [`Run::planned_contributions`]
     /// contributions, each accounted with [`Run::accounted_clip`], are within `(epsilon, delta)`
-    /// on the local view (an eavesdropper on every token, which bounds what any member learns:
-    /// no network bound holds for the ADMM walk, and the DP-SGD walk's is not yet offered for
-    /// budgets; the two steps are charged alike, so one calibration serves both kinds),
+    /// on the budget's view: the local view (an eavesdropper on every token, which bounds what
+    /// any member learns; the ADMM and DP-SGD steps are charged alike, so one calibration serves
+    /// both kinds), or with `view = "network"` the path-hidden network view of the DP-SGD walk
+    /// on the complete graph (N1, `dpwalk_privacy::network::mixture`) at the planned cap,
     /// under the tight conversion on the default order grid, to [`REL_TOL`]. Every member
     /// computes it alike from the same run file, and `dpwalk sim` calibrates the same scenario
     /// to the same σ; a member visited more often than planned stops contributing at the
@@ -550,8 +571,15 @@ impl Run {
         let Noise::Budget { epsilon, delta } = self.noise else {
             return Ok(None);
         };
-        let view = View::Local {
-            contributions: self.planned_contributions(),
+        let view = match self.budget_view() {
+            Some(BudgetViewName::Network) => View::Network {
+                users: self.members.len() as u64,
+                steps: self.file.steps,
+                cap: self.planned_contributions(),
+            },
+            _ => View::Local {
+                contributions: self.planned_contributions(),
+            },
         };
         calibrate(
             &view,
@@ -563,6 +591,10 @@ impl Run {
             REL_TOL,
         )
         .map(Some)
+    }
+    /// The view of the run's `[budget]` (`None` without one).
+    pub fn budget_view(&self) -> Option<BudgetViewName> {
+        self.file.budget.map(|b| b.view)
     }
     /// The members, by index.
     pub fn members(&self) -> &[Member] {

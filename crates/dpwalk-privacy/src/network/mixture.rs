@@ -211,9 +211,24 @@ impl Weights {
     }
 }
 
-/// One backward step `h^r → h^{r+1}` with the weights of distance `dist`.
-fn advance(chain: &PairChain, w: &Weights, dist: usize, h: &[f64], out: &mut [f64]) {
-    let qn = w.visits + 2;
+impl Weights {
+    /// The factors of distance `dist` for every count `q ∈ 0..=Q+1` (`e^{θ(2q−1)/dist}` by
+    /// repeated squares of one exponential: one `exp` per distance, not one per count).
+    fn at(&self, dist: usize, out: &mut [f64]) {
+        let b = (self.theta / dist as f64).exp();
+        let (b2, mut f) = (b * b, b);
+        out[0] = 0.0;
+        for slot in out.iter_mut().take(self.visits + 1).skip(1) {
+            *slot = f;
+            f *= b2;
+        }
+        out[self.visits + 1] = self.factor(self.visits + 1, dist);
+    }
+}
+
+/// One backward step `h^r → h^{r+1}` with the `factors` of its distance ([`Weights::at`]).
+fn advance(chain: &PairChain, factors: &[f64], h: &[f64], out: &mut [f64]) {
+    let qn = factors.len();
     out.iter_mut().for_each(|o| *o = 0.0);
     for (y, moves) in chain.moves.iter().enumerate() {
         let row = &mut out[y * qn..(y + 1) * qn];
@@ -225,10 +240,10 @@ fn advance(chain: &PairChain, w: &Weights, dist: usize, h: &[f64], out: &mut [f6
             // The visit of i moves every count up by one (a dropped path stays dropped).
             let over = row[qn - 1] + row[qn - 2];
             for q in (1..qn - 1).rev() {
-                row[q] = row[q - 1] * w.factor(q, dist);
+                row[q] = row[q - 1] * factors[q];
             }
             row[0] = 0.0;
-            row[qn - 1] = over * w.factor(qn - 1, dist);
+            row[qn - 1] = over * factors[qn - 1];
         }
     }
 }
@@ -293,6 +308,7 @@ impl Recursion {
         let mut ret = base(chain, w, true);
         let mut fin = base(chain, w, false);
         let mut next = vec![0.0; ret.len()];
+        let mut factors = vec![0.0; qn];
         let mut series: Vec<Series> = parts
             .iter()
             .map(|_| Series {
@@ -306,9 +322,10 @@ impl Recursion {
         let entry_sum = |s: &[f64]| -> f64 { chain.entry.iter().zip(s).map(|(p, v)| p * v).sum() };
         for r in 1..=l0 {
             if r > 1 {
-                advance(chain, w, r, &ret, &mut next);
+                w.at(r, &mut factors);
+                advance(chain, &factors, &ret, &mut next);
                 std::mem::swap(&mut ret, &mut next);
-                advance(chain, w, r, &fin, &mut next);
+                advance(chain, &factors, &fin, &mut next);
                 std::mem::swap(&mut fin, &mut next);
             }
             for (s, &part) in series.iter_mut().zip(parts) {
@@ -430,7 +447,7 @@ fn horizon(chain: &PairChain, k: usize, opts: &MixtureOptions) -> usize {
 }
 
 /// Walks longer than this solve the renewal by divide and conquer (when there is no tail).
-const FAST_RENEWAL: usize = 2048;
+const FAST_RENEWAL: usize = 1024;
 
 /// `E exp(θ·Ψ_UNI)` over the paths whose excursions hold at most `Q` visits of `i` each (the
 /// others omitted), for every initial holder: every state of `chain`, then `j` last.

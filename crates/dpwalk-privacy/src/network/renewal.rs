@@ -68,21 +68,33 @@ fn convolve(x: &[f64], y: &[f64]) -> Vec<f64> {
     fx.resize(n, (0.0, 0.0));
     let mut fy: Vec<(f64, f64)> = y.iter().map(|&v| (v, 0.0)).collect();
     fy.resize(n, (0.0, 0.0));
-    fft(&mut fx, false);
-    fft(&mut fy, false);
+    let twiddles = twiddles(n);
+    fft(&mut fx, &twiddles, false);
+    fft(&mut fy, &twiddles, false);
     for (a, b) in fx.iter_mut().zip(&fy) {
         *a = (a.0 * b.0 - a.1 * b.1, a.0 * b.1 + a.1 * b.0);
     }
-    fft(&mut fx, true);
+    fft(&mut fx, &twiddles, true);
     let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
     let nf = n as f64;
     let margin = 8.0 * nf.sqrt() * f64::EPSILON * nf.log2().max(1.0) * norm(x) * norm(y);
     fx.iter().map(|c| (c.0 / nf).max(0.0) + margin).collect()
 }
 
-/// In-place iterative radix-2 FFT of a power-of-two length (`inverse`: the conjugate transform,
-/// unscaled).
-fn fft(a: &mut [(f64, f64)], inverse: bool) {
+/// `e^{−2πik/n}` for `k < n/2`, each computed directly (not by repeated multiplication, which
+/// accumulates rounding).
+fn twiddles(n: usize) -> Vec<(f64, f64)> {
+    (0..n / 2)
+        .map(|k| {
+            let t = -2.0 * std::f64::consts::PI * k as f64 / n as f64;
+            (t.cos(), t.sin())
+        })
+        .collect()
+}
+
+/// In-place iterative radix-2 FFT of a power-of-two length `n` with the [`twiddles`] of `n`
+/// (`inverse`: the conjugate transform, unscaled).
+fn fft(a: &mut [(f64, f64)], twiddles: &[(f64, f64)], inverse: bool) {
     let n = a.len();
     let mut j = 0;
     for i in 1..n {
@@ -98,19 +110,14 @@ fn fft(a: &mut [(f64, f64)], inverse: bool) {
     }
     let mut len = 2;
     while len <= n {
-        let angle = 2.0 * std::f64::consts::PI / len as f64 * if inverse { 1.0 } else { -1.0 };
         let half = len / 2;
-        // Twiddles computed directly (not by repeated multiplication) to keep rounding small.
-        let w: Vec<(f64, f64)> = (0..half)
-            .map(|k| {
-                let t = angle * k as f64;
-                (t.cos(), t.sin())
-            })
-            .collect();
+        let stride = n / len;
         for start in (0..n).step_by(len) {
             for k in 0..half {
+                let w = twiddles[k * stride];
+                let w = if inverse { (w.0, -w.1) } else { w };
                 let (u, v) = (a[start + k], a[start + k + half]);
-                let t = (v.0 * w[k].0 - v.1 * w[k].1, v.0 * w[k].1 + v.1 * w[k].0);
+                let t = (v.0 * w.0 - v.1 * w.1, v.0 * w.1 + v.1 * w.0);
                 a[start + k] = (u.0 + t.0, u.1 + t.1);
                 a[start + k + half] = (u.0 - t.0, u.1 - t.1);
             }

@@ -17,6 +17,15 @@
 //!   grid for a few `(q, z)` of DP-SGD and federated runs (its fractional orders cost a series each).
 //! - `calibrate_federated_complete_1000`: the smallest σ for (1, 1e-6) against the federated view,
 //!   100 rounds at sampling rate 0.1 (a subsampled-Gaussian curve per bisection step).
+//! - `n1_complete(n, K)`: the path-hidden network figure N1 (spec network-dp-2 §5) of a DP-SGD
+//!   walk of `K` steps on the complete graph of `n` users, 0.99-quantile cap, σ/C = 20: what
+//!   `dpwalk account walk --complete n --total-steps K --step dp-sgd` computes. Target for
+//!   (1,000, 10⁵): under 10 s.
+//! - `calibrate_network_complete(n, K)`: the smallest σ for (1, 1e-6) against N1 (a `[budget]
+//!   view = "network"` run's calibration). Target for (1,000, 10⁵): under 60 s.
+//! - `n2_certify_1000_users_100k_hops`: the ex-post certificate N2 of every user from a realised
+//!   walk of 10⁵ hops among 1,000 users (uniform holders, every visit a contribution). Target:
+//!   under 2 s.
 //! - `ledger_append_fsync`: one durable ledger append (write + `fdatasync`) in the system's
 //!   temporary directory: the latency a node adds before forwarding the token.
 
@@ -121,6 +130,65 @@ fn calibrate_federated_complete_1000(b: Bencher) {
     b.bench_local(|| {
         calibrate(&view, &orders, 1.0, 1.0, 1e-6, Conversion::Tight, 1e-6).expect("calibrated")
     });
+}
+
+fn planned(n: usize, steps: u64) -> u64 {
+    dpwalk_privacy::walk::planned_contributions(steps, 1.0 / n as f64, 0.99)
+}
+
+#[divan::bench(args = [(100, 1_000), (1_000, 10_000), (1_000, 100_000), (10_000, 100_000)], sample_count = 1, sample_size = 1)]
+fn n1_complete(b: Bencher, (n, steps): (usize, u64)) {
+    let setup = Setup {
+        noise: Noise::new(20.0, 1.0).expect("valid noise"),
+        ..setup()
+    };
+    let topology = Topology::Complete { n };
+    b.bench_local(|| {
+        dpwalk_privacy::walk::path_hidden(&setup, &topology, steps, planned(n, steps), false)
+            .expect("N1")
+    });
+}
+
+#[divan::bench(args = [(8, 4_000), (100, 1_000), (1_000, 100_000)], sample_count = 1, sample_size = 1)]
+fn calibrate_network_complete(b: Bencher, (n, steps): (usize, u64)) {
+    let view = View::Network {
+        users: n as u64,
+        steps,
+        cap: planned(n, steps),
+    };
+    b.bench_local(|| {
+        calibrate(
+            &view,
+            &Orders::default_grid(),
+            1.0,
+            1.0,
+            1e-6,
+            Conversion::Tight,
+            dpwalk_privacy::calibrate::REL_TOL,
+        )
+        .expect("calibrates")
+    });
+}
+
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn n2_certify_1000_users_100k_hops(b: Bencher) {
+    use dpwalk_privacy::network::excursion::{Visit, certify};
+    // A uniform walk without self-loops, from a fixed linear congruential stream.
+    let (n, k) = (1_000usize, 100_000usize);
+    let mut x: u64 = 1;
+    let mut holder = 0usize;
+    let path: Vec<Visit> = (0..k)
+        .map(|_| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let step = 1 + (x >> 33) as usize % (n - 1);
+            holder = (holder + step) % n;
+            Visit {
+                holder,
+                contribution: true,
+            }
+        })
+        .collect();
+    b.bench_local(|| certify(n, divan::black_box(&path)));
 }
 
 #[divan::bench(sample_count = 200)]

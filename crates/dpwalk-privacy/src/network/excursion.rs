@@ -24,30 +24,40 @@
 //! observer, O(n·K) in all. It holds for the realised path even if the observer knows the whole
 //! path, which is why it is the figure that applies once ledgers are brought together.
 
+use rayon::prelude::*;
+
 /// `Φ(r_1..r_c)`: the charge of `c` contributions at distances `dists` (each ≥ 1, distinct)
 /// observed together: the squared norm of the nondecreasing regression of their 0/1 pattern over
 /// the `max r` hops before the observation, by pool-adjacent-violators on run-length blocks,
 /// O(c log c). `Φ([r]) = 1/r`, `Φ ≤ c`, and `Φ ≤` [`phi_uni`]. `dists` is sorted in place.
 /// Empty: 0.
 pub fn phi(dists: &mut [u64]) -> f64 {
+    phi_in(dists, &mut Vec::new())
+}
+
+/// [`phi`] with the block stack given (reused across calls by [`certify`]).
+fn phi_in(dists: &mut [u64], stack: &mut Vec<(f64, f64)>) -> f64 {
+    if let [r] = dists {
+        return 1.0 / *r as f64;
+    }
     dists.sort_unstable_by(|a, b| b.cmp(a));
     let Some(&m) = dists.first() else {
         return 0.0;
     };
     // Blocks of the pattern from the earliest hop (position 1) to the last one (position m):
     // (mass = number of ones, length).
-    let mut stack: Vec<(f64, f64)> = Vec::with_capacity(2 * dists.len());
+    stack.clear();
     let mut pos = 1;
     for &r in dists.iter() {
         let p = m - r + 1;
         if p > pos {
-            push_merge(&mut stack, (0.0, (p - pos) as f64));
+            push_merge(stack, (0.0, (p - pos) as f64));
         }
-        push_merge(&mut stack, (1.0, 1.0));
+        push_merge(stack, (1.0, 1.0));
         pos = p + 1;
     }
     if pos <= m {
-        push_merge(&mut stack, (0.0, (m - pos + 1) as f64));
+        push_merge(stack, (0.0, (m - pos + 1) as f64));
     }
     stack.iter().map(|&(mass, len)| mass * mass / len).sum()
 }
@@ -127,56 +137,116 @@ pub struct Certified {
 }
 
 /// The ex-post charge of every user `0..users` against its worst observer on the realised walk
-/// `path` (N2, `specs/network-dp-2.md` §4): one scan of the path per observer, O(users·K) time
-/// and O(users + K) memory. Holders outside `0..users` are refused by the caller's types: this
-/// takes them as given and ignores indices `≥ users`.
+/// `path` (N2, `specs/network-dp-2.md` §4): one scan of the path per observer, O(users·K) time,
+/// the observers in parallel (rayon), O(users + K) memory per thread. Holders `≥ users` are
+/// ignored.
 pub fn certify(users: usize, path: &[Visit]) -> Vec<Certified> {
-    let mut best = vec![
-        Certified {
-            psi: 0.0,
-            observer: None,
-        };
-        users
-    ];
-    // The contribution times of each user since the observer's last observation, and which
-    // users have any (to clear them without scanning all users).
-    let mut pending: Vec<Vec<u64>> = vec![Vec::new(); users];
-    let mut touched: Vec<usize> = Vec::new();
-    let mut psi = vec![0.0; users];
-    let mut dists: Vec<u64> = Vec::new();
-    for j in 0..users {
-        psi.iter_mut().for_each(|p| *p = 0.0);
-        let mut observe = |t_obs: u64, pending: &mut [Vec<u64>], touched: &mut Vec<usize>| {
-            for &i in touched.iter() {
-                dists.clear();
-                dists.extend(pending[i].iter().map(|&s| t_obs - s));
-                psi[i] += phi(&mut dists);
-                pending[i].clear();
+    let none = Certified {
+        psi: 0.0,
+        observer: None,
+    };
+    (0..users)
+        .into_par_iter()
+        .fold(
+            || Scan::new(users),
+            |mut scan, j| {
+                scan.observer(j, path);
+                scan
+            },
+        )
+        .map(|scan| scan.best)
+        .reduce(
+            || vec![none; users],
+            |a, b| a.into_iter().zip(b).map(|(x, y)| worse(x, y)).collect(),
+        )
+}
+
+/// The larger charge of two, the smaller observer among equals (so that the result does not
+/// depend on how the observers were split between threads).
+fn worse(a: Certified, b: Certified) -> Certified {
+    match (a.observer, b.observer) {
+        (None, _) => b,
+        (_, None) => a,
+        (Some(x), Some(y)) => {
+            if b.psi > a.psi || (b.psi == a.psi && y < x) {
+                b
+            } else {
+                a
             }
-            touched.clear();
-        };
+        }
+    }
+}
+
+/// One thread's buffers and its best charges so far.
+struct Scan {
+    best: Vec<Certified>,
+    /// The contribution times of each user since the observer's last observation.
+    pending: Vec<Vec<u64>>,
+    /// The users with pending times (to clear them without scanning all users).
+    touched: Vec<usize>,
+    psi: Vec<f64>,
+    dists: Vec<u64>,
+    stack: Vec<(f64, f64)>,
+}
+
+impl Scan {
+    fn new(users: usize) -> Self {
+        Self {
+            best: vec![
+                Certified {
+                    psi: 0.0,
+                    observer: None,
+                };
+                users
+            ],
+            pending: vec![Vec::new(); users],
+            touched: Vec::new(),
+            psi: vec![0.0; users],
+            dists: Vec::new(),
+            stack: Vec::new(),
+        }
+    }
+
+    /// Charges every user against observer `j` and keeps the worse.
+    fn observer(&mut self, j: usize, path: &[Visit]) {
+        let users = self.psi.len();
+        self.psi.iter_mut().for_each(|p| *p = 0.0);
         for (t, v) in path.iter().enumerate() {
             if v.holder == j {
-                observe(t as u64, &mut pending, &mut touched);
+                self.observe(t as u64);
             } else if v.contribution && v.holder < users {
-                let list = &mut pending[v.holder];
+                let list = &mut self.pending[v.holder];
                 if list.is_empty() {
-                    touched.push(v.holder);
+                    self.touched.push(v.holder);
                 }
                 list.push(t as u64);
             }
         }
-        observe(path.len() as u64, &mut pending, &mut touched);
-        for (i, (&p, b)) in psi.iter().zip(best.iter_mut()).enumerate() {
-            if i != j && p > b.psi {
-                *b = Certified {
-                    psi: p,
-                    observer: Some(j),
-                };
+        self.observe(path.len() as u64);
+        for (i, (&p, b)) in self.psi.iter().zip(self.best.iter_mut()).enumerate() {
+            if i != j && p > 0.0 {
+                *b = worse(
+                    *b,
+                    Certified {
+                        psi: p,
+                        observer: Some(j),
+                    },
+                );
             }
         }
     }
-    best
+
+    /// An observation at `t_obs`: every pending user's excursion is charged.
+    fn observe(&mut self, t_obs: u64) {
+        for &i in &self.touched {
+            self.dists.clear();
+            self.dists
+                .extend(self.pending[i].iter().map(|&s| t_obs - s));
+            self.psi[i] += phi_in(&mut self.dists, &mut self.stack);
+            self.pending[i].clear();
+        }
+        self.touched.clear();
+    }
 }
 
 #[cfg(test)]

@@ -63,6 +63,9 @@ struct WalkGraph {
 /// (bits).
 type ViewKey = (usize, u64, u64, u64, u64);
 
+/// A point's path-hidden figure, or why it is not offered.
+type ComputedView = Result<Arc<NetworkView>, String>;
+
 /// What the privacy figures of a scenario share: orders, δ, conversion, and the walk's
 /// topologies with the path-hidden figures computed so far.
 #[derive(Debug)]
@@ -74,7 +77,7 @@ pub struct PrivacyContext {
     graphs: Vec<WalkGraph>,
     /// The path-hidden figures computed so far (a point's summary, `privacy_users.csv` and
     /// heatmap share one computation).
-    views: Mutex<Vec<(ViewKey, Result<Arc<NetworkView>, String>)>>,
+    views: Mutex<Vec<(ViewKey, ComputedView)>>,
     /// What the baselines' accounting reads of the problem and the graphs.
     baselines: Inputs,
     /// The privacy unit.

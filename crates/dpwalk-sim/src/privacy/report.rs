@@ -3,7 +3,7 @@
 //! network view of a DP-SGD walk is the path-hidden figure (N1/N3), a priori and computed once
 //! per point ([`PrivacyContext::network_view`]), and N2 given each run's walk.
 
-use super::{PrivacyContext, Resolved, ViewKey, has_network_view};
+use super::{PrivacyContext, Resolved, has_network_view};
 use crate::algorithm::Mode;
 use crate::given_walk::GivenWalk;
 use crate::method::Method;
@@ -22,7 +22,7 @@ use dpwalk_privacy::walk::{
 use dpwalk_privacy::{Noise, PrivacyError};
 use serde::Serialize;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 impl PrivacyContext {
     /// The privacy figures of a point's runs: the worst over repetitions and users.
@@ -193,16 +193,15 @@ impl PrivacyContext {
             noise.sigma().to_bits(),
             noise.clip().to_bits(),
         );
-        let views = |f: &mut dyn FnMut(&mut Vec<(ViewKey, Result<Arc<NetworkView>, String>)>)| {
-            // A poisoned lock only means another thread panicked mid-insert: the entries are
-            // whole values, still usable.
-            let mut guard = self.views.lock().unwrap_or_else(|e| e.into_inner());
-            f(&mut guard);
-        };
-        let mut found = None;
-        views(&mut |v| found = v.iter().find(|(k, _)| *k == key).map(|(_, r)| r.clone()));
-        if let Some(r) = found {
-            return Some(r);
+        // A poisoned lock only means another thread panicked while holding it: the entries are
+        // whole values, still usable.
+        let views = || self.views.lock().unwrap_or_else(PoisonError::into_inner);
+        let found = views()
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, r)| r.clone());
+        if found.is_some() {
+            return found;
         }
         let graph = self.graphs.get(point.topology)?;
         let refused = || {
@@ -233,7 +232,7 @@ impl PrivacyContext {
                 }
             }
         };
-        views(&mut |v| v.push((key, computed.clone())));
+        views().push((key, computed.clone()));
         Some(computed)
     }
 

@@ -145,9 +145,9 @@ fn summary_reports_the_zero_model_for_scale() {
 
 #[test]
 fn the_heatmap_is_drawn_when_some_users_contributed_twice() {
-    // A DP-SGD walk of 8 steps on the 40-user small world revisits two users: they have no
-    // network figure (one contribution only), and their rows are grey instead of the whole
-    // heatmap going missing.
+    // A DP-SGD walk of 8 steps on the 40-user small world revisits two users: every user has the
+    // path-hidden network figure (N3, a priori), whatever its contributions, and the heatmap
+    // draws every pair.
     let out = sim(
         "heatmap",
         "sim/mnist-multinomial.toml",
@@ -171,6 +171,17 @@ fn the_heatmap_is_drawn_when_some_users_contributed_twice() {
         .collect();
     assert!(counts.iter().any(|&k| k > 1), "a user contributed twice");
     assert!(counts.contains(&1), "a user contributed once");
+    let network = header
+        .iter()
+        .position(|h| *h == "network_epsilon")
+        .expect("network_epsilon column");
+    assert!(
+        users.lines().skip(1).all(|l| l
+            .split(',')
+            .nth(network)
+            .is_some_and(|e| e.parse::<f64>().is_ok_and(|e| e > 0.0))),
+        "every user has its network figure"
+    );
     for plot in ["privacy_heatmap.png", "privacy_heatmap.svg"] {
         assert!(
             std::fs::metadata(out.join(plot)).is_ok_and(|m| m.len() > 1000),

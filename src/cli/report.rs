@@ -55,8 +55,10 @@ pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
     if let Some(delta) = summary.points.first().map(|p| p.privacy.accounting.delta) {
         println!(
             "{unit}local eps: worst user against an eavesdropper on every token, which bounds every \
-             observer; network eps: worst user against its worst observer, only where proved \
-             (DP-SGD, one contribution per user), else -; at delta = {delta:e} (summary.json says why)"
+             observer; network eps: the path-hidden figure of the DP-SGD walk (a priori, for the \
+             walk's steps and each user's contribution cap), worst user against its worst \
+             observer, else - (ADMM, or not offered); the network figure given the walk (N2) is \
+             in summary.json and privacy_users.csv; at delta = {delta:e} (summary.json says why)"
         );
         if !unit.is_empty() {
             println!(

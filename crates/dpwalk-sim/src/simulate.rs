@@ -52,7 +52,7 @@ pub struct Prepared {
     pub topologies: Vec<NamedTopology>,
     /// The non-private optimum.
     pub optimum: Reference,
-    /// Orders, δ, conversion and `E[1/M]` of each topology.
+    /// Orders, δ, conversion, the topologies the network figures need and those computed.
     pub privacy: PrivacyContext,
 }
 

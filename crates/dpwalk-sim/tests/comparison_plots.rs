@@ -124,15 +124,30 @@ fn privacy_spent_grows_with_the_rounds_up_to_each_points_figure() {
             assert!(curve.windows(2).all(|p| p[1].0 >= p[0].0), "{label}");
         }
     }
-    // The views panel: dpwalk's three kinds in the local view only, and the caption says why.
+    // The views panel: dpwalk's three kinds in the local view, the DP-SGD walk in the network
+    // view too (its path-hidden figure, N3 on this 10-node graph), and the caption says why
+    // ADMM has none.
     assert_figure(&dir, "privacy_views");
     let views = series(&dir.join("privacy_views.csv"));
     let kinds: Vec<&str> = views
         .keys()
         .map(|l| l.split_whitespace().next().unwrap())
         .collect();
-    assert_eq!(kinds, ["admm", "dp-sgd", "fed-sgd"], "{:?}", views.keys());
-    assert!(views.keys().all(|l| l.ends_with("— local view")));
+    assert_eq!(
+        kinds,
+        ["admm", "dp-sgd", "dp-sgd", "fed-sgd"],
+        "{:?}",
+        views.keys()
+    );
+    let network: Vec<&String> = views
+        .keys()
+        .filter(|l| !l.ends_with("— local view"))
+        .collect();
+    assert_eq!(network.len(), 1, "{network:?}");
+    assert!(
+        network[0].starts_with("dp-sgd") && network[0].ends_with("— network (another user) view"),
+        "{network:?}"
+    );
     assert!(views.values().all(|c| c.len() == 2));
     let svg = std::fs::read_to_string(dir.join("privacy_views.svg")).unwrap();
     assert!(svg.contains("ADMM walk: no network figure"));

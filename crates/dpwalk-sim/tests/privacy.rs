@@ -78,13 +78,15 @@ fn an_admm_walk_has_no_network_figure_and_its_local_budget_holds() {
     );
 }
 
-/// A DP-SGD walk of one pass (as many steps as users) at a given σ: most users contribute once.
+/// A DP-SGD walk of one pass (as many steps as users: 12, small enough for the ring's
+/// pair-by-pair figure to take a fraction of a second) at a given σ.
 fn one_pass(topology: &str) -> serde_json::Value {
     let text = BUDGET
         .replace(
             "steps = 4000\neval-every = 4000",
-            "steps = 40\neval-every = 40",
+            "steps = 12\neval-every = 12",
         )
+        .replace("users = 40", "users = 12")
         .replace("epsilon = 4.0", "");
     summary(
         &text,
@@ -97,22 +99,28 @@ fn one_pass(topology: &str) -> serde_json::Value {
 }
 
 #[test]
-fn a_dp_sgd_walk_has_network_figures_for_users_with_one_contribution() {
+fn a_dp_sgd_walk_has_the_path_hidden_network_figure() {
     for topology in ["complete", "ring"] {
         let s = one_pass(topology);
         let privacy = &s["points"][0]["privacy"];
         let nw = &privacy["network"];
+        assert_eq!(nw["label"], "network (path hidden)", "{nw}");
+        // No budget: every visit may contribute, the cap is the walk's steps.
+        assert_eq!(nw["steps"], 12, "{nw}");
+        assert_eq!(nw["cap"], 12, "{nw}");
+        assert_eq!(nw["cap_enforced"], false, "{nw}");
+        assert!(nw.get("inverse_hitting").is_none(), "{nw}");
         assert!(
-            nw["contributions"].as_u64().expect("contributions") <= 1,
+            nw["assumptions"].to_string().contains("non-expansive"),
             "{nw}"
         );
+        // All users alike on the complete graph; on the ring, a worst user and observer.
+        assert_eq!(nw["user"].is_null(), topology == "complete", "{nw}");
+        assert_eq!(nw["observer"].is_null(), topology == "complete", "{nw}");
         let network = worst(privacy, "network");
-        assert!(network < worst(privacy, "local"), "{topology}: {privacy}");
-        // Users with two visits in 40 steps have no network figure, and the notes say why.
+        assert!(network > 0.0 && network.is_finite(), "{topology}: {nw}");
         assert!(
-            privacy["notes"]
-                .to_string()
-                .contains("one contribution per user"),
+            !privacy["notes"].to_string().contains("one contribution"),
             "{privacy}"
         );
     }
@@ -138,8 +146,8 @@ fn on_a_ring_the_worst_observer_is_a_neighbour() {
     let observer = nw["observer"].as_u64().expect("observer") as i64;
     assert_eq!(
         (user - observer)
-            .rem_euclid(40)
-            .min((observer - user).rem_euclid(40)),
+            .rem_euclid(12)
+            .min((observer - user).rem_euclid(12)),
         1,
         "{nw}"
     );
@@ -166,6 +174,108 @@ fn unattainable_or_inconsistent_budgets_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("for the walk"), "{err}");
+}
+
+/// A DP-SGD walk of 50 users and 2,000 steps on the complete graph (about 40 contributions
+/// each) under an enforced budget: local ε = 8 here, `[privacy] view = "network"` by override.
+const MANY: &str = r#"
+seed = 5
+users = 50
+steps = 2000
+eval-every = 2000
+
+[data]
+source = "synthetic-lasso"
+rows = 100
+dim = 4
+sparsity = 2
+
+[problem]
+loss = "squared"
+l1 = 0.01
+
+[algorithm]
+kind = "dp-sgd"
+clip = 0.5
+
+[topology]
+kind = "complete"
+
+[privacy]
+delta = 1e-6
+epsilon = 8.0
+"#;
+
+/// The path-hidden figure of `o`'s first point recomputed through the public API: N1 for its
+/// steps, the enforced cap, σ and C, on the default grid.
+fn path_hidden_by_hand(o: &Outputs) -> dpwalk_privacy::walk::PathHidden {
+    use dpwalk_privacy::rdp::{Conversion, Orders};
+    let pr = &o.results[0];
+    let topology = &o.prepared.topologies[pr.point.topology].topology;
+    let policy = pr.resolved.policy.as_ref().expect("an enforced budget");
+    let sigma = pr.point.method.walk().expect("a walk").sigma();
+    let setup = dpwalk_privacy::walk::Setup {
+        orders: Orders::default_grid(),
+        noise: dpwalk_privacy::Noise::new(sigma, 0.5).expect("noise"),
+        delta: 1e-6,
+        conversion: Conversion::Tight,
+    };
+    dpwalk_privacy::walk::path_hidden(&setup, topology, pr.point.steps, policy.cap(), false)
+        .expect("path hidden")
+}
+
+#[test]
+fn many_contributions_on_the_complete_graph_have_a_network_figure_below_the_local_one() {
+    let o = outputs(MANY, &[], "many");
+    let privacy = &o.summary["points"][0]["privacy"];
+    let nw = &privacy["network"];
+    assert_eq!(nw["label"], "network (path hidden)", "{nw}");
+    let cap = o.results[0].resolved.policy.as_ref().expect("policy").cap();
+    assert_eq!(nw["cap"].as_u64(), Some(cap), "{nw}");
+    assert_eq!(nw["steps"], 2000, "{nw}");
+    assert_eq!(nw["cap_enforced"], true, "{nw}");
+    let most = o.results[0].runs[0].per_user.iter().max().copied();
+    assert!(most.is_some_and(|k| k > 10), "many contributions: {most:?}");
+    let (network, local) = (worst(privacy, "network"), worst(privacy, "local"));
+    assert!(network < local, "network {network} against local {local}");
+    // Exactly N1 computed directly for the same steps, cap, σ and C.
+    let want = path_hidden_by_hand(&o).users[0].figure;
+    assert_eq!(nw["epsilon"].as_f64(), want.epsilon, "{nw}");
+    assert_eq!(nw["order"].as_f64(), want.order, "{nw}");
+    // Every user's row carries it, with no observer (all alike).
+    for row in users_csv(&o.dir) {
+        assert_eq!(row["network_epsilon"].parse::<f64>().ok(), want.epsilon);
+        assert!(row["worst_observer"].is_empty(), "{row:?}");
+        assert!(!row.contains_key("inverse_hitting"), "{row:?}");
+    }
+    // One figure for every pair: no heatmap on the complete graph.
+    assert!(!o.dir.join("privacy_heatmap.png").exists());
+    let _ = std::fs::remove_dir_all(&o.dir);
+}
+
+#[test]
+fn a_network_budget_holds_in_the_network_view_and_not_in_the_local_one() {
+    let o = outputs(
+        MANY,
+        &["privacy.view=network", "privacy.epsilon=1"],
+        "network-budget",
+    );
+    let privacy = &o.summary["points"][0]["privacy"];
+    assert_eq!(privacy["budget"]["view"], "network", "{privacy}");
+    let (network, local) = (worst(privacy, "network"), worst(privacy, "local"));
+    assert!(
+        network <= 1.0 * (1.0 + 1e-12),
+        "network {network} above the budget"
+    );
+    assert!(
+        local > 1.0,
+        "local {local}: the budget is on the network view"
+    );
+    assert_eq!(
+        privacy["network"]["epsilon"].as_f64(),
+        path_hidden_by_hand(&o).users[0].figure.epsilon
+    );
+    let _ = std::fs::remove_dir_all(&o.dir);
 }
 
 /// A DP-SGD walk of 10 users and 300 steps under an enforced local budget: about 30

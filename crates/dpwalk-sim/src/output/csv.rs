@@ -1,10 +1,9 @@
 //! The CSV files of a run directory: `metrics.csv` (every evaluation) and
 //! `privacy_users.csv` (every user's figures).
 
-use crate::privacy::GivenWalkFigure;
+use crate::privacy::{GivenWalkFigure, UserRow};
 use crate::scenario::Scenario;
 use crate::simulate::PointResult;
-use dpwalk_privacy::walk::UserFigures;
 use std::fmt::Write as _;
 
 pub(crate) fn csv_opt(v: Option<f64>) -> String {
@@ -47,12 +46,13 @@ pub fn metrics_csv(scenario: &Scenario, results: &[PointResult]) -> String {
 }
 
 /// `privacy_users.csv`: one row per user, the figures of `summary.json`'s worst user for each of
-/// them (an empty field: no finite guarantee, or, for the observer, all observers alike), then
-/// N2 given the walk, `given` (indexed by user; empty fields where there is none: ADMM, or a walk
+/// them (an empty field: no finite guarantee, or, for the observer, all observers alike): its
+/// contributions and local figure in the run, its path-hidden network figure (the point's, a
+/// priori, N1 or N3; empty for ADMM and where it is not offered), then N2 given the walk, `given` (indexed by user; empty fields where there is none: ADMM, or a walk
 /// not certified). At record level the ε columns are named `record_level_local_epsilon`,
 /// `record_level_network_epsilon` and `record_level_network_epsilon_given_walk`.
 pub(super) fn users_csv(
-    users: &[UserFigures],
+    users: &[UserRow],
     given: Option<&[GivenWalkFigure]>,
     record_level: bool,
 ) -> String {
@@ -61,13 +61,13 @@ pub(super) fn users_csv(
     }
     let unit = if record_level { "record_level_" } else { "" };
     let mut csv = format!(
-        "user,contributions,{unit}local_epsilon,local_order,{unit}network_epsilon,network_order,worst_observer,inverse_hitting,{unit}network_epsilon_given_walk,network_order_given_walk,network_observer_given_walk\n",
+        "user,contributions,{unit}local_epsilon,local_order,{unit}network_epsilon,network_order,worst_observer,{unit}network_epsilon_given_walk,network_order_given_walk,network_observer_given_walk\n",
     );
     for u in users {
         let g = given.and_then(|g| g.get(u.user));
         let _ = writeln!(
             csv,
-            "{},{},{},{},{},{},{},{:e},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{}",
             u.user,
             u.contributions,
             field(u.local.epsilon.map(|e| format!("{e:e}"))),
@@ -75,7 +75,6 @@ pub(super) fn users_csv(
             field(u.network.and_then(|n| n.epsilon).map(|e| format!("{e:e}"))),
             field(u.network.and_then(|n| n.order)),
             field(u.worst_observer),
-            u.inverse_hitting,
             field(g.and_then(|g| g.figure.epsilon).map(|e| format!("{e:e}"))),
             field(g.and_then(|g| g.figure.order)),
             field(g.and_then(|g| g.observer)),

@@ -14,8 +14,10 @@ const MAX_USERS_CSV: usize = 100_000;
 /// Largest number of users for which the pairwise heatmap is drawn.
 const MAX_USERS_HEATMAP: usize = 2_000;
 
-/// Per-user figures (`privacy_users.csv`) and the pairwise network-ε heatmap, from each point's
-/// first repetition; in `point-<p>/` when sweeping.
+/// Per-user figures (`privacy_users.csv`, from each point's first repetition) and the pairwise
+/// path-hidden network-ε heatmap (N3: DP-SGD walks on graphs other than the complete one, up to
+/// 200 users; on the complete graph every pair has the same figure, the one in `summary.json`,
+/// and no heatmap is drawn); in `point-<p>/` when sweeping.
 pub(super) fn write_privacy_details(
     dir: &Path,
     s: &Scenario,
@@ -33,7 +35,7 @@ pub(super) fn write_privacy_details(
             dir.join(format!("point-{p:03}"))
         };
         if n <= MAX_USERS_CSV
-            && let Some(users) = prepared.privacy.users(s, &pr.point, run)
+            && let Some(users) = prepared.privacy.users(s, &pr.resolved, run)
         {
             let unit = &summary.points[p].privacy.accounting.unit;
             let given = prepared.privacy.given_walk_users(s, &pr.point, run);
@@ -43,7 +45,7 @@ pub(super) fn write_privacy_details(
             )?;
         }
         let Some(pairs) = (n <= MAX_USERS_HEATMAP)
-            .then(|| prepared.privacy.pairs(s, &pr.point, run))
+            .then(|| prepared.privacy.pairs(s, &pr.resolved))
             .flatten()
         else {
             continue;
@@ -52,7 +54,7 @@ pub(super) fn write_privacy_details(
         write_heatmap(
             &Heatmap {
                 title: format!(
-                    "{name}: {}network ε (δ = {delta:e}) of each user towards each observer, {} σ={} on {} (grey: no finite figure, or a user with several contributions)",
+                    "{name}: {}network ε (path hidden, a priori; δ = {delta:e}) of each user towards each observer, {} σ={} on {} (grey: no finite figure)",
                     point.privacy.accounting.unit.prefix(),
                     point.algorithm,
                     significant(point.sigma),
@@ -64,7 +66,7 @@ pub(super) fn write_privacy_details(
                 x_label: "observer j".into(),
                 y_label: "user i".into(),
                 colorbar_label: format!(
-                    "{}network ε of user i towards observer j",
+                    "{}network ε (path hidden) of user i towards observer j",
                     point.privacy.accounting.unit.prefix()
                 ),
             },

@@ -8,8 +8,9 @@
 //! view (the final model only, federated and centralized modes) and the network view (another
 //! user on the walk) are weaker adversaries, and are drawn only where `summary.json` has a figure
 //! for them: no network figure exists for the ADMM walk (withdrawn, see the README's "Measuring
-//! privacy") nor for a DP-SGD walk whose users contribute more than once, and federated DP-SGD
-//! is accounted in the local view only. The caption says which of these the panel lacks.
+//! privacy"); a DP-SGD walk's is the path-hidden figure (N1 on the complete graph, N3 on other
+//! graphs up to 200 users, not offered beyond them or past its cost limit); federated DP-SGD is
+//! accounted in the local view only. The caption says which of these the panel lacks.
 
 use super::{PointSummary, Summary};
 use crate::compare::skip_empty;
@@ -124,12 +125,13 @@ fn caption(own: &[&PointSummary]) -> String {
         .any(|p| p.algorithm == "dp-sgd" && p.privacy.accounting.network.is_none())
     {
         parts.push(
-            "DP-SGD walk: a network figure is proved only when every user contributes once".into(),
+            "DP-SGD walk: the path-hidden network figure is not offered on graphs other than the complete one above 200 users, nor past its cost limit (summary.json notes say which)".into(),
         );
     }
     if own.iter().any(|p| p.privacy.accounting.network.is_some()) {
         parts.push(format!(
-            "network assumes: {}",
+            "network: {} (DP-SGD walk, a priori), assumes: {}",
+            dpwalk_privacy::walk::PATH_HIDDEN,
             dpwalk_privacy::walk::ASSUMPTIONS.join("; ")
         ));
     }

@@ -3,13 +3,18 @@
 //! `walk`, `calibrate` and `budget` modules); this module only decides which view applies:
 //! `resolve` turns a scenario's point into a runnable one, `report` gives its runs' figures.
 //!
-//! Budgets are on the local view (walks) or the central view (federated, centralized): no network
-//! budget is offered ([`dpwalk_privacy::budget`] says why). Network figures are reported only
-//! where one is proved: a DP-SGD walk's users with at most one contribution
-//! ([`dpwalk_privacy::walk::NETWORK_ONE_CONTRIBUTION`]), and every user of a DP-SGD walk after the
-//! run, given the realised walk (N2, [`dpwalk_privacy::network::given_walk`], from the walk
-//! [`crate::given_walk`] records); ADMM walks have none
-//! ([`dpwalk_privacy::walk::ADMM_NETWORK_WITHDRAWN`]).
+//! Budgets are on the local view (walks), the network view (the DP-SGD walk on the complete
+//! graph, N1) or the central view (federated, centralized). Network figures are reported only
+//! where one is proved, both for DP-SGD walks (`specs/network-dp-2.md`):
+//! - the **path-hidden** figure ([`dpwalk_privacy::walk::PATH_HIDDEN`]; N1 on the complete graph,
+//!   N3 on other graphs of at most 200 users, [`dpwalk_privacy::walk::path_hidden`]): a priori,
+//!   computed once per point for its steps and the enforced budget policy's cap on each user's
+//!   contributions (the point's steps when no budget is enforced); where it is refused (cost,
+//!   too many users) the reason goes to the point's notes;
+//! - every user's figure after the run, given the realised walk (N2,
+//!   [`dpwalk_privacy::network::given_walk`], from the walk [`crate::given_walk`] records).
+//!
+//! ADMM walks have none ([`dpwalk_privacy::walk::ADMM_NETWORK_WITHDRAWN`]).
 //!
 //! The clip every figure of dpwalk's own kinds is accounted with comes from one place,
 //! [`PrivacyContext::accounted_clip`]: `C` at user level, the record-level clip of
@@ -19,7 +24,8 @@ mod report;
 mod resolve;
 
 pub use report::{
-    Budget, Extreme, GivenWalkExtreme, GivenWalkFigure, NetworkExtreme, PointPrivacy,
+    Budget, Extreme, GivenWalkExtreme, GivenWalkFigure, NetworkExtreme, NetworkView, PointPrivacy,
+    UserRow,
 };
 pub use resolve::Resolved;
 
@@ -35,17 +41,43 @@ use dpwalk_core::topology::Topology;
 use dpwalk_privacy::Noise;
 use dpwalk_privacy::network::HittingOptions;
 use dpwalk_privacy::rdp::{Conversion, Orders};
-use dpwalk_privacy::walk::{Passage, Setup};
+use dpwalk_privacy::walk::{MAX_PAIRWISE_USERS, Passage, Setup};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A topology as the network figures need it.
+#[derive(Debug)]
+struct WalkGraph {
+    /// Whether it is the complete graph.
+    complete: bool,
+    /// The topology, kept where a network figure can be computed at all (the complete graph, or
+    /// at most [`MAX_PAIRWISE_USERS`] users): not copied for large graphs.
+    topology: Option<Topology>,
+    /// Its users.
+    users: usize,
+    /// The first-passage laws of the withdrawn one-contribution figure, computed on first use
+    /// (only the audit still reads them, [`PrivacyContext::passage`]).
+    passage: OnceLock<Result<Passage, String>>,
+}
+
+/// What a point's path-hidden figure depends on: topology, steps, cap, σ and the accounted clip
+/// (bits).
+type ViewKey = (usize, u64, u64, u64, u64);
+
+/// A point's path-hidden figure, or why it is not offered.
+type ComputedView = Result<Arc<NetworkView>, String>;
 
 /// What the privacy figures of a scenario share: orders, δ, conversion, and the walk's
-/// first-passage laws per topology.
+/// topologies with the path-hidden figures computed so far.
 #[derive(Debug)]
 pub struct PrivacyContext {
     orders: Orders,
     delta: f64,
     conversion: Conversion,
-    /// Per topology: the laws, or why they were not computed.
-    passage: Vec<Result<Passage, String>>,
+    /// Per topology.
+    graphs: Vec<WalkGraph>,
+    /// The path-hidden figures computed so far (a point's summary, `privacy_users.csv` and
+    /// heatmap share one computation).
+    views: Mutex<Vec<(ViewKey, ComputedView)>>,
     /// What the baselines' accounting reads of the problem and the graphs.
     baselines: Inputs,
     /// The privacy unit.
@@ -70,9 +102,9 @@ fn has_network_view(point: &Point, scenario: &Scenario) -> bool {
 }
 
 impl PrivacyContext {
-    /// Orders from `[output]`, δ and conversion from `[privacy]`, the walk's laws for each
-    /// topology (the walk only), and what the baselines' accounting and the record-level unit
-    /// need of `problem`.
+    /// Orders from `[output]`, δ and conversion from `[privacy]`, the topologies a walk's network
+    /// figures need, and what the baselines' accounting and the record-level unit need of
+    /// `problem`.
     ///
     /// # Errors
     /// The accountant's refusal of the orders (at `output.orders`), and the record-level unit's
@@ -86,14 +118,19 @@ impl PrivacyContext {
         orders.extend(scenario.output.orders.iter().copied());
         orders.sort_by(f64::total_cmp);
         orders.dedup();
-        let passage = topologies
+        let walks = scenario.algorithm.mode == Mode::Decentralized
+            && scenario.kinds().iter().any(|k| k.is_walk());
+        let graphs = topologies
             .iter()
-            .map(|t| {
-                let walks = scenario.kinds().iter().any(|k| k.is_walk());
-                if scenario.algorithm.mode != Mode::Decentralized || !walks {
-                    return Err("not a walk: no network view".to_string());
+            .map(|&t| {
+                let complete = matches!(t, Topology::Complete { .. });
+                WalkGraph {
+                    complete,
+                    topology: (walks && (complete || t.n() <= MAX_PAIRWISE_USERS))
+                        .then(|| t.clone()),
+                    users: t.n(),
+                    passage: OnceLock::new(),
                 }
-                Passage::for_topology(t, &HittingOptions::default()).map_err(|e| e.to_string())
             })
             .collect();
         Ok(Self {
@@ -101,7 +138,8 @@ impl PrivacyContext {
                 .map_err(|e| SpecError::new(&["output", "orders"], e.to_string()))?,
             delta: scenario.privacy.delta,
             conversion: conversion(scenario.privacy.conversion),
-            passage,
+            graphs,
+            views: Mutex::new(Vec::new()),
             baselines: Inputs::new(scenario, problem, topologies),
             unit: scenario.privacy.unit,
             record_level: RecordLevel::new(scenario, problem)?,
@@ -160,10 +198,7 @@ impl PrivacyContext {
 
     /// Whether topology `topology` is the complete graph (where the network budget is offered).
     pub fn is_complete(&self, topology: usize) -> bool {
-        matches!(
-            self.passage.get(topology),
-            Some(Ok(Passage::Complete { .. }))
-        )
+        self.graphs.get(topology).is_some_and(|g| g.complete)
     }
 
     /// [`PrivacyContext::account`] of a runnable point, at its horizon.
@@ -197,11 +232,26 @@ impl PrivacyContext {
         }
     }
 
-    /// The laws of a point's topology when its walk has a network view.
+    /// The first-passage laws of a point's topology when its walk has a network view, for the
+    /// withdrawn one-contribution figure that only the audit still reads; computed on first use.
     pub fn passage(&self, scenario: &Scenario, point: &Point) -> Option<&Passage> {
         if !has_network_view(point, scenario) {
             return None;
         }
-        self.passage.get(point.topology)?.as_ref().ok()
+        let graph = self.graphs.get(point.topology)?;
+        graph
+            .passage
+            .get_or_init(|| {
+                let topology = graph.topology.as_ref().ok_or_else(|| {
+                    format!(
+                        "pairwise network accounting is limited to {MAX_PAIRWISE_USERS} users on a non-complete graph, got {}",
+                        graph.users
+                    )
+                })?;
+                Passage::for_topology(topology, &HittingOptions::default())
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .ok()
     }
 }

@@ -1,42 +1,30 @@
 //! The privacy figures of a point's runs (`summary.json`, `privacy_users.csv`, the pairwise
-//! heatmap, the privacy-spent curve): the worst user in each view the point has a proof for.
+//! heatmap, the privacy-spent curve): the worst user in each view the point has a proof for. The
+//! network view of a DP-SGD walk is the path-hidden figure (N1/N3), a priori and computed once
+//! per point ([`PrivacyContext::network_view`]), and N2 given each run's walk.
 
 use super::{PrivacyContext, Resolved, has_network_view};
 use crate::algorithm::Mode;
 use crate::given_walk::GivenWalk;
 use crate::method::Method;
 use crate::record_level::UnitReport;
-use crate::run::{LATE_WINDOW, RunResult};
+use crate::run::RunResult;
 use crate::scenario::{BudgetView, Point, Scenario};
-use dpwalk_privacy::Noise;
 use dpwalk_privacy::budget::PLAN_QUANTILE;
 use dpwalk_privacy::calibrate::{View, account};
-use dpwalk_privacy::network::Charges;
+use dpwalk_privacy::local::local_view;
 use dpwalk_privacy::network::given_walk::{GIVEN_WALK_LABEL, given_walk_curve};
-use dpwalk_privacy::rdp::{Conversion, DpBound};
+use dpwalk_privacy::rdp::{Conversion, DpBound, Orders};
 use dpwalk_privacy::walk::{
-    ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, NETWORK_ONE_CONTRIBUTION, Setup, UserFigures,
-    all_users, pair_epsilons,
+    ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, NOT_OFFERED_COST, PATH_HIDDEN, PathHidden,
+    PathHiddenFigure, Setup, path_hidden,
 };
+use dpwalk_privacy::{Noise, PrivacyError};
 use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError};
 
 impl PrivacyContext {
-    /// Each user's contributions in one run, with the horizons the run knows.
-    fn charges(run: &RunResult) -> Vec<Charges> {
-        let mut recent: Vec<Vec<u64>> = vec![Vec::new(); run.per_user.len()];
-        let steps = run.steps;
-        for &(user, seq) in &run.late {
-            if let Some(r) = recent.get_mut(user) {
-                r.push(steps - seq);
-            }
-        }
-        run.per_user
-            .iter()
-            .zip(&recent)
-            .map(|(&k, r)| Charges::recent(k, r, LATE_WINDOW))
-            .collect()
-    }
-
     /// The privacy figures of a point's runs: the worst over repetitions and users.
     pub fn report(
         &self,
@@ -114,7 +102,7 @@ impl PrivacyContext {
         }
         match scenario.algorithm.mode {
             Mode::Decentralized => {
-                self.walk_figures(&setup, scenario, point, runs, &mut out);
+                self.walk_figures(&setup, scenario, resolved, runs, &mut out);
             }
             Mode::Federated | Mode::Centralized => {
                 let k = point.steps;
@@ -178,73 +166,135 @@ impl PrivacyContext {
         })
     }
 
+    /// The path-hidden network figure of a DP-SGD walk point (`None` for other points and
+    /// where σ and C give no guarantee), or why it is not offered; computed once per point and
+    /// shared by its summary, `privacy_users.csv` and heatmap. It does not depend on the runs:
+    /// it is a priori, for the point's steps and the cap the enforced budget policy puts on each
+    /// user's contributions (the steps when no budget is enforced: every visit may contribute).
+    pub fn network_view(
+        &self,
+        scenario: &Scenario,
+        resolved: &Resolved,
+    ) -> Option<Result<Arc<NetworkView>, String>> {
+        let point = &resolved.point;
+        if !has_network_view(point, scenario) {
+            return None;
+        }
+        let noise = self.walk_setup(point)?.noise;
+        let steps = point.steps;
+        let cap = resolved
+            .policy
+            .as_ref()
+            .map_or(steps, |p| p.cap().min(steps));
+        let key = (
+            point.topology,
+            steps,
+            cap,
+            noise.sigma().to_bits(),
+            noise.clip().to_bits(),
+        );
+        // A poisoned lock only means another thread panicked while holding it: the entries are
+        // whole values, still usable.
+        let views = || self.views.lock().unwrap_or_else(PoisonError::into_inner);
+        let found = views()
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, r)| r.clone());
+        if found.is_some() {
+            return found;
+        }
+        let graph = self.graphs.get(point.topology)?;
+        let refused = || {
+            format!(
+                "{PATH_HIDDEN} {NOT_OFFERED_COST} ({} users here)",
+                graph.users
+            )
+        };
+        let computed = match &graph.topology {
+            None => Err(refused()),
+            Some(topology) => {
+                // On the orders calibration and the budget policy use (the default grid, as
+                // every daemon does), so that a calibrated σ reads back as its target.
+                let setup = Setup {
+                    orders: Orders::default_grid(),
+                    ..self.setup(noise)
+                };
+                match path_hidden(&setup, topology, steps, cap, !graph.complete) {
+                    Ok(hidden) => Ok(Arc::new(NetworkView {
+                        hidden,
+                        steps,
+                        cap,
+                        cap_enforced: resolved.policy.is_some(),
+                    })),
+                    Err(PrivacyError::TooManyUsers { .. }) => Err(refused()),
+                    Err(e @ PrivacyError::NetworkCost { .. }) => Err(e.to_string()),
+                    Err(e) => Err(format!("{PATH_HIDDEN} failed: {e}")),
+                }
+            }
+        };
+        views().push((key, computed.clone()));
+        Some(computed)
+    }
+
+    /// The local figure of `k` contributions, from `cache` when already computed.
+    fn local_figure(
+        setup: &Setup,
+        k: u64,
+        cache: &mut HashMap<u64, Figure>,
+    ) -> Result<Figure, PrivacyError> {
+        if let Some(f) = cache.get(&k) {
+            return Ok(*f);
+        }
+        let f: Figure = local_view(&setup.orders, setup.noise, k)
+            .to_dp(setup.delta, setup.conversion)?
+            .into();
+        cache.insert(k, f);
+        Ok(f)
+    }
+
     fn walk_figures(
         &self,
         setup: &Setup,
         scenario: &Scenario,
-        point: &Point,
+        resolved: &Resolved,
         runs: &[RunResult],
         out: &mut PointPrivacy,
     ) {
-        let passage = self.passage(scenario, point);
-        if !has_network_view(point, scenario) {
-            out.notes.push(ADMM_NETWORK_WITHDRAWN.into());
-        } else if let Some(Err(reason)) = self.passage.get(point.topology) {
-            out.notes
-                .push(format!("network view not computed: {reason}"));
-        } else if runs.iter().any(|r| r.per_user.iter().any(|&k| k > 1)) {
-            out.notes.push(NETWORK_ONE_CONTRIBUTION.into());
-        }
+        let point = &resolved.point;
+        let mut cache = HashMap::new();
         let mut local: Option<Extreme> = None;
-        let mut network: Option<NetworkExtreme> = None;
-        let mut mean_sum = 0.0;
-        let mut mean_count = 0usize;
-        for run in runs {
-            let figures = match all_users(setup, passage, &Self::charges(run)) {
-                Ok(f) => f,
-                Err(e) => {
-                    out.notes.push(format!("privacy figures failed: {e}"));
-                    Vec::new()
-                }
-            };
-            for f in &figures {
+        'runs: for run in runs {
+            for (user, &k) in run.per_user.iter().enumerate() {
+                let f = match Self::local_figure(setup, k, &mut cache) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        out.notes.push(format!("privacy figures failed: {e}"));
+                        break 'runs;
+                    }
+                };
                 if local
                     .as_ref()
-                    .is_none_or(|l| f.local.epsilon_or_inf() > l.figure.epsilon_or_inf())
+                    .is_none_or(|l| f.epsilon_or_inf() > l.figure.epsilon_or_inf())
                 {
                     local = Some(Extreme {
-                        figure: f.local,
-                        user: Some(f.user),
-                        contributions: f.contributions,
+                        figure: f,
+                        user: Some(user),
+                        contributions: k,
                     });
                 }
-                let Some(fig) = f.network else { continue };
-                if network
-                    .as_ref()
-                    .is_none_or(|nw| fig.epsilon_or_inf() > nw.figure.epsilon_or_inf())
-                {
-                    network = Some(NetworkExtreme {
-                        figure: fig,
-                        user: f.user,
-                        observer: f.worst_observer,
-                        contributions: f.contributions,
-                        inverse_hitting: f.inverse_hitting,
-                        mean_epsilon: 0.0,
-                        assumptions: ASSUMPTIONS.to_vec(),
-                    });
-                }
-                mean_sum += fig.epsilon_or_inf();
-                mean_count += 1;
             }
         }
-        if let Some(nw) = network.as_mut() {
-            nw.mean_epsilon = mean_sum / mean_count.max(1) as f64;
-        }
         out.local = local;
-        out.network = network;
-        if has_network_view(point, scenario) {
-            out.network_given_walk = Self::given_walk_extreme(setup, runs, &mut out.notes);
+        if !has_network_view(point, scenario) {
+            out.notes.push(ADMM_NETWORK_WITHDRAWN.into());
+            return;
         }
+        match self.network_view(scenario, resolved) {
+            Some(Ok(view)) => out.network = Some(NetworkExtreme::of(&view)),
+            Some(Err(reason)) => out.notes.push(reason),
+            None => {}
+        }
+        out.network_given_walk = Self::given_walk_extreme(setup, runs, &mut out.notes);
     }
 
     /// Every user's N2 in `run` (indexed by user): `Ok(None)` where the run has no certificate
@@ -323,16 +373,32 @@ impl PrivacyContext {
         worst
     }
 
-    /// Every user's local and (DP-SGD) network figures in one run, for `privacy_users.csv`,
-    /// when σ and C give a guarantee.
+    /// Every user's local figure in one run and, on a DP-SGD walk, its path-hidden network
+    /// figure (the point's, the same in every run), for `privacy_users.csv`, when σ and C give a
+    /// guarantee.
     pub fn users(
         &self,
         scenario: &Scenario,
-        point: &Point,
+        resolved: &Resolved,
         run: &RunResult,
-    ) -> Option<Vec<UserFigures>> {
-        let passage = self.passage(scenario, point);
-        all_users(&self.walk_setup(point)?, passage, &Self::charges(run)).ok()
+    ) -> Option<Vec<UserRow>> {
+        let setup = self.walk_setup(&resolved.point)?;
+        let view = self.network_view(scenario, resolved).and_then(Result::ok);
+        let mut cache = HashMap::new();
+        run.per_user
+            .iter()
+            .enumerate()
+            .map(|(user, &k)| {
+                let network = view.as_ref().and_then(|v| v.user(user));
+                Some(UserRow {
+                    user,
+                    contributions: k,
+                    local: Self::local_figure(&setup, k, &mut cache).ok()?,
+                    network: network.map(|f| f.figure),
+                    worst_observer: network.and_then(|f| f.observer),
+                })
+            })
+            .collect()
     }
 
     /// Every user's N2 in one run (indexed by user), for `privacy_users.csv`: DP-SGD walks whose
@@ -359,32 +425,53 @@ impl PrivacyContext {
         Some(self.setup(noise))
     }
 
-    /// The pairwise network-ε matrix of one run (for the heatmap), on a DP-SGD walk whose
-    /// topology has laws, when σ and C give a guarantee.
-    ///
-    /// A user with several contributions has no network figure ([`dpwalk_privacy::walk::NETWORK_ONE_CONTRIBUTION`]):
-    /// its row is NaN (drawn grey), so that one revisited user does not hide every other row.
-    /// `None` when no user has exactly one contribution: there is nothing to draw.
-    pub fn pairs(&self, scenario: &Scenario, point: &Point, run: &RunResult) -> Option<Vec<f64>> {
-        let setup = self.walk_setup(point)?;
-        let passage = self.passage(scenario, point)?;
-        // Nothing to draw when no user has the one contribution a network figure is proved for.
-        if !run.per_user.contains(&1) {
-            return None;
-        }
-        let several: Vec<bool> = run.per_user.iter().map(|&k| k > 1).collect();
-        let charges: Vec<Charges> = Self::charges(run)
-            .into_iter()
-            .zip(&several)
-            .map(|(c, &several)| if several { Charges::open(0) } else { c })
-            .collect();
-        let mut values = pair_epsilons(&setup, passage, &charges).ok()?;
-        let n = several.len();
-        for (row, _) in several.iter().enumerate().filter(|(_, s)| **s) {
-            values.get_mut(row * n..(row + 1) * n)?.fill(f64::NAN);
-        }
-        Some(values)
+    /// The path-hidden network ε of every (user, observer) pair of a DP-SGD walk point on a
+    /// graph other than the complete one (N3, for the heatmap; `n × n`, row = user, column =
+    /// observer, 0 on the diagonal, `+∞` without a finite guarantee). `None` on the complete
+    /// graph, where every pair has the same figure (N1, in `summary.json`), and where the figure
+    /// is not offered.
+    pub fn pairs(&self, scenario: &Scenario, resolved: &Resolved) -> Option<Vec<f64>> {
+        let view = self.network_view(scenario, resolved)?.ok()?;
+        view.hidden.pairs.clone()
     }
+}
+
+/// The path-hidden network figure of a point ([`PATH_HIDDEN`]) and what it was computed for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetworkView {
+    /// Per user (one entry on the complete graph), with the pair matrix on other graphs.
+    pub hidden: PathHidden,
+    /// The walk's steps.
+    pub steps: u64,
+    /// The cap on each user's contributions it assumes.
+    pub cap: u64,
+    /// Whether a budget policy enforces the cap (otherwise the cap is the steps).
+    pub cap_enforced: bool,
+}
+
+impl NetworkView {
+    /// User `user`'s figure against its worst observer.
+    pub fn user(&self, user: usize) -> Option<PathHiddenFigure> {
+        match self.hidden.users.as_slice() {
+            [all] => Some(*all),
+            users => users.get(user).copied(),
+        }
+    }
+}
+
+/// One user's row of `privacy_users.csv`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UserRow {
+    /// The user.
+    pub user: usize,
+    /// Its contributions in the run.
+    pub contributions: u64,
+    /// Its local figure.
+    pub local: Figure,
+    /// Its path-hidden network figure (`None`: ADMM, or not offered).
+    pub network: Option<Figure>,
+    /// The observer that figure is about (`None` on the complete graph: all alike).
+    pub worst_observer: Option<usize>,
 }
 
 /// The budget of a point and what enforcing it did.
@@ -418,24 +505,68 @@ pub struct Extreme {
     pub contributions: u64,
 }
 
-/// The worst (user, observer) pair of the network view.
+/// The path-hidden network figure of a point (`specs/network-dp-2.md` N1/N3): its worst
+/// (user, observer) pair.
 #[derive(Debug, Clone, Serialize)]
 pub struct NetworkExtreme {
+    /// What the figure is: [`PATH_HIDDEN`].
+    pub label: &'static str,
     /// ε and the order that achieved it.
     #[serde(flatten)]
     pub figure: Figure,
-    /// The user.
-    pub user: usize,
-    /// The observer (`null` on the complete graph: all observers are alike).
+    /// The user (`null` on the complete graph: all users are alike).
+    pub user: Option<usize>,
+    /// Its worst observer (`null` on the complete graph: all observers are alike).
     pub observer: Option<usize>,
-    /// The user's contributions.
-    pub contributions: u64,
-    /// `E[1/M]` of the pair.
-    pub inverse_hitting: f64,
-    /// Mean over users (and repetitions) of each user's worst network ε.
+    /// The walk's steps the figure is computed for.
+    pub steps: u64,
+    /// The cap on each user's contributions it assumes: the enforced budget policy's, else the
+    /// steps.
+    pub cap: u64,
+    /// Whether a budget policy enforces that cap.
+    pub cap_enforced: bool,
+    /// Mean over users of each user's figure against its worst observer.
     pub mean_epsilon: f64,
     /// What the figure assumes.
     pub assumptions: Vec<&'static str>,
+}
+
+impl NetworkExtreme {
+    fn of(view: &NetworkView) -> Self {
+        let users = &view.hidden.users;
+        // The first user among equals.
+        let (user, worst) =
+            users
+                .iter()
+                .enumerate()
+                .fold((0, None::<PathHiddenFigure>), |(u, w), (i, f)| {
+                    if w.is_none_or(|w| f.figure.epsilon_or_inf() > w.figure.epsilon_or_inf()) {
+                        (i, Some(*f))
+                    } else {
+                        (u, w)
+                    }
+                });
+        let figure = worst.map_or(
+            Figure {
+                epsilon: None,
+                order: None,
+            },
+            |w| w.figure,
+        );
+        let mean = users.iter().map(|f| f.figure.epsilon_or_inf()).sum::<f64>()
+            / users.len().max(1) as f64;
+        NetworkExtreme {
+            label: PATH_HIDDEN,
+            figure,
+            user: (users.len() > 1).then_some(user),
+            observer: worst.and_then(|w| w.observer),
+            steps: view.steps,
+            cap: view.cap,
+            cap_enforced: view.cap_enforced,
+            mean_epsilon: mean,
+            assumptions: ASSUMPTIONS.to_vec(),
+        }
+    }
 }
 
 /// One user's N2 in one run: its charge against its worst observer on the realised walk.
@@ -482,8 +613,9 @@ pub struct PointPrivacy {
     pub budget: Option<Budget>,
     /// Worst local ε over users and repetitions.
     pub local: Option<Extreme>,
-    /// Worst network ε over users, observers and repetitions (DP-SGD walks only: `null` for
-    /// ADMM, see the notes).
+    /// The path-hidden network figure ([`PATH_HIDDEN`], a priori: the same for every
+    /// repetition) of its worst (user, observer) pair (DP-SGD walks only: `null` for ADMM and
+    /// where it is not offered, see the notes).
     pub network: Option<NetworkExtreme>,
     /// Worst N2, the ex-post certificate of the realised walk, over users and repetitions
     /// (DP-SGD walks only; labelled [`GIVEN_WALK_LABEL`]: it is computed after the walk and

@@ -573,6 +573,26 @@ impl PairMixtures {
         noise: Noise,
         opts: &MixtureOptions,
     ) -> Self {
+        Self::with_dropped(
+            chain,
+            steps,
+            orders,
+            noise,
+            opts,
+            dropped(chain, steps, opts),
+        )
+    }
+
+    /// [`PairMixtures::new`] with the dropped paths' probability given ([`dropped`]: it depends
+    /// neither on σ nor on the order, so a search over σ computes it once).
+    pub fn with_dropped(
+        chain: &PairChain,
+        steps: usize,
+        orders: &Orders,
+        noise: Noise,
+        opts: &MixtureOptions,
+        dropped: Vec<f64>,
+    ) -> Self {
         let per_step: Vec<f64> = orders
             .as_slice()
             .iter()
@@ -591,7 +611,7 @@ impl PairMixtures {
             orders: orders.clone(),
             per_step,
             kept,
-            dropped: dropped(chain, steps, opts),
+            dropped,
         }
     }
 

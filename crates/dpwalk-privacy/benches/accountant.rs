@@ -9,8 +9,6 @@
 //! - `all_pairs_regular_1000` / `all_pairs_ring_1000`: the certified first-passage laws of every
 //!   ordered pair of a random 4-regular graph and of a ring, 1,000 users each, folded into one
 //!   envelope per user (one core). Target: under 10 s.
-//! - `pair_matrix_regular_1000`: the network ε of every ordered pair of the 4-regular graph (the
-//!   laws recomputed and each pair's mixture evaluated): `dpwalk account walk --pairs`.
 //! - `calibrate_local_1000`: the smallest σ for (1, 1e-6) against the local view, 100
 //!   contributions: what a `[budget]` run calibrates.
 //! - `subsampled_gaussian_default_grid`: the Poisson-subsampled Gaussian's curve over the default
@@ -41,7 +39,7 @@ use dpwalk_privacy::local::local_view;
 use dpwalk_privacy::mechanism::subsampled_gaussian;
 use dpwalk_privacy::network::{Charges, HittingOptions};
 use dpwalk_privacy::rdp::{Conversion, Orders};
-use dpwalk_privacy::walk::{Passage, Setup, pair_epsilons, user_figures};
+use dpwalk_privacy::walk::{Passage, Setup, user_figures};
 use std::path::Path;
 
 fn main() {
@@ -92,15 +90,6 @@ fn all_pairs_regular_1000(b: Bencher) {
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn all_pairs_ring_1000(b: Bencher) {
     all_pairs(b, TopologyKind::Ring);
-}
-
-#[divan::bench(sample_count = 3, sample_size = 1)]
-fn pair_matrix_regular_1000(b: Bencher) {
-    let topology = graph(TopologyKind::RandomRegular);
-    let passage = Passage::for_topology(&topology, &HittingOptions::default()).expect("laws");
-    let charges = vec![Charges::at_steps([0], 1000); 1000];
-    let setup = setup();
-    b.bench_local(|| pair_epsilons(&setup, &passage, &charges).expect("pairs"));
 }
 
 #[divan::bench(sample_count = 20)]

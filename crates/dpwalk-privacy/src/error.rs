@@ -74,9 +74,6 @@ pub enum PrivacyError {
     /// `E[1/M]` is a probability-weighted mean of `1/m ≤ 1`, so it must lie in `[0, 1]`.
     #[error("E[1/M] must be in [0, 1], got {0}")]
     InverseHitting(f64),
-    /// The network view is offered for one contribution per user.
-    #[error("the network view is proved for one contribution per user; a user here made more")]
-    SeveralContributions,
     /// The Lipschitz constant of the token map must be finite and `≥ 1`.
     #[error("the token map's Lipschitz constant must be finite and >= 1, got {0}")]
     Lipschitz(f64),

@@ -30,11 +30,10 @@ use crate::Noise;
 use crate::calibrate::network_orders;
 use crate::error::PrivacyError;
 use crate::local::local_view;
-use crate::network::law::Exps;
 use crate::network::mixture::{MAX_PAIR_USERS, MixtureOptions, PairChain, PairMixtures, work};
 use crate::network::{
     Charges, HittingOptions, InverseHitting, PassageLaw, complete_graph_inverse_hitting,
-    curve_with, network_curve, order_exponent, passage_all_pairs,
+    network_curve, passage_all_pairs,
 };
 use crate::rdp::{Conversion, DpBound, Orders, RdpCurve};
 use dpwalk_core::topology::Topology;
@@ -394,134 +393,6 @@ pub fn user_figures(
     })
 }
 
-/// The figures of every user. Users with the same charges on the complete graph (or without a
-/// network view) share one computation.
-pub fn all_users(
-    setup: &Setup,
-    passage: Option<&Passage>,
-    charges: &[Charges],
-) -> Result<Vec<UserFigures>, PrivacyError> {
-    let shared = !matches!(passage, Some(Passage::Pairs(_)));
-    let mut cache: std::collections::HashMap<&Charges, UserFigures> =
-        std::collections::HashMap::new();
-    charges
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            if shared {
-                if let Some(f) = cache.get(c) {
-                    return Ok(UserFigures {
-                        user: i,
-                        ..f.clone()
-                    });
-                }
-                let f = user_figures(setup, passage, i, c)?;
-                cache.insert(c, f.clone());
-                Ok(f)
-            } else {
-                user_figures(setup, passage, i, c)
-            }
-        })
-        .collect()
-}
-
-/// The orders the all-pairs matrix evaluates, as multiples of the best order of each user's
-/// envelope figure (the nearest orders of the grid): any order gives a valid bound, and a pair's
-/// best order lies near its user's, above it for the pairs that learn less.
-const PAIR_ORDER_RATIOS: [f64; 8] = [0.7, 0.85, 1.0, 1.15, 1.35, 1.6, 2.0, 2.6];
-
-/// The network ε of every ordered pair for users with one contribution (`n × n`, row = user,
-/// column = observer; 0 on the diagonal, for observers that see nothing of the user and for
-/// users without contributions; `+∞` where there is no finite guarantee). Refused for a user
-/// with more than one contribution ([`NETWORK_ONE_CONTRIBUTION`]). On a graph the laws are recomputed pair by pair (they are not kept: `n²` laws
-/// would not fit), and each pair is evaluated at a few orders (`PAIR_ORDER_RATIOS`) around its
-/// user's best one.
-pub fn pair_epsilons(
-    setup: &Setup,
-    passage: &Passage,
-    charges: &[Charges],
-) -> Result<Vec<f64>, PrivacyError> {
-    if charges.iter().any(|c| c.count() > 1) {
-        return Err(PrivacyError::SeveralContributions);
-    }
-    let n = passage.users();
-    let mut out = vec![0.0; n * n];
-    let eps_of = |curve: &RdpCurve| -> Result<f64, PrivacyError> {
-        Ok(curve.to_dp(setup.delta, setup.conversion)?.epsilon())
-    };
-    match passage {
-        Passage::Complete { law, .. } => {
-            let mut cache: std::collections::HashMap<&Charges, f64> =
-                std::collections::HashMap::new();
-            for (i, c) in charges.iter().enumerate().take(n) {
-                let eps = match cache.get(c) {
-                    Some(&e) => e,
-                    None => {
-                        let e = eps_of(&network_curve(law, &setup.orders, setup.noise, c))?;
-                        cache.insert(c, e);
-                        e
-                    }
-                };
-                for j in (0..n).filter(|&j| j != i) {
-                    out[i * n + j] = eps;
-                }
-            }
-        }
-        Passage::Pairs(p) => {
-            let all = setup.orders.as_slice();
-            let mut per_user = Vec::with_capacity(n);
-            for (i, c) in charges.iter().enumerate().take(n) {
-                let env = envelope_curve(&p.sources[i], &setup.orders, setup.noise, c);
-                let best = match env.to_dp(setup.delta, setup.conversion)? {
-                    DpBound::Finite(g) => g.order,
-                    DpBound::NoFiniteGuarantee { .. } => all[0],
-                };
-                let mut picked: Vec<f64> = PAIR_ORDER_RATIOS
-                    .iter()
-                    .map(|r| {
-                        let target = best * r;
-                        let at = all.partition_point(|&a| a < target).min(all.len() - 1);
-                        all[at]
-                    })
-                    .collect();
-                picked.dedup();
-                per_user.push(Orders::new(&picked)?);
-            }
-            let empty = Charges::default();
-            let mut failure = None;
-            // Each user's `exp(a·g)` tables at its orders, for the truncation of the current
-            // block (all of a user's laws in a block share it): computed once, not per pair.
-            let mut tables: Vec<Vec<Exps>> = vec![Vec::new(); n];
-            passage_all_pairs(&p.rows, &p.opts, 1.0, &mut |i, j, law| {
-                let c = charges.get(i).unwrap_or(&empty);
-                if c.count() == 0 || failure.is_some() {
-                    return;
-                }
-                let table = &mut tables[i];
-                if table
-                    .first()
-                    .is_none_or(|e| e.truncation() != law.truncation())
-                {
-                    *table = per_user[i]
-                        .as_slice()
-                        .iter()
-                        .map(|&alpha| law.exps(order_exponent(alpha, setup.noise)))
-                        .collect();
-                }
-                let curve = curve_with(&law, &per_user[i], setup.noise, c, table);
-                match eps_of(&curve) {
-                    Ok(e) => out[i * n + j] = e,
-                    Err(e) => failure = Some(e),
-                }
-            })?;
-            if let Some(e) = failure {
-                return Err(e);
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// The path-hidden network figure of one user of a DP-SGD walk against its worst observer.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PathHiddenFigure {
@@ -691,55 +562,16 @@ mod tests {
         let two =
             user_figures(&setup(5.0), Some(&p), 3, &Charges::at_steps([10, 20], 1000)).unwrap();
         assert_eq!(two.network, None, "not offered for two contributions");
-        let pairs = vec![Charges::open(2); 1_000_000];
-        let h = Passage::for_topology(&Topology::Complete { n: 4 }, &HittingOptions::default())
-            .unwrap();
-        assert_eq!(
-            pair_epsilons(&setup(5.0), &h, &pairs[..4]),
-            Err(PrivacyError::SeveralContributions)
-        );
     }
 
     #[test]
-    fn ring_worst_observer_is_a_neighbour_and_its_pair_learns_most() {
+    fn ring_worst_observer_is_a_neighbour() {
         let p = Passage::for_topology(&ring(9), &HittingOptions::default()).unwrap();
         let charges = vec![Charges::at_steps([3], 100); 9];
         let f = user_figures(&setup(50.0), Some(&p), 4, &charges[4]).unwrap();
         let j = f.worst_observer.unwrap();
         assert!(j == 3 || j == 5, "worst observer {j}");
-        let pairs = pair_epsilons(&setup(50.0), &p, &charges).unwrap();
-        assert_eq!(pairs[4 * 9 + 4], 0.0);
-        assert!(
-            pairs[4 * 9 + 3] > pairs[4 * 9],
-            "a neighbour learns more than a far node"
-        );
-        // The user's envelope figure covers every one of its pairs.
-        let user = f.network.unwrap().epsilon_or_inf();
-        let row_max = (0..9).map(|j| pairs[4 * 9 + j]).fold(0.0, f64::max);
-        assert!(user >= row_max * (1.0 - 1e-12), "{user} < {row_max}");
-        assert!(
-            user <= row_max * 1.1,
-            "envelope {user} far above the worst pair {row_max}"
-        );
-        let users = all_users(&setup(50.0), Some(&p), &charges).unwrap();
-        assert_eq!(users[4], f);
-    }
-
-    #[test]
-    fn same_charges_share_figures_on_the_complete_graph() {
-        let p = Passage::for_topology(&Topology::Complete { n: 100 }, &HittingOptions::default())
-            .unwrap();
-        let c = [
-            Charges::at_steps([5], 50),
-            Charges::at_steps([45], 50),
-            Charges::at_steps([5], 50),
-        ];
-        let users = all_users(&setup(3.0), Some(&p), &c).unwrap();
-        assert_eq!(users[0].network, users[2].network);
-        assert_eq!(users[2].user, 2);
-        assert!(
-            users[1].network.unwrap().epsilon_or_inf() > users[0].network.unwrap().epsilon_or_inf()
-        );
+        assert!(f.network.unwrap().epsilon_or_inf() < f.local.epsilon_or_inf());
     }
 
     #[test]

@@ -350,12 +350,7 @@ pub(crate) struct Exps {
     e_next: f64,
 }
 
-impl Exps {
-    /// The truncation of the laws these serve.
-    pub(crate) fn truncation(&self) -> u64 {
-        self.truncation
-    }
-}
+impl Exps {}
 
 /// `E[exp(a g)]` over weighted points, summed without cancellation: as `Σ w·expm1(a g)` while
 /// `a` is moderate (the result is `ln1p` of it, accurate when `a` is tiny, the usual regime), in

@@ -144,7 +144,7 @@ mod tests {
 
     #[test]
     fn divide_and_conquer_matches_the_direct_sum_from_above() {
-        for len in [1, 5, 64, 65, 200, 1000, 3001] {
+        for len in [1usize, 5, 64, 65, 200, 1000, 3001] {
             // A renewal like the mixture's: a geometric excursion law slightly above a
             // probability (the exponential weights), g of order one.
             let a: Vec<f64> = (0..len)

@@ -18,9 +18,10 @@ use crate::baseline::Baseline;
 use crate::central::{centralized_view, federated_view};
 use crate::error::PrivacyError;
 use crate::local::local_view;
-use crate::network::mixture::{MixtureOptions, PairChain, PairMixtures, dropped, work};
+use crate::network::mixture::{
+    MAX_NETWORK_WORK, MixtureOptions, PairChain, PairMixtures, dropped, network_orders, work,
+};
 use crate::rdp::{Conversion, DpBound, DpGuarantee, Orders, RdpCurve, check_delta};
-use crate::walk::MAX_NETWORK_WORK;
 
 /// The relative precision of σ that the CLI, the simulator and the daemon calibrate to: they must
 /// agree, so that a budget gives every one of them the same σ.
@@ -114,20 +115,6 @@ pub fn network_mixtures(
         noise,
         &opts,
     ))
-}
-
-/// The orders the network view is calibrated and enforced on: every sixth order of `orders` and
-/// its last (any subset gives a valid bound; each order costs a whole mixture, and a bisection
-/// evaluates dozens of σ).
-pub fn network_orders(orders: &Orders) -> Result<Orders, PrivacyError> {
-    let all = orders.as_slice();
-    let picked: Vec<f64> = all
-        .iter()
-        .enumerate()
-        .filter(|(x, _)| x % 6 == 0 || x + 1 == all.len())
-        .map(|(_, &a)| a)
-        .collect();
-    Orders::new(&picked)
 }
 
 /// The result of a calibration.

@@ -1,42 +1,45 @@
 //! Per-user privacy of a walk on a topology: the figures `dpwalk account walk` prints and the
-//! simulator reports, computed here once.
+//! simulator, the daemon and the audit report, computed here once.
 //!
-//! For a user `i` whose contributions are described by [`Charges`] (their count and, where known,
-//! how long before the end of the walk each was made):
 //! - **local**: `K_i · ε_loc(α)` converted to (ε, δ) ([`crate::local`]). It holds for every step
 //!   the walk can run, ADMM included, and needs no assumption.
-//! - **network** (DP-SGD on the walk, a user with at most one contribution): for every observer
-//!   `j`, the mixture bound of [`crate::network`] over the first-passage law of `M_ij`, the final
-//!   model included; the user's figure covers its worst observer (an envelope of all its
-//!   observers' laws). Exact law on the complete graph (one for every pair, O(1) in `n`);
-//!   certified laws of all pairs on any other graph (O(n²) time, refused above
-//!   [`MAX_PAIRWISE_USERS`]).
+//! - **network, path hidden** ([`path_hidden`], `specs/network-dp-2.md` §5; labelled
+//!   [`PATH_HIDDEN`]): the DP-SGD walk with any number of contributions per user, capped by the
+//!   budget policy. N1 on the complete graph (one figure for every pair), N3 pair by pair on any
+//!   other graph of at most [`MAX_PAIR_USERS`] users (each user against its worst observer);
+//!   refused with [`NOT_OFFERED_COST`] above that and where the arithmetic would pass
+//!   [`MAX_NETWORK_WORK`] ([`PrivacyError::NetworkCost`]). The mixture itself is in
+//!   [`crate::network::mixture`], the per-path charge `Ψ` in [`crate::network::excursion`].
+//! - **network given the walk** (N2, labelled [`GIVEN_WALK`]): `ε_loc·max_j Ψ_ij` for a realised
+//!   walk ([`crate::network::excursion::certify`], [`crate::network::given_walk`]).
+//! - **the one-contribution figure** ([`user_figures`] with a [`Passage`]): the earlier
+//!   per-contribution mixture over first-passage laws, still exact for one contribution
+//!   ([`NETWORK_ONE_CONTRIBUTION`] says why no more); only the audit's one-contribution canaries
+//!   use it.
 //!
-//! The exact linear-Gaussian reference ([`crate::linear_gaussian`]) decides what is offered:
-//! - **ADMM walk: no network figure** ([`ADMM_NETWORK_WITHDRAWN`]). A user revisited between a
-//!   contribution and the observer's visit takes its own earlier noise back out of the token, so
-//!   the amplification-by-iteration argument behind any per-path bound `ε_loc·g(m)` fails (up to
-//!   2.3× on the first visit alone in the reference's sweeps).
-//! - **DP-SGD walk: one contribution per user** ([`NETWORK_ONE_CONTRIBUTION`]). One contribution
-//!   is within `ε_loc/min(M, K−k)` on every path of the sweeps (the observer's later visits add
-//!   nothing), but several contributions first seen at the same visit share the noise after them,
-//!   and adding their per-contribution bounds falls short by up to 10.8×: the network figure of a
-//!   user with two or more contributions is not offered.
+//! The exact linear-Gaussian reference ([`crate::linear_gaussian`]) decided what is offered:
+//! - **ADMM walk: no network figure** ([`ADMM_NETWORK_WITHDRAWN`]): a user revisited between a
+//!   contribution and the observer subtracts its own earlier noise from the token, so the noise
+//!   between them is not fresh.
+//! - **DP-SGD walk: `Ψ` holds on every path** of the reference's sweeps (max exact/Ψ = 1, attained
+//!   on flat paths), while adding per-contribution bounds falls short by up to 10.8×.
 //!
 //! Every network figure rests on the assumptions listed in [`ASSUMPTIONS`]; they are printed with
-//! it, and the local figure, which needs none of them, is always printed beside it.
+//! it, and the local figure, which needs none of them, is printed beside it.
 
 use crate::Noise;
-use crate::calibrate::network_orders;
 use crate::error::PrivacyError;
 use crate::local::local_view;
-use crate::network::mixture::{MAX_PAIR_USERS, MixtureOptions, PairChain, PairMixtures, work};
+use crate::network::mixture::{
+    MAX_NETWORK_WORK, MAX_PAIR_USERS, MixtureOptions, PairChain, PairMixtures, network_orders, work,
+};
 use crate::network::{
     Charges, HittingOptions, InverseHitting, PassageLaw, complete_graph_inverse_hitting,
     network_curve, passage_all_pairs,
 };
 use crate::rdp::{Conversion, DpBound, Orders, RdpCurve};
 use dpwalk_core::topology::Topology;
+use rayon::prelude::*;
 use serde::Serialize;
 
 /// Largest arbitrary (non-complete) graph for which all pairs are computed.
@@ -414,10 +417,6 @@ pub struct PathHidden {
     pub pairs: Option<Vec<f64>>,
 }
 
-/// The most arithmetic (multiply-adds, all orders and pairs together) a path-hidden view may take
-/// before it is refused as "not offered: cost": about a minute here.
-pub const MAX_NETWORK_WORK: f64 = 1e11;
-
 /// The path-hidden network view of a DP-SGD walk of `steps` steps on `topology` in which every
 /// user contributes at most `cap` times (the budget policy enforces the cap; spent users take
 /// noise-only steps), on the orders calibration and the budget policy use
@@ -499,28 +498,48 @@ pub fn path_hidden(
             pairs,
         });
     }
-    let mut matrix = vec![0.0; n * n];
-    let mut users = Vec::with_capacity(n);
-    for i in 0..n {
-        let mut worst: Option<PathHiddenFigure> = None;
-        for j in (0..n).filter(|&j| j != i) {
-            let f = figure(&chain_of(i, j)?)?;
-            matrix[i * n + j] = f.epsilon_or_inf();
-            if worst.is_none_or(|w| f.epsilon_or_inf() > w.figure.epsilon_or_inf()) {
-                worst = Some(PathHiddenFigure {
-                    figure: f,
-                    observer: Some(j),
-                });
+    // Each user's row of pairs, the users in parallel (rayon).
+    let rows: Vec<Vec<Figure>> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            (0..n)
+                .map(|j| {
+                    if i == j {
+                        Ok(Figure {
+                            epsilon: Some(0.0),
+                            order: None,
+                        })
+                    } else {
+                        figure(&chain_of(i, j)?)
+                    }
+                })
+                .collect::<Result<Vec<Figure>, PrivacyError>>()
+        })
+        .collect::<Result<_, _>>()?;
+    let matrix: Vec<f64> = rows.iter().flatten().map(Figure::epsilon_or_inf).collect();
+    let users = rows
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            // The worst observer; the first among equals.
+            let mut worst = PathHiddenFigure {
+                figure: Figure {
+                    epsilon: Some(0.0),
+                    order: None,
+                },
+                observer: None,
+            };
+            for (j, f) in row.iter().enumerate().filter(|&(j, _)| j != i) {
+                if worst.observer.is_none() || f.epsilon_or_inf() > worst.figure.epsilon_or_inf() {
+                    worst = PathHiddenFigure {
+                        figure: *f,
+                        observer: Some(j),
+                    };
+                }
             }
-        }
-        users.push(worst.unwrap_or(PathHiddenFigure {
-            figure: Figure {
-                epsilon: Some(0.0),
-                order: None,
-            },
-            observer: None,
-        }));
-    }
+            worst
+        })
+        .collect();
     Ok(PathHidden {
         users,
         pairs: with_pairs.then_some(matrix),

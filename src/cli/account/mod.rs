@@ -4,9 +4,10 @@
 //! - `account gaussian`: the RDP curve and (ε, δ) of K runs of the (Poisson-subsampled) Gaussian
 //!   mechanism, the building block every other figure reduces to.
 //! - `account walk`: per-user figures of the private walk on a topology ([`dpwalk_privacy::walk`]):
-//!   local ε for every step; for a DP-SGD walk with one contribution per user, the network ε
-//!   against the worst observer, its observer, `E[1/M]` and the assumptions. No network figure
-//!   is printed where none is proved (ADMM; several contributions), and the output says why.
+//!   local ε for every step; for a DP-SGD walk, the path-hidden network ε (N1 on the complete
+//!   graph, N3 against the worst observer on other graphs up to 200 users) with its assumptions.
+//!   No network figure is printed where none is proved (ADMM) or computed (cost), and the output
+//!   says why.
 //!
 //! This module only parses, loads and prints; every number comes from `dpwalk_privacy`. The
 //! scenario flags (graph, clip, contributions) are shared with `dpwalk calibrate`.

@@ -23,9 +23,10 @@
 //! sigma = 2.0             # σ ≥ 0; either this or [budget]
 //!
 //! [budget]                # either this or sigma: σ is calibrated to (epsilon, delta) on the
-//!                         # local view, for a member's planned visits ([`Run::calibrate`])
+//!                         # budget's view, for a member's planned visits ([`Run::calibrate`])
 //! epsilon = 1.0           # > 0
 //! delta = 1e-6            # ∈ (0, 1); default dpwalk_core::spec::DEFAULT_DELTA (1e-6)
+//! # view = "network"      # local (default) | network: the DP-SGD walk on a complete graph only
 //!
 //! [privacy]               # optional: the privacy unit (dpwalk_core::spec::UnitSpec)
 //! unit = "record"         # user (default, the table may be left out) | record

@@ -30,7 +30,7 @@
 //!
 //! # Long walks
 //! On the complete graph every distance up to `K` is computed exactly (two classes: O(K·Q)), and
-//! the renewal, a convolution, is solved in O(K log² K) ([`super::renewal`]). On a general graph
+//! the renewal, a convolution, is solved in O(K log² K) (the `renewal` module). On a general graph
 //! the distances beyond `L₀ = min(K, 64·n)` take the certified tail below.
 //!
 //! # Truncation with a certified tail
@@ -667,8 +667,8 @@ pub fn pair_curve(
 }
 
 /// The arithmetic of one order of [`pair_curve`] in multiply-adds, roughly: the recursion over
-/// the distances computed exactly and the renewal over the walk's steps. What [`MAX_WORK`]
-/// limits.
+/// the distances computed exactly and the renewal over the walk's steps. What
+/// [`MAX_NETWORK_WORK`] limits (times the orders and the pairs).
 pub fn work(chain: &PairChain, steps: usize, opts: &MixtureOptions) -> f64 {
     let l0 = horizon(chain, steps, opts);
     let moves: usize = chain.moves.iter().map(Vec::len).sum();
@@ -683,9 +683,24 @@ pub fn work(chain: &PairChain, steps: usize, opts: &MixtureOptions) -> f64 {
     recursion + 2.0 * renewal
 }
 
-/// The most arithmetic one order may take (about a second) before the figure is refused as
-/// "not offered: cost".
-pub const MAX_WORK: f64 = 2e9;
+/// The orders the network view is calibrated and enforced on: every sixth order of `orders` and
+/// its last (any subset gives a valid bound, and each order costs a whole mixture). Calibration,
+/// the budget policy and every printed network figure use these, so that a calibrated σ reads
+/// back as its target.
+pub fn network_orders(orders: &Orders) -> Result<Orders, PrivacyError> {
+    let all = orders.as_slice();
+    let picked: Vec<f64> = all
+        .iter()
+        .enumerate()
+        .filter(|(x, _)| x % 6 == 0 || x + 1 == all.len())
+        .map(|(_, &a)| a)
+        .collect();
+    Orders::new(&picked)
+}
+
+/// The most arithmetic (multiply-adds, all orders and pairs together) a path-hidden view may take
+/// before it is refused as "not offered: cost": about half a minute on one core here.
+pub const MAX_NETWORK_WORK: f64 = 1e11;
 
 /// The certified geometric tail beyond `l0`, on the counts summed: `u^r(x) = Σ_q h^r(x, q)`.
 /// Beyond `l0` every factor of a visit of `i` is at most `β = e^{θ(2Q−1)/(l0+1)}` (factors only

@@ -1,5 +1,13 @@
 //! The network view: what user `j` learns about user `i` through the walk.
 //!
+//! # The figures offered (`specs/network-dp-2.md`)
+//! The DP-SGD walk's network view for any number of contributions is computed in [`excursion`]
+//! (the per-path charge `Ψ` and the ex-post certificate N2), [`mixture`] (the path-hidden
+//! mixture N1/N3) and [`given_walk`] (N2's curve); [`crate::walk`] assembles them. What follows
+//! in this module is the earlier per-contribution construction: exact for **one** contribution,
+//! kept for the audit's one-contribution canaries and as the documented reason why adding
+//! per-contribution bounds was withdrawn.
+//!
 //! # The bound per contribution (`specs/network-dp.md` §2; Cyffers, Bellet & Basu 2023, App. C)
 //! User `j` sees `w` only when the token visits it, and the final model. After a contribution of
 //! `i`, the token first reaches `j` after `M` moves; each move is one noisy step of some user. A

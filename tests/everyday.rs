@@ -351,6 +351,33 @@ fn ledger_show_reads_a_nodes_ledger_and_refuses_a_torn_one() {
     assert_eq!(std::fs::read(&torn).unwrap().len(), bytes.len() - 5);
     let err = fails(&["ledger", "show", s(&out.join("run.toml"))]);
     assert!(err.contains("not a dpwalk ledger"), "{err}");
+    // A ledger of format 1 (written by an older dpwalk): refused, with what to do.
+    let mut v1 = b"DPWLEDG1".to_vec();
+    v1.extend_from_slice(&1u32.to_le_bytes());
+    v1.extend_from_slice(&2.0f64.to_le_bytes());
+    let crc = crc32fast::hash(&v1);
+    v1.extend_from_slice(&crc.to_le_bytes());
+    let old = out.join("v1.bin");
+    std::fs::write(&old, &v1).unwrap();
+    let err = fails(&["ledger", "show", s(&old)]);
+    assert!(
+        err.contains("\"DPWLEDG1\"")
+            && err.contains("an older version of dpwalk")
+            && err.contains("start the run again"),
+        "{err}"
+    );
+    // This swarm is an ADMM walk: no certificate given the walk, with the reason.
+    let ledgers: Vec<String> = (0..3)
+        .map(|i| s(&out.join(format!("node-{i}/state/ledger.bin"))).to_string())
+        .collect();
+    let run = out.join("run.toml");
+    let mut certify = vec!["ledger", "certify", "--run", s(&run)];
+    certify.extend(ledgers.iter().map(String::as_str));
+    let err = fails(&certify);
+    assert!(
+        err.contains("no network bound is proved for the ADMM walk"),
+        "{err}"
+    );
 
     // The swarm refuses its earlier directory; with --force the nodes start afresh (their old
     // state removed), so the ledgers again hold the 90 steps once.

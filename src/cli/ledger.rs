@@ -1,4 +1,7 @@
 //! `dpwalk ledger show`: read a node's privacy ledger (`state/ledger.bin`) without changing it.
+//! `dpwalk ledger certify`: the certificate given the walk (N2) of a finished DP-SGD run, from
+//! all of its members' ledgers brought together (`dpwalk_net::certify`, which says why the
+//! path-hidden figure no longer applies to whoever has read them).
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
@@ -11,6 +14,28 @@ use std::path::{Path, PathBuf};
 pub enum LedgerCommand {
     /// Records, seqs and the local ε spent, from a ledger file (verified, never modified).
     Show(ShowArgs),
+    /// Each user's network ε given the walk (N2) against its worst observer, from every member's
+    /// ledger of a finished DP-SGD run. The ledgers together reveal the walk's path: to whoever
+    /// has read them, the path-hidden network figure no longer applies, and this one holds.
+    Certify(CertifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CertifyArgs {
+    /// Every member's ledger (node-*/state/ledger.bin), in any order: each names its member and
+    /// run in its header.
+    #[arg(required = true)]
+    ledgers: Vec<PathBuf>,
+    /// The run file the members ran (run.toml): σ (given or calibrated as the nodes do), the
+    /// clip, K and the members.
+    #[arg(long)]
+    run: PathBuf,
+    /// δ of the figures (default: the run's [budget] delta, else dpwalk's default).
+    #[arg(long)]
+    delta: Option<f64>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -36,8 +61,13 @@ struct LedgerReport {
     min_order: Option<f64>,
     max_order: Option<f64>,
     records: u64,
+    /// Visits with the budget spent (recorded, not charged).
+    noise_only: u64,
+    /// The first and last contribution's seq.
     first_seq: Option<u64>,
     last_seq: Option<u64>,
+    /// The last visit's seq (a contribution or a noise-only visit).
+    last_visit_seq: Option<u64>,
     /// The total local ε at `delta`: `null` when no order gives a finite figure.
     epsilon: Option<f64>,
     order: Option<f64>,
@@ -50,6 +80,7 @@ struct LedgerReport {
 pub fn run(cmd: LedgerCommand) -> anyhow::Result<()> {
     match cmd {
         LedgerCommand::Show(args) => show(args),
+        LedgerCommand::Certify(args) => certify(args),
     }
 }
 
@@ -65,6 +96,7 @@ fn advice(e: &LedgerError) -> &'static str {
             "it is damaged before its last record, which no node repairs: restore it from a backup"
         }
         LedgerError::Header(_) => "is it a dpwalk ledger (state/ledger.bin)?",
+        LedgerError::OtherVersion { .. } => "read it with the dpwalk version that wrote it",
         _ => "check the path and its permissions",
     }
 }
@@ -94,8 +126,10 @@ fn show(args: ShowArgs) -> anyhow::Result<()> {
         min_order: orders.first().copied(),
         max_order: orders.last().copied(),
         records: ledger.records(),
+        noise_only: ledger.noise_only(),
         first_seq: seqs.first().copied(),
-        last_seq: ledger.last_seq(),
+        last_seq: seqs.last().copied(),
+        last_visit_seq: ledger.last_seq(),
         epsilon,
         order,
         delta: args.delta,
@@ -117,9 +151,14 @@ fn show(args: ShowArgs) -> anyhow::Result<()> {
     );
     println!("records    {}", report.records);
     println!(
-        "seq        first {}, last {}",
+        "noise-only {} (visits with the budget spent)",
+        report.noise_only
+    );
+    println!(
+        "seq        first {}, last {} (contributions); last visit {}",
         seq(report.first_seq),
-        seq(report.last_seq)
+        seq(report.last_seq),
+        seq(report.last_visit_seq)
     );
     match (report.epsilon, report.order) {
         (Some(e), Some(o)) => println!(
@@ -137,5 +176,70 @@ fn show(args: ShowArgs) -> anyhow::Result<()> {
             println!("  {s}");
         }
     }
+    Ok(())
+}
+
+fn certify(args: CertifyArgs) -> anyhow::Result<()> {
+    let run = dpwalk_net::run::Run::load(&args.run)
+        .with_context(|| format!("reading the run file {}", args.run.display()))?;
+    let cert =
+        dpwalk_net::certify::certify_ledgers(&run, &args.ledgers, args.delta).map_err(|e| {
+            let hint = match &e {
+                dpwalk_net::certify::CertifyError::Ledger { source, .. } => {
+                    format!("; {}", advice(source))
+                }
+                _ => String::new(),
+            };
+            let message = format!("no certificate given the walk{hint}");
+            anyhow::Error::new(e).context(message)
+        })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&cert)?);
+        return Ok(());
+    }
+    println!("NOTICE: {}", cert.notice);
+    println!();
+    println!(
+        "run {}: {} steps, {} members, {} figures, sigma {}, accounted clip {}, delta {:e}, {} conversion",
+        cert.run_id,
+        cert.steps,
+        cert.users.len(),
+        cert.unit,
+        cert.sigma,
+        cert.accounted_clip,
+        cert.delta,
+        cert.conversion
+    );
+    println!("{} ({}):", cert.label, cert.unit);
+    println!(
+        "{:>6} {:>13} {:>10} {:>12} {:>12} {:>8} {:>14} {:>12}",
+        "user",
+        "contributions",
+        "noise-only",
+        "psi",
+        "epsilon",
+        "order",
+        "worst observer",
+        "local eps"
+    );
+    let eps = |f: &dpwalk_privacy::walk::Figure| {
+        f.epsilon
+            .map_or_else(|| "unbounded".to_string(), |e| format!("{e:.6}"))
+    };
+    let opt = |o: Option<String>| o.unwrap_or_else(|| "-".to_string());
+    for u in &cert.users {
+        println!(
+            "{:>6} {:>13} {:>10} {:>12.6} {:>12} {:>8} {:>14} {:>12}",
+            u.user,
+            u.contributions,
+            u.noise_only,
+            u.psi,
+            eps(&u.network_given_walk),
+            opt(u.network_given_walk.order.map(|o| o.to_string())),
+            opt(u.worst_observer.map(|o| o.to_string())),
+            eps(&u.local)
+        );
+    }
+    println!("assumes: {}", cert.assumptions.join("; "));
     Ok(())
 }

@@ -7,6 +7,8 @@
 //!   [`codec::Rejection`]s.
 //! - [`run`]: the run file every member shares (parameters, topology, members with PeerIds), its
 //!   validation, canonical hash and field-by-field diff.
+//! - [`certify`]: the certificate given the walk (N2) of a finished run, from its members'
+//!   ledgers brought together (`dpwalk ledger certify`).
 //! - [`seal`]: the signature of the member that made the last step on the final model.
 //! - [`keys`]: the node's ed25519 identity on disk (mode 0600, never overwritten).
 //! - [`state`]: the node's durable state (`u_i`, RNG position, last seq, custody copy of the
@@ -48,6 +50,7 @@
 
 pub mod addresses;
 pub mod behaviour;
+pub mod certify;
 pub mod codec;
 pub mod config;
 pub mod custody;

@@ -9,18 +9,24 @@
 //! ```text
 //! receive token → validate → step (dpwalk_core)
 //!   → StateDir::commit(state with new u_i, rng position, seq, outgoing custody, the step's seq
-//!     among the ledger's unflushed charges) → ledger append, unflushed → send
+//!     among the ledger's unflushed visits) → ledger append, unflushed → send
 //! ```
 //! so after a crash at any point [`StateDir::load`] returns either the state before the step (the
 //! sender still has custody and re-sends) or the state after it, whose `outgoing` is exactly the
-//! token to re-send. The ledger's file is flushed later, off the token's path; until then the state
-//! carries the seqs of its records (see `crate::learner`).
+//! token to re-send. A noise-only visit (the budget spent) takes the same path, its ledger record
+//! without a charge. The ledger's file is flushed later, off the token's path; until then the
+//! state carries the seqs and kinds of its records (see `crate::learner`).
 //!
 //! # Files (`state.0` and `state.1` in the state directory, little-endian)
 //! ```text
-//! "DPWSTAT4" | generation: u64 | len: u32 | payload: len bytes of bincode(NodeState)
+//! "DPWSTAT5" | generation: u64 | len: u32 | payload: len bytes of bincode(NodeState)
 //!   | crc32(everything before): u32 | (older bytes past the record, ignored)
 //! ```
+//! The last byte of the magic is the format's version: 5 lists the unflushed ledger records of
+//! both kinds (contributions and noise-only visits, [`NodeState::unflushed_visits`]), where 4
+//! listed contributions only. A state of another version is refused
+//! ([`StateError::OtherVersion`]: finish its run with the dpwalk that started it, or start a new
+//! run), never decoded as this one.
 //! Two slots, written in turn. [`StateDir::commit`] writes the new record, one generation above
 //! the newest, over the *other* slot, in place, and flushes it with one `fdatasync`: no temporary
 //! file, no rename, no directory sync (both files are created and made durable once, by
@@ -52,6 +58,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use dpwalk_privacy::ledger::LedgerVisit;
 use libp2p_identity::PeerId;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -65,7 +72,7 @@ pub const SLOT_FILES: [&str; 2] = ["state.0", "state.1"];
 /// The lock file's name in the state directory (it holds the PID of the process holding it).
 pub const LOCK_FILE: &str = "lock";
 
-const MAGIC: &[u8; 8] = b"DPWSTAT4";
+const MAGIC: &[u8; 8] = b"DPWSTAT5";
 /// Magic, generation and length before the payload, checksum after.
 const HEADER: usize = 8 + 8 + 4;
 const TRAILER: usize = 4;
@@ -106,11 +113,11 @@ pub struct NodeState {
     pub clipped: u64,
     /// Visits where the budget was spent and the token was only forwarded.
     pub skipped: u64,
-    /// The seqs of the contributions whose ledger records were appended after the ledger's last
-    /// flush, oldest first: a machine crash may lose those records, and `crate::learner` appends
-    /// them again when it reopens the ledger. Bounded by the learner (it flushes the ledger before
-    /// the list outgrows `MAX_UNFLUSHED`).
-    pub unflushed_charges: Vec<u64>,
+    /// The visits (contributions and noise-only visits, by seq) whose ledger records were
+    /// appended after the ledger's last flush, oldest first: a machine crash may lose those
+    /// records, and `crate::learner` appends them again when it reopens the ledger. Bounded by
+    /// the learner (it flushes the ledger before the list outgrows `MAX_UNFLUSHED`).
+    pub unflushed_visits: Vec<LedgerVisit>,
     /// The peer the last token came from, told by [`crate::codec::Message::Released`] when the
     /// token this node produced is acknowledged downstream.
     pub predecessor: Option<PeerId>,
@@ -134,7 +141,7 @@ impl NodeState {
             contributions: 0,
             clipped: 0,
             skipped: 0,
-            unflushed_charges: Vec::new(),
+            unflushed_visits: Vec::new(),
             predecessor: None,
             outgoing: None,
             backup: None,
@@ -515,7 +522,7 @@ mod tests {
         assert_eq!(&bytes[..8], MAGIC);
         assert_eq!(u64::from_le_bytes(bytes[8..16].try_into().unwrap()), 9);
         // run_hash 32, u: len 8 + 2×8, word pos 16, last_seq tag 1, three counters 3 × 8,
-        // unflushed charges: len 8, four more None tags.
+        // unflushed visits: len 8, four more None tags.
         let payload = 32 + 8 + 16 + 16 + 1 + 24 + 8 + 4;
         assert_eq!(
             u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize,

@@ -13,7 +13,7 @@ use dpwalk_net::learner::{
 };
 use dpwalk_net::run::Run;
 use dpwalk_net::state::SLOT_FILES;
-use dpwalk_privacy::ledger::{Budget, Ledger};
+use dpwalk_privacy::ledger::{Budget, Ledger, LedgerVisit};
 use libp2p_identity::Keypair;
 use std::path::{Path, PathBuf};
 
@@ -96,11 +96,20 @@ fn forwarded(outcome: Outcome) -> Token {
     }
 }
 
+/// Cuts the ledger's last record, a contribution's.
 fn remove_last_record(ledger: &Path) {
-    let len = std::fs::metadata(ledger).unwrap().len();
-    // A record is len (4) + seq (8) + one f64 per order + crc (4).
+    // A contribution's record is len (4) + seq (8) + one f64 per order + crc (4).
     let orders = dpwalk_privacy::rdp::Orders::default_grid().as_slice().len() as u64;
-    let record = 4 + 8 + 8 * orders + 4;
+    cut(ledger, 4 + 8 + 8 * orders + 4);
+}
+
+/// Cuts the ledger's last record, a noise-only visit's: len (4) + seq (8) + crc (4).
+fn remove_last_noise_only_record(ledger: &Path) {
+    cut(ledger, 4 + 8 + 4);
+}
+
+fn cut(ledger: &Path, record: u64) {
+    let len = std::fs::metadata(ledger).unwrap().len();
     let f = std::fs::OpenOptions::new()
         .write(true)
         .open(ledger)
@@ -178,7 +187,13 @@ fn a_machine_crash_that_loses_unflushed_records_is_repaired() {
         a.receive(token(seq), None).unwrap();
     }
     let state = a.state().clone();
-    assert_eq!(state.unflushed_charges, vec![0, 4, 8]);
+    assert_eq!(
+        state.unflushed_visits,
+        [0, 4, 8].map(|seq| LedgerVisit {
+            seq,
+            contribution: true
+        })
+    );
     drop(a);
     // The machine went down before the ledger's file was flushed: its records are gone, the
     // committed state is not.
@@ -214,14 +229,20 @@ fn flushing_the_ledger_empties_the_list_and_the_list_stays_bounded() {
     .unwrap();
     a.receive(token(0), None).unwrap();
     a.flush_ledger().unwrap();
-    assert!(a.state().unflushed_charges.is_empty());
+    assert!(a.state().unflushed_visits.is_empty());
     let mut seqs = vec![0];
     // More contributions than the list may hold: the learner flushes before it overflows.
     for seq in 1..=(2 * MAX_UNFLUSHED as u64 + 5) {
         a.receive(token(seq), None).unwrap();
         seqs.push(seq);
-        assert!(a.state().unflushed_charges.len() <= MAX_UNFLUSHED);
-        assert_eq!(a.state().unflushed_charges.last(), Some(&seq));
+        assert!(a.state().unflushed_visits.len() <= MAX_UNFLUSHED);
+        assert_eq!(
+            a.state().unflushed_visits.last(),
+            Some(&LedgerVisit {
+                seq,
+                contribution: true
+            })
+        );
     }
     assert_eq!(Ledger::seqs(&ledger).unwrap(), seqs);
     assert_eq!(a.state().contributions, seqs.len() as u64);
@@ -468,6 +489,110 @@ fn a_spent_budget_makes_a_noise_only_step() {
             .unwrap()
             .is_empty()
     );
+    // The visit is recorded, without a charge.
+    assert_eq!(
+        Ledger::visits(&dir.path().join(LEDGER_FILE)).unwrap(),
+        [LedgerVisit {
+            seq: 0,
+            contribution: false
+        }]
+    );
+}
+
+/// The ledger's visits as `(seq, contribution)`.
+fn visits(ledger: &Path) -> Vec<(u64, bool)> {
+    Ledger::visits(ledger)
+        .unwrap()
+        .iter()
+        .map(|v| (v.seq, v.contribution))
+        .collect()
+}
+
+/// A noise-only visit is as durable as a contribution: a crash after its commit and before its
+/// ledger record (or before the ledger's flush) is repaired when the node reopens, and a ledger
+/// that lacks one the state knows of is refused.
+#[test]
+fn a_crash_after_a_noise_only_visits_commit_is_repaired() {
+    let (run, problem, params) = node_zero();
+    let prox = problem.local_prox(params.gamma()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join(LEDGER_FILE);
+    // σ = 0.5, C = 1: with ε = 1 the budget is spent from the start.
+    let spent = [Budget::new(1.0, 1e-6).unwrap()];
+    let open = |budgets: &[Budget]| {
+        Learner::open(
+            &run,
+            0,
+            &key(0),
+            &problem,
+            NodeStep::Admm {
+                prox: &prox,
+                params,
+            },
+            dir.path(),
+            budgets,
+        )
+    };
+    // A contribution without a budget, then noise-only visits under one.
+    let mut a = open(&[]).unwrap();
+    a.receive(token(0), None).unwrap();
+    a.flush_ledger().unwrap();
+    drop(a);
+    let mut a = open(&spent).unwrap();
+    a.receive(token(4), None).unwrap();
+    a.receive(token(8), None).unwrap();
+    let state = a.state().clone();
+    assert_eq!((state.contributions, state.skipped), (1, 2));
+    // The reopened state still listed contribution 0 (its flush came after its last commit).
+    assert_eq!(
+        state.unflushed_visits,
+        [(0, true), (4, false), (8, false)]
+            .map(|(seq, contribution)| LedgerVisit { seq, contribution })
+    );
+    assert_eq!(a.ledger_noise_only(), 2);
+    drop(a);
+    let all = vec![(0, true), (4, false), (8, false)];
+    assert_eq!(visits(&ledger), all);
+
+    // A process crash after the commit of visit 8 and before its ledger append.
+    remove_last_noise_only_record(&ledger);
+    assert_eq!(visits(&ledger), all[..2]);
+    let b = open(&spent).unwrap();
+    assert_eq!(b.state(), &state, "the state is intact");
+    assert_eq!(
+        visits(&ledger),
+        all,
+        "the noise-only record is written again"
+    );
+    drop(b);
+
+    // A machine crash before the ledger's flush: both noise-only records are lost.
+    remove_last_noise_only_record(&ledger);
+    remove_last_noise_only_record(&ledger);
+    assert_eq!(visits(&ledger), all[..1]);
+    let b = open(&spent).unwrap();
+    assert_eq!(visits(&ledger), all);
+    assert_eq!(b.ledger_records(), 1);
+    drop(b);
+
+    // Once flushed (and the list dropped by a later commit), a ledger without the state's
+    // noise-only visits was not left by a crash: refused.
+    let mut c = open(&spent).unwrap();
+    c.flush_ledger().unwrap();
+    c.receive(token(12), None).unwrap();
+    c.flush_ledger().unwrap();
+    c.receive(token(16), None).unwrap();
+    drop(c);
+    remove_last_noise_only_record(&ledger);
+    remove_last_noise_only_record(&ledger);
+    assert_eq!(visits(&ledger), all);
+    match open(&spent) {
+        Err(LearnerError::Inconsistent { message, .. }) => assert!(
+            message.contains("the ledger holds 3 noise-only visits for the state's 4"),
+            "{message}"
+        ),
+        other => panic!("expected an inconsistency, got {other:?}"),
+    }
 }
 
 #[test]

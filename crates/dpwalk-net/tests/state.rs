@@ -7,6 +7,7 @@
 use dpwalk_net::codec::Token;
 use dpwalk_net::run::RunHash;
 use dpwalk_net::state::{Custody, LOCK_FILE, NodeState, SLOT_FILES, StateDir, StateError};
+use dpwalk_privacy::ledger::LedgerVisit;
 use libp2p_identity::PeerId;
 
 fn state(seq: u64) -> NodeState {
@@ -26,7 +27,16 @@ fn state(seq: u64) -> NodeState {
         contributions: seq / 2,
         clipped: seq / 4,
         skipped: 1,
-        unflushed_charges: vec![seq.saturating_sub(3), seq.saturating_sub(1)],
+        unflushed_visits: vec![
+            LedgerVisit {
+                seq: seq.saturating_sub(3),
+                contribution: true,
+            },
+            LedgerVisit {
+                seq: seq.saturating_sub(1),
+                contribution: false,
+            },
+        ],
         predecessor: Some(PeerId::random()),
         backup: None,
         final_model: None,
@@ -195,12 +205,16 @@ fn a_file_of_something_else_is_refused() {
 fn a_state_of_another_format_version_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let states = StateDir::open(dir.path()).unwrap();
-    let mut old = b"DPWSTAT3".to_vec();
-    old.extend_from_slice(&[0; 40]);
-    std::fs::write(dir.path().join(SLOT_FILES[0]), &old).unwrap();
-    let e = states.load().unwrap_err();
-    assert!(matches!(e, StateError::OtherVersion { .. }), "{e:?}");
-    assert!(e.to_string().contains("another version of dpwalk"), "{e}");
+    // Format 4 (the last one before noise-only visits were listed among the unflushed records)
+    // and an older one.
+    for magic in [b"DPWSTAT4", b"DPWSTAT3"] {
+        let mut old = magic.to_vec();
+        old.extend_from_slice(&[0; 40]);
+        std::fs::write(dir.path().join(SLOT_FILES[0]), &old).unwrap();
+        let e = states.load().unwrap_err();
+        assert!(matches!(e, StateError::OtherVersion { .. }), "{e:?}");
+        assert!(e.to_string().contains("another version of dpwalk"), "{e}");
+    }
 }
 
 #[test]

@@ -34,7 +34,7 @@ use divan::Bencher;
 use dpwalk_core::topology::{Topology, TopologyKind, TopologySpec};
 use dpwalk_privacy::Noise;
 use dpwalk_privacy::calibrate::{View, calibrate};
-use dpwalk_privacy::ledger::Ledger;
+use dpwalk_privacy::ledger::{Ledger, LedgerOwner};
 use dpwalk_privacy::local::local_view;
 use dpwalk_privacy::mechanism::subsampled_gaussian;
 use dpwalk_privacy::network::{Charges, HittingOptions};
@@ -188,7 +188,15 @@ fn ledger_append_fsync(b: Bencher) {
     let _ = std::fs::remove_file(&path);
     let orders = Orders::default_grid();
     let curve = local_view(&orders, setup().noise, 1);
-    let mut ledger = Ledger::create(&path, &orders).expect("ledger");
+    let mut ledger = Ledger::create(
+        &path,
+        &orders,
+        LedgerOwner {
+            run: [0; 32],
+            member: 0,
+        },
+    )
+    .expect("ledger");
     let mut seq = 0;
     b.bench_local(|| {
         seq += 1;

@@ -1,19 +1,38 @@
-//! The per-user ledger: an append-only file of contributions and the RDP each one was charged.
+//! The per-user ledger: an append-only file of a member's visits of the walk: each contribution
+//! with the RDP it was charged, and each noise-only visit (a step taken with the budget spent).
 //!
-//! A node appends a record for each contribution before the token leaves it, and checks its budget
+//! A node appends a record for each visit before the token leaves it, and checks its budget
 //! before each step (DESIGN.md, "Ledger"). [`Ledger::append`] flushes each record;
 //! [`Ledger::append_unflushed`] and [`Ledger::flush`] let a driver that keeps the records durable
 //! elsewhere flush the file later, off its critical path. So the file must survive a crash at
 //! any byte: a torn last record is detected and reported, never silently dropped, and never counted
 //! twice.
 //!
-//! # Format (little-endian)
+//! Why noise-only visits are recorded: the ledgers of all members, brought together after a run,
+//! give the walk's holder at every step and which steps were contributions ([`Ledger::visits`]),
+//! which is what the ex-post network certificate (N2,
+//! [`crate::network::excursion::certify`]) needs. A noise-only visit of an observer is one of its
+//! observations: a holder sequence without them would split the excursions wrongly and
+//! under-charge.
+//!
+//! # Format 2 (little-endian)
 //! ```text
-//! header:  "DPWLEDG1" | k: u32 | k orders: f64 | crc32(all previous header bytes): u32
-//! record:  len: u32 (= 8 + 8k) | seq: u64 | k values: f64 | crc32(len bytes ‖ seq ‖ values): u32
+//! header:       "DPWLEDG2" | run: 32 bytes | member: u64 | k: u32 | k orders: f64
+//!                 | crc32(all previous header bytes): u32
+//! contribution: len: u32 (= 8 + 8k) | seq: u64 | k values: f64 | crc32(len bytes ‖ seq ‖ values): u32
+//! noise-only:   len: u32 (= 8)      | seq: u64 |                 crc32(len bytes ‖ seq): u32
 //! ```
-//! The orders are stored once; each record stores the curve charged on them. Records have strictly
-//! increasing `seq` (the walk's step index), which refuses duplicates and replays.
+//! The header names its owner ([`LedgerOwner`]: the run, by the 32 bytes its driver identifies
+//! it with, and the member's index), so that ledgers brought together say whose visits they hold
+//! without relying on file names. The orders are stored once; each contribution stores the curve
+//! charged on them. The length prefix tells the two kinds apart (`k ≥ 1`, so the lengths
+//! differ). Records of both kinds have strictly increasing `seq` (the walk's step index), which
+//! refuses duplicates and replays. [`Ledger::records`] and [`Ledger::total`] count contributions
+//! only; [`Ledger::noise_only`] counts the others, and [`Ledger::last_seq`] is the last of either.
+//!
+//! Format 1 (`"DPWLEDG1"`, no owner, contributions only) is refused with
+//! [`LedgerError::OtherVersion`]: it cannot say which steps were noise-only visits, and a run
+//! started by the dpwalk that wrote it is finished with that dpwalk (or started again).
 //!
 //! # Opening
 //! [`Ledger::open`] fails with [`LedgerError::TornTail`] when the file ends inside a record (a
@@ -28,7 +47,11 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
-const MAGIC: &[u8; 8] = b"DPWLEDG1";
+const MAGIC: &[u8; 8] = b"DPWLEDG2";
+/// The bytes every format's magic starts with; the last byte is the format version.
+const MAGIC_STEM: &[u8; 7] = b"DPWLEDG";
+/// Bytes of a noise-only record's payload (the seq alone).
+const NOISE_ONLY_PAYLOAD: usize = 8;
 
 /// Ledger errors.
 #[derive(Debug, Error)]
@@ -39,6 +62,17 @@ pub enum LedgerError {
     /// The header is missing, malformed or fails its checksum.
     #[error("ledger header: {0}")]
     Header(String),
+    /// The file is a ledger of another format version (another version of dpwalk wrote it).
+    #[error(
+        "this ledger is of format {found:?}, written by {} version of dpwalk; this one reads format {expected:?} (which records every noise-only visit besides the contributions). The run was started by that version of dpwalk: finish the run with the version that started it, or start the run again with fresh state directories",
+        if found < expected { "an older" } else { "another" }
+    )]
+    OtherVersion {
+        /// The file's magic.
+        found: String,
+        /// The magic this version reads.
+        expected: String,
+    },
     /// The file ends inside its last record (a torn append): `discarded` bytes after `valid_len`.
     #[error("torn last record: {discarded} bytes after offset {valid_len} (use recover)")]
     TornTail {
@@ -64,7 +98,7 @@ pub enum LedgerError {
         reason: String,
     },
     /// `seq` is not after the last recorded one (duplicate or replay).
-    #[error("contribution {seq} refused: last recorded is {last}")]
+    #[error("visit {seq} refused: last recorded is {last}")]
     Duplicate {
         /// The refused seq.
         seq: u64,
@@ -130,21 +164,47 @@ pub struct Recovery {
     pub records: u64,
 }
 
+/// Whose ledger it is (format 2's header): the run, by the 32 bytes its driver identifies it
+/// with (the daemon: the run file's canonical hash), and the member's index in the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LedgerOwner {
+    /// The run's identifier.
+    pub run: [u8; 32],
+    /// The member's index.
+    pub member: u64,
+}
+
+/// One recorded visit: its seq, and whether it was a contribution (else a noise-only visit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LedgerVisit {
+    /// The walk's step index.
+    pub seq: u64,
+    /// A contribution (charged), or a noise-only visit (not charged).
+    pub contribution: bool,
+}
+
 /// An open ledger: the file, positioned for appending, and the running total.
 #[derive(Debug)]
 pub struct Ledger {
     file: File,
     path: PathBuf,
+    owner: LedgerOwner,
     total: RdpCurve,
     last_seq: Option<u64>,
     records: u64,
+    noise_only: u64,
     len: u64,
     poisoned: bool,
 }
 
-fn header_bytes(orders: &Orders) -> Vec<u8> {
-    let mut h = Vec::with_capacity(16 + 8 * orders.len());
+/// Bytes of the header before `k`: magic, run, member.
+const HEADER_FIXED: usize = 8 + 32 + 8;
+
+fn header_bytes(orders: &Orders, owner: LedgerOwner) -> Vec<u8> {
+    let mut h = Vec::with_capacity(HEADER_FIXED + 8 + 8 * orders.len());
     h.extend_from_slice(MAGIC);
+    h.extend_from_slice(&owner.run);
+    h.extend_from_slice(&owner.member.to_le_bytes());
     h.extend_from_slice(&(orders.len() as u32).to_le_bytes());
     for a in orders.as_slice() {
         h.extend_from_slice(&a.to_le_bytes());
@@ -173,16 +233,23 @@ fn read_u64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(x)
 }
 
-/// Parses the header; returns the orders and the header length.
-fn parse_header(bytes: &[u8]) -> Result<(Orders, usize), LedgerError> {
+/// Parses the header; returns the orders, the owner and the header length.
+fn parse_header(bytes: &[u8]) -> Result<(Orders, LedgerOwner, usize), LedgerError> {
     let bad = |s: &str| LedgerError::Header(s.to_string());
-    if bytes.len() < 12 || &bytes[..8] != MAGIC {
+    if bytes.len() >= 8 && &bytes[..7] == MAGIC_STEM && &bytes[..8] != MAGIC {
+        return Err(LedgerError::OtherVersion {
+            found: String::from_utf8_lossy(&bytes[..8]).into_owned(),
+            expected: String::from_utf8_lossy(MAGIC).into_owned(),
+        });
+    }
+    let fixed = HEADER_FIXED + 4;
+    if bytes.len() < fixed || &bytes[..8] != MAGIC {
         return Err(bad("not a dpwalk ledger (bad magic or too short)"));
     }
-    let k = read_u32(bytes, 8) as usize;
+    let k = read_u32(bytes, HEADER_FIXED) as usize;
     let end = k
         .checked_mul(8)
-        .and_then(|x| x.checked_add(12))
+        .and_then(|x| x.checked_add(fixed))
         .ok_or_else(|| bad("bad size"))?;
     if bytes.len() < end + 4 {
         return Err(bad("truncated header"));
@@ -190,10 +257,16 @@ fn parse_header(bytes: &[u8]) -> Result<(Orders, usize), LedgerError> {
     if crc32fast::hash(&bytes[..end]) != read_u32(bytes, end) {
         return Err(bad("header checksum mismatch"));
     }
+    let mut run = [0u8; 32];
+    run.copy_from_slice(&bytes[8..40]);
+    let owner = LedgerOwner {
+        run,
+        member: read_u64(bytes, 40),
+    };
     let orders: Vec<f64> = (0..k)
-        .map(|i| f64::from_bits(read_u64(bytes, 12 + 8 * i)))
+        .map(|i| f64::from_bits(read_u64(bytes, fixed + 8 * i)))
         .collect();
-    Ok((Orders::new(&orders)?, end + 4))
+    Ok((Orders::new(&orders)?, owner, end + 4))
 }
 
 /// Where the scan of the records stopped.
@@ -231,23 +304,25 @@ fn sync_parent(path: &Path) -> Result<(), LedgerError> {
 }
 
 impl Ledger {
-    /// Creates a new ledger (fails if the file exists) over `orders`, durably.
-    pub fn create(path: &Path, orders: &Orders) -> Result<Self, LedgerError> {
+    /// Creates a new ledger of `owner` (fails if the file exists) over `orders`, durably.
+    pub fn create(path: &Path, orders: &Orders, owner: LedgerOwner) -> Result<Self, LedgerError> {
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
             .open(path)?;
-        let header = header_bytes(orders);
+        let header = header_bytes(orders, owner);
         file.write_all(&header)?;
         file.sync_all()?;
         sync_parent(path)?;
         Ok(Self {
             file,
             path: path.to_path_buf(),
+            owner,
             total: RdpCurve::zero(orders),
             last_seq: None,
             records: 0,
+            noise_only: 0,
             len: header.len() as u64,
             poisoned: false,
         })
@@ -260,13 +335,24 @@ impl Ledger {
         Ok(ledger)
     }
 
-    /// The seq of every record, in order, for an audit: fails like [`Ledger::open`] on a torn or
-    /// damaged file, and changes nothing.
+    /// The seq of every contribution, in order, for an audit: fails like [`Ledger::open`] on a
+    /// torn or damaged file, and changes nothing.
     pub fn seqs(path: &Path) -> Result<Vec<u64>, LedgerError> {
-        let mut seqs = Vec::new();
-        let (_, tail, file_len) = Self::scan(path, &mut |seq| seqs.push(seq))?;
+        Ok(Self::visits(path)?
+            .into_iter()
+            .filter(|v| v.contribution)
+            .map(|v| v.seq)
+            .collect())
+    }
+
+    /// Every recorded visit (contributions and noise-only visits), in order of seq: what a
+    /// certificate of the realised walk reads. Fails like [`Ledger::open`] on a torn or damaged
+    /// file, and changes nothing.
+    pub fn visits(path: &Path) -> Result<Vec<LedgerVisit>, LedgerError> {
+        let mut visits = Vec::new();
+        let (_, tail, file_len) = Self::scan(path, &mut |v| visits.push(v))?;
         tail.require_clean(file_len)?;
-        Ok(seqs)
+        Ok(visits)
     }
 
     /// Opens a ledger, truncating a torn or checksum-failing last record, and reports how many
@@ -293,19 +379,24 @@ impl Ledger {
     }
 
     /// Reads and validates the file; returns the ledger over its valid prefix and the tail state.
-    fn scan(path: &Path, on_record: &mut dyn FnMut(u64)) -> Result<(Self, Tail, u64), LedgerError> {
+    fn scan(
+        path: &Path,
+        on_visit: &mut dyn FnMut(LedgerVisit),
+    ) -> Result<(Self, Tail, u64), LedgerError> {
         let mut file = OpenOptions::new().read(true).write(true).open(path)?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
-        let (orders, mut at) = parse_header(&bytes)?;
+        let (orders, owner, mut at) = parse_header(&bytes)?;
         let k = orders.len();
-        let (payload, record) = record_sizes(k);
+        let (payload, _) = record_sizes(k);
         let mut ledger = Self {
             file,
             path: path.to_path_buf(),
+            owner,
             total: RdpCurve::zero(&orders),
             last_seq: None,
             records: 0,
+            noise_only: 0,
             len: at as u64,
             poisoned: false,
         };
@@ -315,30 +406,34 @@ impl Ledger {
                 break Tail::Clean;
             }
             let offset = at as u64;
-            if rest < record {
-                // A length prefix that is complete and wrong is corruption, not a torn append.
-                if rest >= 4 && read_u32(&bytes, at) as usize != payload {
-                    return Err(LedgerError::Corrupt {
-                        offset,
-                        reason: "bad length".into(),
-                    });
-                }
+            if rest < 4 {
                 break Tail::Torn { valid_len: offset };
             }
-            let body = &bytes[at..at + 4 + payload];
-            if crc32fast::hash(body) != read_u32(&bytes, at + 4 + payload) {
+            // The length prefix tells the kind; a complete prefix of neither length is
+            // corruption, not a torn append.
+            let len = read_u32(&bytes, at) as usize;
+            let contribution = if len == payload {
+                true
+            } else if len == NOISE_ONLY_PAYLOAD {
+                false
+            } else {
+                return Err(LedgerError::Corrupt {
+                    offset,
+                    reason: "bad length".into(),
+                });
+            };
+            let record = 4 + len + 4;
+            if rest < record {
+                break Tail::Torn { valid_len: offset };
+            }
+            let body = &bytes[at..at + 4 + len];
+            if crc32fast::hash(body) != read_u32(&bytes, at + 4 + len) {
                 if rest == record {
                     break Tail::BadLast { valid_len: offset };
                 }
                 return Err(LedgerError::Checksum {
                     offset,
                     last: false,
-                });
-            }
-            if read_u32(body, 0) as usize != payload {
-                return Err(LedgerError::Corrupt {
-                    offset,
-                    reason: "bad length".into(),
                 });
             }
             let seq = read_u64(body, 4);
@@ -348,18 +443,22 @@ impl Ledger {
                     reason: format!("seq {seq} not increasing"),
                 });
             }
-            let values = (0..k)
-                .map(|i| f64::from_bits(read_u64(body, 12 + 8 * i)))
-                .collect();
-            let curve =
-                RdpCurve::new(orders.clone(), values).map_err(|e| LedgerError::Corrupt {
-                    offset,
-                    reason: e.to_string(),
-                })?;
-            ledger.total.compose_in_place(&curve)?;
-            on_record(seq);
+            if contribution {
+                let values = (0..k)
+                    .map(|i| f64::from_bits(read_u64(body, 12 + 8 * i)))
+                    .collect();
+                let curve =
+                    RdpCurve::new(orders.clone(), values).map_err(|e| LedgerError::Corrupt {
+                        offset,
+                        reason: e.to_string(),
+                    })?;
+                ledger.total.compose_in_place(&curve)?;
+                ledger.records += 1;
+            } else {
+                ledger.noise_only += 1;
+            }
+            on_visit(LedgerVisit { seq, contribution });
             ledger.last_seq = Some(seq);
-            ledger.records += 1;
             at += record;
             ledger.len = at as u64;
         };
@@ -368,7 +467,7 @@ impl Ledger {
     }
 
     /// Appends contribution `seq` charged `curve`, and fsyncs before returning. `seq` must be
-    /// after the last recorded one; `curve` must be on the ledger's orders.
+    /// after the last recorded visit; `curve` must be on the ledger's orders.
     pub fn append(&mut self, seq: u64, curve: &RdpCurve) -> Result<(), LedgerError> {
         self.append_unflushed(seq, curve)?;
         self.flush()
@@ -380,20 +479,40 @@ impl Ledger {
     /// flushes anyway on every step, and re-appends them after a machine crash): one flush per
     /// step instead of two on the token's path.
     pub fn append_unflushed(&mut self, seq: u64, curve: &RdpCurve) -> Result<(), LedgerError> {
-        if self.poisoned {
-            return Err(LedgerError::Poisoned);
-        }
         if curve.orders() != self.total.orders() {
             return Err(PrivacyError::OrdersMismatch.into());
+        }
+        self.append_record(seq, Some(curve))
+    }
+
+    /// Appends noise-only visit `seq` (a step taken with the budget spent: no charge), and
+    /// fsyncs before returning. `seq` must be after the last recorded visit.
+    pub fn append_noise_only(&mut self, seq: u64) -> Result<(), LedgerError> {
+        self.append_noise_only_unflushed(seq)?;
+        self.flush()
+    }
+
+    /// [`Ledger::append_noise_only`] without the flush, as [`Ledger::append_unflushed`].
+    pub fn append_noise_only_unflushed(&mut self, seq: u64) -> Result<(), LedgerError> {
+        self.append_record(seq, None)
+    }
+
+    /// Writes one record (a contribution with its curve, or a noise-only visit) after the last.
+    fn append_record(&mut self, seq: u64, curve: Option<&RdpCurve>) -> Result<(), LedgerError> {
+        if self.poisoned {
+            return Err(LedgerError::Poisoned);
         }
         if let Some(last) = self.last_seq.filter(|&last| seq <= last) {
             return Err(LedgerError::Duplicate { seq, last });
         }
-        let (payload, _) = record_sizes(curve.values().len());
+        let payload = match curve {
+            Some(c) => record_sizes(c.values().len()).0,
+            None => NOISE_ONLY_PAYLOAD,
+        };
         let mut rec = Vec::with_capacity(payload + 8);
         rec.extend_from_slice(&(payload as u32).to_le_bytes());
         rec.extend_from_slice(&seq.to_le_bytes());
-        for v in curve.values() {
+        for v in curve.map_or(&[][..], |c| c.values()) {
             rec.extend_from_slice(&v.to_le_bytes());
         }
         let crc = crc32fast::hash(&rec);
@@ -415,9 +534,14 @@ impl Ledger {
             return Err(e.into());
         }
         self.len += rec.len() as u64;
-        self.total.compose_in_place(curve)?;
+        match curve {
+            Some(c) => {
+                self.total.compose_in_place(c)?;
+                self.records += 1;
+            }
+            None => self.noise_only += 1,
+        }
         self.last_seq = Some(seq);
-        self.records += 1;
         Ok(())
     }
 
@@ -448,9 +572,19 @@ impl Ledger {
         self.records
     }
 
-    /// The last recorded seq.
+    /// Number of recorded noise-only visits.
+    pub fn noise_only(&self) -> u64 {
+        self.noise_only
+    }
+
+    /// The last recorded seq, of either kind.
     pub fn last_seq(&self) -> Option<u64> {
         self.last_seq
+    }
+
+    /// Whose ledger it is.
+    pub fn owner(&self) -> LedgerOwner {
+        self.owner
     }
 
     /// The file's path.
@@ -505,13 +639,18 @@ mod tests {
         Orders::new(&[1.5, 2.0, 8.0, 64.0]).unwrap()
     }
 
+    const OWNER: LedgerOwner = LedgerOwner {
+        run: [7; 32],
+        member: 3,
+    };
+
     fn curve(x: f64) -> RdpCurve {
         RdpCurve::new(orders(), vec![x, 2.0 * x, 8.0 * x, f64::INFINITY]).unwrap()
     }
 
     fn filled(dir: &TempDir, n: u64) -> PathBuf {
         let path = dir.0.join("l.bin");
-        let mut l = Ledger::create(&path, &orders()).unwrap();
+        let mut l = Ledger::create(&path, &orders(), OWNER).unwrap();
         for s in 0..n {
             l.append(10 * s, &curve(0.1 * (s + 1) as f64)).unwrap();
         }
@@ -535,7 +674,7 @@ mod tests {
         let l = Ledger::open(&path).unwrap();
         assert_eq!((l.records(), l.last_seq()), (4, Some(21)));
         assert!(
-            Ledger::create(&path, &orders()).is_err(),
+            Ledger::create(&path, &orders(), OWNER).is_err(),
             "create must not clobber"
         );
     }
@@ -658,7 +797,7 @@ mod tests {
         assert_eq!(l.records(), 2);
         // Header damage is never recovered.
         let mut bad = full;
-        bad[13] ^= 0x01;
+        bad[HEADER_FIXED + 1] ^= 0x01;
         fs::write(&path, &bad).unwrap();
         assert!(matches!(
             Ledger::recover(&path),
@@ -666,12 +805,146 @@ mod tests {
         ));
     }
 
+    /// Contributions at 0, 10, 20 with noise-only visits at 5, 6 and 25 (the last record).
+    fn mixed(dir: &TempDir) -> PathBuf {
+        let path = dir.0.join("m.bin");
+        let mut l = Ledger::create(&path, &orders(), OWNER).unwrap();
+        l.append(0, &curve(0.1)).unwrap();
+        l.append_noise_only(5).unwrap();
+        l.append_noise_only_unflushed(6).unwrap();
+        l.flush().unwrap();
+        l.append(10, &curve(0.2)).unwrap();
+        l.append_unflushed(20, &curve(0.3)).unwrap();
+        l.append_noise_only(25).unwrap();
+        path
+    }
+
+    #[test]
+    fn noise_only_visits_are_recorded_in_seq_order_and_not_charged() {
+        let dir = TempDir::new("mixed");
+        let path = mixed(&dir);
+        let mut l = Ledger::open(&path).unwrap();
+        assert_eq!(l.owner(), OWNER);
+        assert_eq!(
+            (l.records(), l.noise_only(), l.last_seq()),
+            (3, 3, Some(25))
+        );
+        let want = curve(0.1).compose(&curve(0.2)).unwrap();
+        assert_eq!(l.total(), &want.compose(&curve(0.3)).unwrap());
+        assert_eq!(Ledger::seqs(&path).unwrap(), vec![0, 10, 20]);
+        let visits: Vec<(u64, bool)> = Ledger::visits(&path)
+            .unwrap()
+            .iter()
+            .map(|v| (v.seq, v.contribution))
+            .collect();
+        assert_eq!(
+            visits,
+            [
+                (0, true),
+                (5, false),
+                (6, false),
+                (10, true),
+                (20, true),
+                (25, false)
+            ]
+        );
+        // Strictly increasing across both kinds.
+        assert!(matches!(
+            l.append(25, &curve(1.0)),
+            Err(LedgerError::Duplicate { seq: 25, last: 25 })
+        ));
+        assert!(matches!(
+            l.append_noise_only(20),
+            Err(LedgerError::Duplicate { seq: 20, last: 25 })
+        ));
+        l.append(26, &curve(1.0)).unwrap();
+        assert_eq!(Ledger::open(&path).unwrap().records(), 4);
+    }
+
+    #[test]
+    fn a_torn_noise_only_record_is_detected_and_recovered() {
+        let dir = TempDir::new("torn-noise");
+        let path = mixed(&dir);
+        let full = fs::read(&path).unwrap();
+        let record = 4 + NOISE_ONLY_PAYLOAD + 4;
+        let prev_end = full.len() - record;
+        for cut in prev_end + 1..full.len() {
+            fs::write(&path, &full[..cut]).unwrap();
+            assert!(
+                matches!(
+                    Ledger::open(&path),
+                    Err(LedgerError::TornTail { valid_len, discarded })
+                        if valid_len as usize == prev_end && discarded as usize == cut - prev_end
+                ),
+                "cut at {cut}"
+            );
+            let (mut l, rec) = Ledger::recover(&path).unwrap();
+            assert_eq!(rec.discarded_bytes as usize, cut - prev_end);
+            assert_eq!((l.records(), l.noise_only()), (3, 2));
+            l.append_noise_only(25).unwrap();
+            assert_eq!(fs::read(&path).unwrap(), full);
+        }
+        // A damaged last noise-only record is dropped by recover; one before the last is not.
+        let mut bad = full.clone();
+        bad[full.len() - 6] ^= 0x01;
+        fs::write(&path, &bad).unwrap();
+        assert!(matches!(
+            Ledger::open(&path),
+            Err(LedgerError::Checksum { last: true, .. })
+        ));
+        let (l, rec) = Ledger::recover(&path).unwrap();
+        assert_eq!((rec.discarded_bytes as usize, l.noise_only()), (record, 2));
+        let (_, contribution) = record_sizes(4);
+        let mut bad = full.clone();
+        // The noise-only record at seq 5: after the header and the first contribution.
+        let header = full.len() - 3 * contribution - 3 * record;
+        bad[header + contribution + 6] ^= 0x01;
+        fs::write(&path, &bad).unwrap();
+        assert!(matches!(
+            Ledger::recover(&path),
+            Err(LedgerError::Checksum { last: false, .. })
+        ));
+    }
+
+    #[test]
+    fn a_format_1_ledger_is_refused_with_what_to_do() {
+        let dir = TempDir::new("v1");
+        let path = dir.0.join("v1.bin");
+        // A format-1 header over one order (magic, k, the order, its checksum).
+        let mut h = b"DPWLEDG1".to_vec();
+        h.extend_from_slice(&1u32.to_le_bytes());
+        h.extend_from_slice(&2.0f64.to_le_bytes());
+        let crc = crc32fast::hash(&h);
+        h.extend_from_slice(&crc.to_le_bytes());
+        fs::write(&path, &h).unwrap();
+        for e in [
+            Ledger::open(&path).unwrap_err(),
+            Ledger::recover(&path).unwrap_err(),
+            Ledger::visits(&path).unwrap_err(),
+        ] {
+            assert!(
+                matches!(e, LedgerError::OtherVersion { ref found, .. } if found == "DPWLEDG1"),
+                "{e:?}"
+            );
+            let message = e.to_string();
+            for what in [
+                "DPWLEDG1",
+                "DPWLEDG2",
+                "an older version of dpwalk",
+                "start the run again",
+            ] {
+                assert!(message.contains(what), "{message}");
+            }
+        }
+        assert_eq!(fs::read(&path).unwrap(), h, "never modified");
+    }
+
     #[test]
     fn budget_check() {
         let dir = TempDir::new("budget");
         let path = dir.0.join("b.bin");
         let g = Orders::default_grid();
-        let mut l = Ledger::create(&path, &g).unwrap();
+        let mut l = Ledger::create(&path, &g, OWNER).unwrap();
         let step = crate::mechanism::gaussian(&g, 10.0).unwrap();
         let budget = Budget::new(1.0, 1e-5).unwrap();
         let mut taken = 0;

@@ -19,7 +19,8 @@
 //!   accountant: per-round curves and their composition.
 //! - [`mod@unit`]: the privacy unit (user or record) and each algorithm's sensitivity under it,
 //!   including dpwalk's record-level view.
-//! - [`ledger`]: the per-user, append-only, checksummed record of contributions and budget checks.
+//! - [`ledger`]: the per-user, append-only, checksummed record of visits (contributions with their
+//!   charge, and noise-only visits) and budget checks.
 //! - [`walk`]: per-user figures of a walk on a topology (what the CLI prints and the simulator
 //!   reports).
 //! - [`error`]: the accounting error type.

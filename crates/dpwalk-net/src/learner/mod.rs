@@ -11,28 +11,34 @@
 //! For one received token the order is
 //! ```text
 //! budget policy → visit (step + next hop), or a noise-only step when the budget is spent
-//!   → StateDir::commit(u_i, RNG position, seq, outgoing token, and this contribution's seq among
-//!     the unflushed charges)                                        (one fdatasync)
-//!   → ledger append, without a flush                                (a write to the page cache)
+//!   → StateDir::commit(u_i, RNG position, seq, outgoing token, and this visit (seq and kind)
+//!     among the unflushed ledger records)                          (one fdatasync)
+//!   → ledger append (a contribution, or a noise-only visit), without a flush
+//!                                                                   (a write to the page cache)
 //!   → (the caller) acknowledge and send
 //! ```
-//! One flush per step: the flush is most of a hop on loopback, and the state must be flushed
-//! anyway. The ledger's file is flushed later, off the token's path ([`Learner::flush_ledger`],
-//! which the node calls while it does not hold the token, before it exits, and which
-//! [`Learner::receive`] calls itself before the list of unflushed charges would pass
-//! [`MAX_UNFLUSHED`]). Until its file is flushed, the state carries the seqs of its unflushed
-//! records; the charge of a contribution is a pure function of σ and the run's accounted clip
-//! ([`Run::accounted_clip`]), so a seq is all a record needs to be written again. The state is
-//! the truth and the ledger follows it:
+//! Every visit is recorded, a noise-only one too (without a charge): the ledgers of all members
+//! together then give the walk's holder at every step, which the certificate given the walk
+//! (`dpwalk ledger certify`) reads, and an observer's noise-only visits are observations it must
+//! count. One flush per step: the flush is most of a hop on loopback, and the state must be
+//! flushed anyway. The ledger's file is flushed later, off the token's path
+//! ([`Learner::flush_ledger`], which the node calls while it does not hold the token, before it
+//! exits, and which [`Learner::receive`] calls itself before the list of unflushed records would
+//! pass [`MAX_UNFLUSHED`]). Until its file is flushed, the state carries the seq and kind of each
+//! unflushed record ([`NodeState::unflushed_visits`]); the charge of a contribution is a pure
+//! function of σ and the run's accounted clip ([`Run::accounted_clip`]), and a noise-only visit
+//! has none, so a seq and a kind are all a record needs to be written again. The state is the
+//! truth and the ledger follows it:
 //! - a process crash loses nothing the operating system was given: the ledger lacks at most the
 //!   record of the step whose commit the crash followed;
 //! - a machine crash may lose the records appended since the last flush;
 //!
 //! and in both cases [`Learner::open`] appends again, and flushes, the records of the state's
-//! unflushed charges that the ledger lacks. A ledger record never precedes its step's commit, so a
-//! ledger with a contribution the state does not know is an error, never guessed away. So every
-//! ledger holds exactly the contributions its node made, none lost and none counted twice, once
-//! the node has opened it. A crash before the commit leaves the previous state: the sender still
+//! unflushed visits that the ledger lacks. A ledger record never precedes its step's commit, so a
+//! ledger with a visit the state does not know is an error, never guessed away. So every ledger
+//! holds exactly the visits its node made (as many contributions as the state's `contributions`
+//! and as many noise-only visits as its `skipped`), none lost and none counted twice, once the
+//! node has opened it. A crash before the commit leaves the previous state: the sender still
 //! has custody, re-sends, and the node steps again from the same `u_i` and RNG position, to the
 //! same result.
 //!
@@ -72,7 +78,7 @@ use dpwalk_core::rng::NodeRng;
 use dpwalk_core::step::{Algorithm, StepScratch};
 use dpwalk_core::walk::{Turn, Update, start_holder, visit};
 use dpwalk_privacy::budget::Policy;
-use dpwalk_privacy::ledger::Ledger;
+use dpwalk_privacy::ledger::{Ledger, LedgerVisit};
 use dpwalk_privacy::rdp::{Conversion, RdpCurve};
 use libp2p_identity::{Keypair, PeerId};
 
@@ -95,9 +101,9 @@ pub use problem::{labels_for_loss, node_problem};
 /// The ledger's file name in the state directory.
 pub const LEDGER_FILE: &str = "ledger.bin";
 
-/// How many contributions may wait for the ledger's flush (their seqs ride in every state commit:
-/// 8 bytes each). [`Learner::receive`] flushes the ledger first rather than let the list grow
-/// past it.
+/// How many visits may wait for the ledger's flush (their seqs and kinds ride in every state
+/// commit: 9 bytes each). [`Learner::receive`] flushes the ledger first rather than let the list
+/// grow past it.
 pub const MAX_UNFLUSHED: usize = 64;
 
 /// How many times a re-route redraws the next hop to avoid unreachable neighbours before it
@@ -287,7 +293,7 @@ impl<'p> Learner<'p> {
                 None => {}
             }
         }
-        if !spent && self.state.unflushed_charges.len() >= MAX_UNFLUSHED {
+        if self.state.unflushed_visits.len() >= MAX_UNFLUSHED {
             self.flush_ledger()?;
         }
         let seq = token.seq + 1;
@@ -300,9 +306,12 @@ impl<'p> Learner<'p> {
             state.skipped += 1;
         } else {
             state.contributions += 1;
-            state.unflushed_charges.push(token.seq);
             state.clipped += u64::from(clipped);
         }
+        state.unflushed_visits.push(LedgerVisit {
+            seq: token.seq,
+            contribution: !spent,
+        });
         let outcome = if seq >= self.run.steps() {
             let mut z = vec![0.0; w.len()];
             self.step
@@ -325,7 +334,9 @@ impl<'p> Learner<'p> {
             Outcome::Forward(custody)
         };
         self.states.commit(&self.state)?;
-        if !spent {
+        if spent {
+            self.ledger.append_noise_only_unflushed(token.seq)?;
+        } else {
             self.ledger.append_unflushed(token.seq, &self.step_charge)?;
         }
         if let (Some(evals), Outcome::Forward(c)) = (self.evals.as_mut(), &outcome)
@@ -339,11 +350,11 @@ impl<'p> Learner<'p> {
     /// Flushes the ledger's file, so that the state need not carry its records' seqs any more
     /// (the next commit drops them). Cheap when there is nothing to flush.
     pub fn flush_ledger(&mut self) -> Result<(), LearnerError> {
-        if self.state.unflushed_charges.is_empty() {
+        if self.state.unflushed_visits.is_empty() {
             return Ok(());
         }
         self.ledger.flush()?;
-        self.state.unflushed_charges.clear();
+        self.state.unflushed_visits.clear();
         Ok(())
     }
 
@@ -463,5 +474,10 @@ impl<'p> Learner<'p> {
     /// Contributions recorded in the ledger.
     pub fn ledger_records(&self) -> u64 {
         self.ledger.records()
+    }
+
+    /// Noise-only visits recorded in the ledger.
+    pub fn ledger_noise_only(&self) -> u64 {
+        self.ledger.noise_only()
     }
 }

@@ -11,7 +11,7 @@ use dpwalk_core::step::StepScratch;
 use dpwalk_core::topology::Topology;
 use dpwalk_privacy::Noise;
 use dpwalk_privacy::budget::Policy;
-use dpwalk_privacy::ledger::{Budget, Ledger};
+use dpwalk_privacy::ledger::{Budget, Ledger, LedgerOwner, LedgerVisit};
 use dpwalk_privacy::local::local_view;
 use dpwalk_privacy::rdp::{Conversion, Orders};
 use dpwalk_privacy::walk::{Setup, path_hidden};
@@ -19,7 +19,7 @@ use libp2p_identity::Keypair;
 
 use super::{LEDGER_FILE, Learner, LearnerError, NodeStep};
 use crate::quality::Quality;
-use crate::run::Run;
+use crate::run::{Run, RunHash};
 use crate::state::{NodeState, StateDir};
 
 impl<'p> Learner<'p> {
@@ -71,6 +71,10 @@ impl<'p> Learner<'p> {
         }
         let noise = Noise::new(algorithm.sigma(), run.accounted_clip())?;
         let ledger_path = state_dir.join(LEDGER_FILE);
+        let owner = LedgerOwner {
+            run: run.hash().0,
+            member: index as u64,
+        };
         let mut ledger = if ledger_path.exists() {
             let (ledger, recovery) = Ledger::recover(&ledger_path)?;
             if recovery.discarded_bytes > 0 {
@@ -81,9 +85,20 @@ impl<'p> Learner<'p> {
                     "the ledger's last record was torn by a crash and was discarded"
                 );
             }
+            if ledger.owner() != owner {
+                return Err(LearnerError::Inconsistent {
+                    ledger: ledger_path.clone(),
+                    message: format!(
+                        "the ledger is member {}'s of run hash {}, but this node is member {index} of run hash {}: it belongs to another node or another run. Give this node its own state-dir",
+                        ledger.owner().member,
+                        RunHash(ledger.owner().run),
+                        run.hash()
+                    ),
+                });
+            }
             ledger
         } else {
-            Ledger::create(&ledger_path, &Orders::default_grid())?
+            Ledger::create(&ledger_path, &Orders::default_grid(), owner)?
         };
         // Charged on the ledger's own orders, so that a ledger written with an earlier grid
         // keeps being appended to consistently.
@@ -93,20 +108,25 @@ impl<'p> Learner<'p> {
             ledger: ledger_path.clone(),
             message,
         };
-        let lost: Vec<u64> = state
-            .unflushed_charges
+        let lost: Vec<LedgerVisit> = state
+            .unflushed_visits
             .iter()
             .copied()
-            .filter(|&seq| ledger.last_seq().is_none_or(|last| seq > last))
+            .filter(|v| ledger.last_seq().is_none_or(|last| v.seq > last))
             .collect();
         if !lost.is_empty() {
-            for &seq in &lost {
-                ledger.append_unflushed(seq, &step_charge)?;
+            for v in &lost {
+                if v.contribution {
+                    ledger.append_unflushed(v.seq, &step_charge)?;
+                } else {
+                    ledger.append_noise_only_unflushed(v.seq)?;
+                }
             }
             ledger.flush()?;
             tracing::warn!(
-                seqs = ?lost,
-                "repaired the ledger: a crash came before these contributions' records reached it"
+                contributions = ?lost.iter().filter(|v| v.contribution).map(|v| v.seq).collect::<Vec<_>>(),
+                noise_only = ?lost.iter().filter(|v| !v.contribution).map(|v| v.seq).collect::<Vec<_>>(),
+                "repaired the ledger: a crash came before these visits' records reached it"
             );
         }
         let records = ledger.records();
@@ -129,6 +149,13 @@ impl<'p> Learner<'p> {
             return Err(inconsistent(format!(
                 "the ledger holds {records} records for the state's {} contributions: it lacks records of contributions this node made (it was restored from an older copy, truncated or replaced), and the node would under-count its privacy spending. Put back the ledger that matches the state",
                 state.contributions
+            )));
+        }
+        if ledger.noise_only() != state.skipped {
+            return Err(inconsistent(format!(
+                "the ledger holds {} noise-only visits for the state's {}: it lacks records of visits this node made (it was restored from an older copy, truncated or replaced), and the walk could not be certified from the members' ledgers. Put back the ledger that matches the state",
+                ledger.noise_only(),
+                state.skipped
             )));
         }
         let prox_scratch = match step {

@@ -22,7 +22,8 @@
 //! [`certify`] computes `max_j Ψ_ij` for every user from the realised holder sequence and which
 //! visits were contributions (a spent user's noise-only visits are not): one scan of the path per
 //! observer, O(n·K) in all. It holds for the realised path even if the observer knows the whole
-//! path, which is why it is the figure that applies once ledgers are brought together.
+//! path, which is why it is the figure that applies once ledgers are brought together
+//! (`dpwalk_net::certify`, `dpwalk ledger certify`: every ledger records its member's visits).
 
 use rayon::prelude::*;
 

@@ -152,11 +152,13 @@ mod tests {
                     if m < 2 {
                         0.0
                     } else {
-                        0.013 * 0.99f64.powi(m - 2)
+                        0.013 * 0.99f64.powi(m as i32 - 2)
                     }
                 })
                 .collect();
-            let g: Vec<f64> = (0..len).map(|s| 1.0 + 0.5 * 0.97f64.powi(s)).collect();
+            let g: Vec<f64> = (0..len)
+                .map(|s| 1.0 + 0.5 * 0.97f64.powi(s as i32))
+                .collect();
             let want = direct(&a, &g);
             let got = solve(&a, &g);
             for (s, (w, x)) in want.iter().zip(&got).enumerate() {

@@ -30,7 +30,7 @@ pub struct CertifyArgs {
     /// clip, K and the members.
     #[arg(long)]
     run: PathBuf,
-    /// δ of the figures (default: the run's [budget] delta, else dpwalk's default).
+    /// δ of the figures (default: the delta of the run's budget, else dpwalk's default).
     #[arg(long)]
     delta: Option<f64>,
     /// Print JSON.

@@ -4,7 +4,7 @@
 //! Every member's ledger (format 2, `dpwalk_privacy::ledger`) records each of its visits by seq:
 //! its contributions and its noise-only visits (the budget spent). Together the ledgers of all
 //! members give the walk's holder at every step `0..K` and which steps were contributions, which
-//! is the input of the ex-post certificate [`certify`](dpwalk_privacy::network::excursion::certify)
+//! is the input of the ex-post certificate [`certify`]
 //! (`specs/network-dp-2.md` §4). [`certify_ledgers`] reads them, checks that they are this run's
 //! (each ledger's header names the run's hash and the member, so file names do not matter), that
 //! every member brought one and only one, and that together they cover every seq `0..K` exactly

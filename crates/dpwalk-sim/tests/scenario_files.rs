@@ -72,6 +72,11 @@ fn every_scenario_file_reads_as_pinned() {
             0x49686bc36b31dd6e,
         ),
         (
+            "sim/swarm-network.toml",
+            0x1201d9bd083fe220,
+            0x49686bc36b31dd6e,
+        ),
+        (
             "sim/swarm-record.toml",
             0xf9a26538df1be579,
             0x91c07353af2dc638,

@@ -2,11 +2,17 @@
 //! on the way, evaluated as the simulator evaluates its own.
 
 use anyhow::{Context, bail, ensure};
+use dpwalk_net::certify::walk_from_ledgers;
 use dpwalk_net::final_model::FinalModelFile;
+use dpwalk_net::run::Run;
+use dpwalk_privacy::network::excursion::certify;
+use dpwalk_sim::given_walk::GivenWalk;
+use dpwalk_sim::method::Method;
 use dpwalk_sim::metrics::Evaluator;
 use dpwalk_sim::run::{Clips, RunResult};
 use dpwalk_sim::scenario::LoadedScenario;
 use dpwalk_sim::simulate::{self, PointResult, Prepared};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use super::supervise::NodeProc;
@@ -97,10 +103,7 @@ pub(super) fn collect(
         per_user,
         late,
         skipped: finals.iter().map(|f| f.privacy.skipped).sum(),
-        // The nodes do not send their visits back: the swarm's walk is not reassembled here.
-        given_walk: dpwalk_sim::given_walk::GivenWalk::NotComputed(
-            "network given the walk not computed: a swarm does not collect its walk".into(),
-        ),
+        given_walk: given_walk(nodes, &resolved),
         wall_seconds: wall_seconds + eval_seconds,
         eval_seconds,
     };
@@ -111,6 +114,35 @@ pub(super) fn collect(
         runs: vec![run],
         seeds: vec![simulate::repetition_seed(s.seed, 0)],
     })
+}
+
+/// The certificate given the walk (N2) of a DP-SGD swarm, from its members' ledgers (every visit
+/// is in them: `dpwalk_net::certify`), as the simulator computes it from the walk it records;
+/// where the ledgers do not give the walk (a forked walk, a ledger missing), the reason.
+fn given_walk(nodes: &[NodeProc], resolved: &dpwalk_sim::privacy::Resolved) -> GivenWalk {
+    if !matches!(
+        resolved.point.method,
+        Method::Walk(dpwalk_core::step::Algorithm::Sgd(_))
+    ) {
+        return GivenWalk::NotOffered;
+    }
+    let not_computed =
+        |why: String| GivenWalk::NotComputed(format!("network given the walk not computed: {why}"));
+    let Some(out) = nodes.first().and_then(|n| n.dir.parent()) else {
+        return not_computed("no node directory".into());
+    };
+    let run = match Run::load(&out.join("run.toml")) {
+        Ok(run) => run,
+        Err(e) => return not_computed(e.to_string()),
+    };
+    let ledgers: Vec<PathBuf> = nodes
+        .iter()
+        .map(|n| n.dir.join("state").join(dpwalk_net::learner::LEDGER_FILE))
+        .collect();
+    match walk_from_ledgers(&run, &ledgers) {
+        Ok((visits, _)) => GivenWalk::Certified(certify(nodes.len(), &visits)),
+        Err(e) => not_computed(e.to_string()),
+    }
 }
 
 /// The models the nodes recorded on the way (`state/evals.csv`, see

@@ -353,6 +353,134 @@ fn a_dp_sgd_swarm_ends_with_the_simulators_model_bit_for_bit() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// `dpwalk ledger certify` on a DP-SGD swarm's ledgers (a star, whose centre runs out of budget,
+/// so that the ledgers hold noise-only visits besides contributions): every user's certificate
+/// given the walk is the simulator's for the same walk (`privacy_users.csv`), exactly; the output
+/// says that the ledgers reveal the path; and a set of ledgers without one member's is refused
+/// with the reason.
+#[test]
+fn ledger_certify_gives_the_simulators_certificate_given_the_walk() {
+    let out = temp_dir("certify");
+    let sets = [
+        "--set",
+        "users=5",
+        "--set",
+        "steps=400",
+        "--set",
+        "topology.kind=star",
+    ];
+    swarm(
+        &out.join("swarm"),
+        &[
+            &["--scenario", "sim/swarm-dpsgd.toml", "--nodes", "5"][..],
+            &sets[2..],
+        ]
+        .concat(),
+    );
+    let status = dpwalk()
+        .args(["sim", "sim/swarm-dpsgd.toml", "--quiet", "--out"])
+        .arg(out.join("sim"))
+        .args(sets)
+        .status()
+        .expect("runs");
+    assert!(status.success());
+    let ledgers: Vec<PathBuf> = (0..5)
+        .map(|i| out.join(format!("swarm/node-{i}/state/ledger.bin")))
+        .collect();
+    let noise_only: u64 = ledgers
+        .iter()
+        .map(|l| Ledger::open(l).unwrap().noise_only())
+        .sum();
+    assert!(noise_only > 0, "the star's centre runs out of budget");
+    let certify = |ledgers: &[PathBuf], json: bool| {
+        let mut c = dpwalk();
+        c.args(["ledger", "certify", "--run"])
+            .arg(out.join("swarm/run.toml"))
+            .args(ledgers);
+        if json {
+            c.arg("--json");
+        }
+        c.output().expect("runs")
+    };
+    let output = certify(&ledgers, true);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let cert: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        cert["label"],
+        "network given the walk (ex post; not for calibration)"
+    );
+    assert!(
+        cert["notice"]
+            .as_str()
+            .unwrap()
+            .contains("no longer applies"),
+        "{cert:#}"
+    );
+    // The simulator's users, by index.
+    let csv = std::fs::read_to_string(out.join("sim/privacy_users.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (eps, observer, contributions) = (
+        column("record_level_network_epsilon_given_walk"),
+        column("network_observer_given_walk"),
+        column("contributions"),
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let users = cert["users"].as_array().unwrap();
+    assert_eq!((rows.len(), users.len()), (5, 5));
+    let mut made = 0;
+    for (row, user) in rows.iter().zip(users) {
+        let want: f64 = row[eps].parse().unwrap();
+        let got = user["network_given_walk"]["epsilon"].as_f64().unwrap();
+        assert_eq!(
+            got.to_bits(),
+            want.to_bits(),
+            "user {}: {got} against {want}",
+            row[0]
+        );
+        assert_eq!(
+            user["worst_observer"].to_string(),
+            row[observer],
+            "user {}",
+            row[0]
+        );
+        assert_eq!(user["contributions"].to_string(), row[contributions]);
+        made += user["contributions"].as_u64().unwrap() + user["noise_only"].as_u64().unwrap();
+    }
+    assert_eq!(made, 400, "every step once");
+    // The text says what the ledgers reveal, and labels the figure.
+    let output = certify(&ledgers, false);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{text}");
+    for what in [
+        "reveal the walk's path",
+        "path-hidden network figure",
+        "no longer applies",
+        "above or below N1",
+        "network given the walk (ex post; not for calibration)",
+        "worst observer",
+    ] {
+        assert!(text.contains(what), "{what}: {text}");
+    }
+    // One member's ledger missing: refused, naming the member and the steps it leaves uncovered.
+    let output = certify(&ledgers[..4], false);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("no ledger was given for member 4")
+            && stderr.contains("the walk's path needs every member's visits")
+            && stderr.contains("are not covered"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 /// The network budget (`sim/swarm-network.toml`: the DP-SGD walk, record level, `view =
 /// "network"`): the run file's `[budget]` says `view = "network"`, every node calibrates σ to the
 /// path-hidden figure N1 and enforces its cap, the daemons end with the simulator's model bit for

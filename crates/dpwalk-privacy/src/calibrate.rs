@@ -19,7 +19,7 @@ use crate::central::{centralized_view, federated_view};
 use crate::error::PrivacyError;
 use crate::local::local_view;
 use crate::network::mixture::{
-    MAX_NETWORK_WORK, MixtureOptions, PairChain, PairMixtures, dropped, network_orders, work,
+    MixtureOptions, PairChain, PairMixtures, check_cost, dropped, network_orders,
 };
 use crate::rdp::{Conversion, DpBound, DpGuarantee, Orders, RdpCurve, check_delta};
 
@@ -99,15 +99,7 @@ pub fn network_mixtures(
     let chain = PairChain::complete(users)?;
     let opts = MixtureOptions::default();
     let steps = usize::try_from(steps).unwrap_or(usize::MAX);
-    let estimate = work(&chain, steps, &opts) * network_orders(orders)?.len() as f64;
-    if estimate > MAX_NETWORK_WORK {
-        return Err(PrivacyError::NetworkCost {
-            work: estimate,
-            steps: steps as u64,
-            users,
-            limit: MAX_NETWORK_WORK,
-        });
-    }
+    check_cost(&chain, steps, 1.0, network_orders(orders)?.len())?;
     Ok(PairMixtures::new(
         &chain,
         steps,

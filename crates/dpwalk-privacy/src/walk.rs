@@ -8,7 +8,7 @@
 //!   budget policy. N1 on the complete graph (one figure for every pair), N3 pair by pair on any
 //!   other graph of at most [`MAX_PAIR_USERS`] users (each user against its worst observer);
 //!   refused with [`NOT_OFFERED_COST`] above that and where the arithmetic would pass
-//!   [`MAX_NETWORK_WORK`] ([`PrivacyError::NetworkCost`]). The mixture itself is in
+//!   [`MAX_NETWORK_WORK`](crate::network::mixture::MAX_NETWORK_WORK) ([`PrivacyError::NetworkCost`]). The mixture itself is in
 //!   [`crate::network::mixture`], the per-path charge `Ψ` in [`crate::network::excursion`].
 //! - **network given the walk** (N2, labelled [`GIVEN_WALK`]): `ε_loc·max_j Ψ_ij` for a realised
 //!   walk ([`crate::network::excursion::certify`], [`crate::network::given_walk`]).
@@ -31,7 +31,7 @@ use crate::Noise;
 use crate::error::PrivacyError;
 use crate::local::local_view;
 use crate::network::mixture::{
-    MAX_NETWORK_WORK, MAX_PAIR_USERS, MixtureOptions, PairChain, PairMixtures, network_orders, work,
+    MAX_PAIR_USERS, MixtureOptions, PairChain, PairMixtures, check_cost, network_orders,
 };
 use crate::network::{
     Charges, HittingOptions, InverseHitting, PassageLaw, complete_graph_inverse_hitting,
@@ -421,7 +421,7 @@ pub struct PathHidden {
 /// user contributes at most `cap` times (the budget policy enforces the cap; spent users take
 /// noise-only steps), on the orders calibration and the budget policy use
 /// ([`network_orders`]), so that a calibrated σ reads back as its target. Refused above [`MAX_PAIR_USERS`] users on a graph other than the complete
-/// one ([`NOT_OFFERED_COST`]), and where the computation would exceed [`MAX_NETWORK_WORK`].
+/// one ([`NOT_OFFERED_COST`]), and where the computation would exceed [`MAX_NETWORK_WORK`](crate::network::mixture::MAX_NETWORK_WORK).
 pub fn path_hidden(
     setup: &Setup,
     topology: &Topology,
@@ -453,15 +453,7 @@ pub fn path_hidden(
     };
     let orders = network_orders(&setup.orders)?;
     let pairs = if complete { 1.0 } else { (n * (n - 1)) as f64 };
-    let estimate = work(&chain_of(0, 1)?, k, &opts) * pairs * orders.len() as f64;
-    if estimate > MAX_NETWORK_WORK {
-        return Err(PrivacyError::NetworkCost {
-            work: estimate,
-            steps,
-            users: n,
-            limit: MAX_NETWORK_WORK,
-        });
-    }
+    check_cost(&chain_of(0, 1)?, k, pairs, orders.len())?;
     // The local figure bounds every observer too: on its finer grid it can be the smaller.
     let local: Figure = local_view(&setup.orders, setup.noise, cap)
         .to_dp(setup.delta, setup.conversion)?

@@ -683,6 +683,28 @@ pub fn work(chain: &PairChain, steps: usize, opts: &MixtureOptions) -> f64 {
     recursion + 2.0 * renewal
 }
 
+/// Refuses, as "not offered: cost" ([`PrivacyError::NetworkCost`]), a path-hidden figure of
+/// `pairs` pairs like `chain` on `orders` orders of a walk of `steps` steps whose arithmetic would
+/// pass [`MAX_NETWORK_WORK`]: the one check of calibration, the budget policy and every printed
+/// figure.
+pub fn check_cost(
+    chain: &PairChain,
+    steps: usize,
+    pairs: f64,
+    orders: usize,
+) -> Result<(), PrivacyError> {
+    let estimate = work(chain, steps, &MixtureOptions::default()) * pairs * orders as f64;
+    if estimate > MAX_NETWORK_WORK {
+        return Err(PrivacyError::NetworkCost {
+            work: estimate,
+            steps: steps as u64,
+            users: chain.users,
+            limit: MAX_NETWORK_WORK,
+        });
+    }
+    Ok(())
+}
+
 /// The orders the network view is calibrated and enforced on: every sixth order of `orders` and
 /// its last (any subset gives a valid bound, and each order costs a whole mixture). Calibration,
 /// the budget policy and every printed network figure use these, so that a calibrated σ reads

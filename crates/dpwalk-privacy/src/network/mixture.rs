@@ -669,7 +669,7 @@ pub fn pair_curve(
 /// The arithmetic of one order of [`pair_curve`] in multiply-adds, roughly: the recursion over
 /// the distances computed exactly and the renewal over the walk's steps. What
 /// [`MAX_NETWORK_WORK`] limits (times the orders and the pairs).
-pub fn work(chain: &PairChain, steps: usize, opts: &MixtureOptions) -> f64 {
+fn work(chain: &PairChain, steps: usize, opts: &MixtureOptions) -> f64 {
     let l0 = horizon(chain, steps, opts);
     let moves: usize = chain.moves.iter().map(Vec::len).sum();
     let k = steps as f64;

@@ -12,8 +12,22 @@ pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
         .map_or("", |p| p.privacy.accounting.unit.prefix());
     let (local_head, network_head) = (format!("{unit}local eps"), format!("{unit}network eps"));
     let width = network_head.len().max(12);
+    // The central column only where a point has a central figure (federated DP-SGD, the
+    // federated and centralized modes).
+    let central = summary
+        .points
+        .iter()
+        .any(|p| p.privacy.accounting.central.is_some());
+    let central_head = format!("{unit}central eps");
+    let central_cell = |cell: &str| {
+        if central {
+            format!(" {cell:>w$}", w = central_head.len())
+        } else {
+            String::new()
+        }
+    };
     println!(
-        "{:<8} {:>10} {:>8} {:>14} {:>12} {:>10} {:>width$} {:>width$} {:>12}  topology",
+        "{:<8} {:>10} {:>8} {:>14} {:>12} {:>10} {:>width$} {:>width$}{} {:>12}  topology",
         "algo",
         "sigma",
         "clip",
@@ -22,6 +36,7 @@ pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
         "test err",
         local_head,
         network_head,
+        central_cell(&central_head),
         "steps/s"
     );
     let eps = |e: Option<f64>| e.map_or_else(|| "inf".to_string(), |e| format!("{e:.4}"));
@@ -35,8 +50,12 @@ pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
             .network
             .as_ref()
             .map_or_else(|| "-".to_string(), |n| eps(n.figure.epsilon));
+        let central_eps = accounting
+            .central
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |c| eps(c.epsilon));
         println!(
-            "{:<8} {:>10.4} {:>8} {:>14.6e} {:>12.3e} {:>10} {:>width$} {:>width$} {:>12.0}  {}",
+            "{:<8} {:>10.4} {:>8} {:>14.6e} {:>12.3e} {:>10} {:>width$} {:>width$}{} {:>12.0}  {}",
             p.algorithm,
             p.sigma,
             p.clip
@@ -48,6 +67,7 @@ pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
                 .map_or_else(|| "-".to_string(), |e| format!("{e:.4}")),
             local,
             network,
+            central_cell(&central_eps),
             p.throughput.steps_per_second,
             p.topology,
         );
@@ -60,6 +80,12 @@ pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
              observer, else - (ADMM, or not offered); the network figure given the walk (N2) is \
              in summary.json and privacy_users.csv; at delta = {delta:e} (summary.json says why)"
         );
+        if central {
+            println!(
+                "{unit}central eps: whoever sees only the released models (federated DP-SGD: \
+                 the server's, the server trusted with the messages), else -"
+            );
+        }
         if !unit.is_empty() {
             println!(
                 "record-level: neighbouring datasets differ in one record of one user; for admm, \

@@ -128,6 +128,23 @@ fn measured_leakage_never_exceeds_the_baselines_bounds() {
         let p = &points[0];
         assert_eq!(p.setting.steps, 4, "min(rounds, 4) rounds by default");
         let local = assert_below(&format!("{sets:?} {kind:?}"), p);
+        // Federated DP-SGD's central view is audited against its own, smaller figure (the
+        // released sum carries all 8 users' noise), not the local one.
+        if p.setting.algorithm == "fed-sgd" {
+            let (l, c) = (&p.views[0], &p.views[1]);
+            assert_eq!((l.view, c.view), (View::Local, View::Central));
+            assert!(
+                c.bound.figure.starts_with("central view"),
+                "{}",
+                c.bound.figure
+            );
+            assert!(
+                c.bound.epsilon_or_inf() < l.bound.epsilon_or_inf() / 2.0,
+                "central {:?} vs local {:?}",
+                c.bound.epsilon,
+                l.bound.epsilon
+            );
+        }
         // The white-box canary of the Gaussian baselines is seen plainly in the local view.
         if kind == CanaryKind::WhiteBox && matches!(p.setting.algorithm, "fed-sgd" | "ipadmm") {
             assert!(local > 1.0, "{sets:?}: local eps_hat {local}");

@@ -8,7 +8,7 @@
 mod common;
 
 use common::{LASSO, LOGISTIC, final_gap, scenario};
-use dpwalk_sim::scenario::{LoadedScenario, parse};
+use dpwalk_sim::scenario::{BudgetView, LoadedScenario, parse};
 use dpwalk_sim::simulate::{prepare, simulate};
 use std::path::{Path, PathBuf};
 
@@ -109,8 +109,9 @@ epsilon = 1.0
     )
 }
 
-/// The calibrated knob and the local ε of the point, and the std of every coordinate of every
-/// repetition's released model.
+/// The calibrated knob and the ε of the point in its budget's view (central where the point has
+/// a central figure, else local), and the std of every coordinate of every repetition's
+/// released model.
 fn calibrated_run(text: &str, dir: &Path, sets: &[&str]) -> (f64, f64, f64) {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let loaded = LoadedScenario::new(
@@ -123,13 +124,20 @@ fn calibrated_run(text: &str, dir: &Path, sets: &[&str]) -> (f64, f64, f64) {
     let results = simulate(&loaded, &prepared, true).expect("simulate");
     let summary = dpwalk_sim::output::summarize(&loaded, &prepared, &results);
     let point = &summary.points[0];
-    let local = point
-        .privacy
-        .accounting
-        .local
-        .as_ref()
-        .expect("a local figure");
-    let epsilon = local.figure.epsilon.expect("finite");
+    let accounting = &point.privacy.accounting;
+    let local = accounting.local.as_ref().expect("a local figure");
+    let budget_view = accounting.budget.as_ref().expect("a budget").view;
+    let epsilon = match budget_view {
+        BudgetView::Central => {
+            accounting
+                .central
+                .as_ref()
+                .expect("a central figure")
+                .epsilon
+        }
+        _ => local.figure.epsilon,
+    }
+    .expect("finite");
     let values: Vec<f64> = results[0].runs.iter().flat_map(|r| r.z.clone()).collect();
     let n = values.len() as f64;
     let mean = values.iter().sum::<f64>() / n;
@@ -160,6 +168,21 @@ fn each_noise_has_the_scale_of_its_calibration() {
     // fed-sgd, one round: w = −lr·mean_i(η_i/2), η_i ~ N(0, σ²).
     let (sigma, eps, std) = calibrated_run(&squared, &dir, &["algorithm.kind=fed-sgd"]);
     assert_scale("fed-sgd", std, 0.4 * sigma / 2.0 / n.sqrt(), eps);
+    // On the central view (the released sum carries every user's noise) the same budget needs
+    // σ/√n: the RDP of the sum at σ is the local view's at σ√n.
+    let central = ["algorithm.kind=fed-sgd", "privacy.view=central"];
+    let (sigma_c, eps_c, std_c) = calibrated_run(&squared, &dir, &central);
+    assert_scale(
+        "fed-sgd (central)",
+        std_c,
+        0.4 * sigma_c / 2.0 / n.sqrt(),
+        eps_c,
+    );
+    let ratio = sigma_c * n.sqrt() / sigma;
+    assert!(
+        (ratio - 1.0).abs() < 0.01,
+        "central sigma {sigma_c} vs local {sigma}: ratio {ratio}"
+    );
 
     // dp-iadmm ObjP, two rounds: z_p = −ξ_p/κ, λ_p = −ρ z_p, so the server's
     // w = mean_p(z_p − λ_p/ρ) = −2 mean_p(ξ_p)/κ, κ = ρ + 1/η; Laplace(b) has std √2·b.
@@ -279,11 +302,25 @@ fn what_a_method_cannot_run_is_refused_with_the_reason() {
         &["algorithm.kind=ipadmm", weighted],
         &["ipadmm", "weighted"],
     );
-    // The baselines are proved in the local view only, and run whole rounds.
+    // The papers' baselines are proved in the local view only; federated DP-SGD in the local
+    // and the central views (it has no walk); and they run whole rounds.
     assert_refused(
         LASSO,
-        &["algorithm.kind=fed-sgd", "privacy.view=central"],
+        &["algorithm.kind=ipadmm", "privacy.view=central"],
         &["`privacy.view`", "local"],
+    );
+    assert_refused(
+        LASSO,
+        &["algorithm.kind=fed-sgd", "privacy.view=network"],
+        &["`privacy.view`", "no walk"],
+    );
+    assert_refused(
+        LASSO,
+        &[
+            "sweep.kind=[\"admm\", \"dp-iadmm\"]",
+            "privacy.view-by-kind.dp-iadmm=\"central\"",
+        ],
+        &["`privacy.view-by-kind.dp-iadmm`", "local"],
     );
     assert_refused(
         LASSO,

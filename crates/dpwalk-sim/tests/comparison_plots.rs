@@ -125,8 +125,8 @@ fn privacy_spent_grows_with_the_rounds_up_to_each_points_figure() {
         }
     }
     // The views panel: dpwalk's three kinds in the local view, the DP-SGD walk in the network
-    // view too (its path-hidden figure, N3 on this 10-node graph), and the caption says why
-    // ADMM has none.
+    // view too (its path-hidden figure, N3 on this 10-node graph), federated DP-SGD in the
+    // central view too, and the caption says why ADMM has no network figure.
     assert_figure(&dir, "privacy_views");
     let views = series(&dir.join("privacy_views.csv"));
     let kinds: Vec<&str> = views
@@ -135,18 +135,23 @@ fn privacy_spent_grows_with_the_rounds_up_to_each_points_figure() {
         .collect();
     assert_eq!(
         kinds,
-        ["admm", "dp-sgd", "dp-sgd", "fed-sgd"],
+        ["admm", "dp-sgd", "dp-sgd", "fed-sgd", "fed-sgd"],
         "{:?}",
         views.keys()
     );
-    let network: Vec<&String> = views
+    let others: Vec<&String> = views
         .keys()
         .filter(|l| !l.ends_with("— local view"))
         .collect();
-    assert_eq!(network.len(), 1, "{network:?}");
+    assert_eq!(others.len(), 2, "{others:?}");
     assert!(
-        network[0].starts_with("dp-sgd") && network[0].ends_with("— network (another user) view"),
-        "{network:?}"
+        others[0].starts_with("dp-sgd") && others[0].ends_with("— network (another user) view"),
+        "{others:?}"
+    );
+    assert!(
+        others[1].starts_with("fed-sgd")
+            && others[1].ends_with("— central (released models only) view"),
+        "{others:?}"
     );
     assert!(views.values().all(|c| c.len() == 2));
     let svg = std::fs::read_to_string(dir.join("privacy_views.svg")).unwrap();

@@ -108,6 +108,16 @@ fn every_scenario_file_reads_as_pinned() {
             0x4dd06fdfa117fd0b,
         ),
         (
+            "sim/compare/views-adult-record.toml",
+            0xa8acb7ff5bf117c7,
+            0x1e751e5386408034,
+        ),
+        (
+            "sim/compare/views-mnist-record.toml",
+            0xfe6363088e39cac3,
+            0x374d95eca756eace,
+        ),
+        (
             "sim/reproduce/cbb-fig1.toml",
             0x437f31c8ad4f6b24,
             0x54d4ffdd6e1ee6c8,

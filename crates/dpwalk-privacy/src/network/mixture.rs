@@ -51,6 +51,7 @@ use crate::Noise;
 use crate::error::PrivacyError;
 use crate::local::eps_loc;
 use crate::rdp::{Orders, RdpCurve};
+use rayon::prelude::*;
 
 /// Largest non-complete graph whose pairs are computed (N3): the cost is O(n²) pairs, each a
 /// recursion over the graph's edges.
@@ -598,9 +599,10 @@ impl PairMixtures {
             .iter()
             .map(|&a| eps_loc(a, noise.sigma(), noise.clip()))
             .collect();
+        // The orders are independent: in parallel (rayon), collected in order.
         let kept = orders
             .as_slice()
-            .iter()
+            .par_iter()
             .zip(&per_step)
             .map(|(&alpha, &e)| {
                 let theta = (alpha - 1.0) * e;

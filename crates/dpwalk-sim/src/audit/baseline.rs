@@ -25,7 +25,9 @@
 //!
 //! The bound is the accountant's for the same `R` rounds: [`crate::baseline_privacy`]
 //! (`dpwalk_privacy::calibrate_baseline`'s curves) for the three papers, the walk's DP-SGD local
-//! view of `R` contributions for fed-sgd. The accountant's worst user bounds the canary's.
+//! view of `R` contributions for fed-sgd. The accountant's worst user bounds the canary's. The
+//! released model alone (central) is held to the local bound, except fed-sgd's, held to its own
+//! central figure ([`crate::privacy::FED_SGD_CENTRAL`]).
 
 use super::AuditError;
 use super::bound::Bound;
@@ -291,9 +293,20 @@ pub(crate) fn audit_point(
     let pair = [transcripts[0].as_slice(), transcripts[1].as_slice()];
     // dp-iadmm's noise is Laplace, pp-admm's radial (Gamma radius): not Gaussian.
     let gaussian = !matches!(method, Method::DpIadmm(_) | Method::PpAdmm(_));
+    let central = privacy
+        .as_ref()
+        .unwrap_or(&prepared.privacy)
+        .fed_sgd_central_after(point, rounds);
     let views = view_audits(&views, pair, rounds, 1, gaussian, &opts, |view| {
-        let bound = match view {
-            View::Central => Bound {
+        let bound = match (view, central) {
+            (View::Central, Some(figure)) => Bound {
+                epsilon: figure.epsilon,
+                order: figure.order,
+                figure: "central view: the server's models, each round the sum of every user's message (federated DP-SGD, proved; the server trusted with the messages)".into(),
+                assumptions: Vec::new(),
+                note: None,
+            },
+            (View::Central, None) => Bound {
                 figure: "local view (the released model is computed from the messages): no central bound is printed for the baselines".into(),
                 ..local.clone()
             },

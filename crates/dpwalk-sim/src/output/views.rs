@@ -5,19 +5,20 @@
 //! `summary.json` reports it, y its final relative gap.
 //!
 //! The local view (an eavesdropper on every message) is the comparison's headline; the central
-//! view (the final model only, federated and centralized modes) and the network view (another
+//! view (the released models only: the federated and centralized modes' final model, federated
+//! DP-SGD's server models) and the network view (another
 //! user on the walk) are weaker adversaries, and are drawn only where `summary.json` has a figure
 //! for them: no network figure exists for the ADMM walk (withdrawn, see the README's "Measuring
 //! privacy"); a DP-SGD walk's is the path-hidden figure (N1 on the complete graph, N3 on other
-//! graphs up to 200 users, not offered beyond them or past its cost limit); federated DP-SGD is
-//! accounted in the local view only. The caption says which of these the panel lacks.
+//! graphs up to 200 users, not offered beyond them or past its cost limit). The caption says
+//! which of these the panel lacks.
 
 use super::{PointSummary, Summary};
 use crate::compare::skip_empty;
 use crate::plot::{LinePlot, PlotError, Series, write_line_plot_with_data};
 use std::path::Path;
 
-/// dpwalk's own kinds (fed-sgd among them, although it is accounted in the local view only).
+/// dpwalk's own kinds (fed-sgd among them: the walk's DP-SGD message, averaged by a server).
 const OWN_KINDS: [&str; 3] = ["admm", "dp-sgd", "fed-sgd"];
 
 /// A point of a curve: ε, the mean final gap and its standard deviation.
@@ -35,7 +36,7 @@ const VIEWS: [View; 3] = [
         epsilon: |p| p.privacy.accounting.local.as_ref()?.figure.epsilon,
     },
     View {
-        name: "central (final model only)",
+        name: "central (released models only)",
         epsilon: |p| p.privacy.accounting.central?.epsilon,
     },
     View {
@@ -135,13 +136,19 @@ fn caption(own: &[&PointSummary]) -> String {
             dpwalk_privacy::walk::ASSUMPTIONS.join("; ")
         ));
     }
-    if own.iter().any(|p| p.algorithm == "fed-sgd") {
-        parts.push("fed-sgd: local view only".into());
+    let central = |p: &&&PointSummary| p.privacy.accounting.central.is_some();
+    if own.iter().filter(central).any(|p| p.algorithm == "fed-sgd") {
+        parts.push(
+            "fed-sgd central: the server's models, the server trusted with the messages".into(),
+        );
     }
-    if own.iter().all(|p| p.privacy.accounting.central.is_none()) {
-        parts.push("central: dpwalk's federated and centralized modes only".into());
-    } else {
-        parts.push("central assumes the users' hidden state does not leak".into());
+    if own.iter().filter(central).any(|p| p.algorithm != "fed-sgd") {
+        parts.push(
+            "central (federated, centralized ADMM) assumes the users' hidden state does not leak"
+                .into(),
+        );
+    } else if !own.iter().any(|p| central(&p)) {
+        parts.push("central: dpwalk's federated and centralized modes and fed-sgd only".into());
     }
     parts.join("; ")
 }

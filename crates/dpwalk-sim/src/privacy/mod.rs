@@ -3,8 +3,10 @@
 //! `walk`, `calibrate` and `budget` modules); this module only decides which view applies:
 //! `resolve` turns a scenario's point into a runnable one, `report` gives its runs' figures.
 //!
-//! Budgets are on the local view (walks), the network view (the DP-SGD walk on the complete
-//! graph, N1) or the central view (federated, centralized). Network figures are reported only
+//! Budgets are on the local view (walks, every baseline), the network view (the DP-SGD walk on
+//! the complete graph, N1) or the central view (dpwalk's federated and centralized modes, and
+//! federated DP-SGD: [`FED_SGD_CENTRAL`]); each kind's is [`Scenario::budget_view`]. Network
+//! figures are reported only
 //! where one is proved, both for DP-SGD walks (`specs/network-dp-2.md`):
 //! - the **path-hidden** figure ([`dpwalk_privacy::walk::PATH_HIDDEN`]; N1 on the complete graph,
 //!   N3 on other graphs of at most 200 users, [`dpwalk_privacy::walk::path_hidden`]): a priori,
@@ -24,8 +26,8 @@ mod report;
 mod resolve;
 
 pub use report::{
-    Budget, Extreme, GivenWalkExtreme, GivenWalkFigure, NetworkExtreme, NetworkView, PointPrivacy,
-    UserRow,
+    Budget, Extreme, FED_SGD_CENTRAL, GivenWalkExtreme, GivenWalkFigure, NetworkExtreme,
+    NetworkView, PointPrivacy, UserRow,
 };
 pub use resolve::Resolved;
 

@@ -24,6 +24,9 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError};
 
+/// What federated DP-SGD's central figure proves, and under what.
+pub const FED_SGD_CENTRAL: &str = "central view: whoever sees only the server's models (each round releases the sum of every user's message, its noise summed with it), the server trusted with the messages (or secure aggregation); federated DP-SGD keeps no per-user state, so the rounds compose exactly (dpwalk_privacy::central)";
+
 impl PrivacyContext {
     /// The privacy figures of a point's runs: the worst over repetitions and users.
     pub fn report(
@@ -98,6 +101,8 @@ impl PrivacyContext {
         let mut out = base;
         if matches!(point.method, Method::FedSgd(_)) {
             out.local = self.local_extreme(noise, rounds);
+            out.central = self.fed_sgd_central(noise, rounds);
+            out.notes.push(FED_SGD_CENTRAL.into());
             return out;
         }
         match scenario.algorithm.mode {
@@ -122,13 +127,35 @@ impl PrivacyContext {
                         users: scenario.users as u64,
                     },
                 };
-                let central = account(&central_view, &self.orders, noise)
-                    .and_then(|c| c.to_dp(self.delta, self.conversion));
-                out.central = central.ok().map(Figure::from);
+                out.central = self.central_figure(&central_view, noise);
                 out.notes.push("central view: the final model only, with the hidden per-user state assumed not to leak (dpwalk_privacy::central)".into());
             }
         }
         out
+    }
+
+    /// Federated DP-SGD's central `(ε, δ)` after `rounds` rounds at `point`'s noise
+    /// ([`FED_SGD_CENTRAL`]): the centralized mode's figure, each round's released sum carrying
+    /// every user's noise. `None` for other methods and without a guarantee.
+    pub fn fed_sgd_central_after(&self, point: &Point, rounds: u64) -> Option<Figure> {
+        if !matches!(point.method, Method::FedSgd(_)) {
+            return None;
+        }
+        let (sigma, clip) = self.gaussian_noise(&point.method)?;
+        self.fed_sgd_central(Noise::new(sigma, clip).ok()?, rounds)
+    }
+
+    fn fed_sgd_central(&self, noise: Noise, rounds: u64) -> Option<Figure> {
+        let users = self.users as u64;
+        self.central_figure(&View::Centralized { rounds, users }, noise)
+    }
+
+    /// The `(ε, δ)` figure of a central view, `None` where the accountant refuses it.
+    fn central_figure(&self, view: &View, noise: Noise) -> Option<Figure> {
+        account(view, &self.orders, noise)
+            .and_then(|c| c.to_dp(self.delta, self.conversion))
+            .ok()
+            .map(Figure::from)
     }
 
     /// The local-view `(ε, δ)` of a user of `point` after `k` contributions (round-based
@@ -374,7 +401,8 @@ impl PrivacyContext {
     }
 
     /// Every user's local figure in one run and, on a DP-SGD walk, its path-hidden network
-    /// figure (the point's, the same in every run), for `privacy_users.csv`, when σ and C give a
+    /// figure (the point's, for the cap on contributions, the same in every run; where the user's
+    /// own local figure is smaller, that one), for `privacy_users.csv`, when σ and C give a
     /// guarantee.
     pub fn users(
         &self,
@@ -390,11 +418,20 @@ impl PrivacyContext {
             .enumerate()
             .map(|(user, &k)| {
                 let network = view.as_ref().and_then(|v| v.user(user));
+                let local = Self::local_figure(&setup, k, &mut cache).ok()?;
                 Some(UserRow {
                     user,
                     contributions: k,
-                    local: Self::local_figure(&setup, k, &mut cache).ok()?,
-                    network: network.map(|f| f.figure),
+                    local,
+                    // The point's figure is for the cap; a user with fewer contributions has the
+                    // smaller of it and its own local figure (both bound every observer).
+                    network: network.map(|f| {
+                        if local.epsilon_or_inf() < f.figure.epsilon_or_inf() {
+                            local
+                        } else {
+                            f.figure
+                        }
+                    }),
                     worst_observer: network.and_then(|f| f.observer),
                 })
             })
@@ -468,7 +505,7 @@ pub struct UserRow {
     pub contributions: u64,
     /// Its local figure.
     pub local: Figure,
-    /// Its path-hidden network figure (`None`: ADMM, or not offered).
+    /// Its path-hidden network figure, at most its local one (`None`: ADMM, or not offered).
     pub network: Option<Figure>,
     /// The observer that figure is about (`None` on the complete graph: all alike).
     pub worst_observer: Option<usize>,
@@ -621,7 +658,7 @@ pub struct PointPrivacy {
     /// (DP-SGD walks only; labelled [`GIVEN_WALK_LABEL`]: it is computed after the walk and
     /// cannot choose σ before one).
     pub network_given_walk: Option<GivenWalkExtreme>,
-    /// Final-model ε (federated, centralized).
+    /// Final-model ε (federated, centralized; federated DP-SGD: the server's models).
     pub central: Option<Figure>,
     /// What could not be computed, and why.
     pub notes: Vec<String>,

@@ -5,6 +5,7 @@ use super::PrivacyContext;
 use crate::algorithm::Mode;
 use crate::method::{Method, PendingMethod};
 use crate::scenario::{BudgetView, PendingPoint, Point, Scenario, ScenarioError};
+use dpwalk_core::step::Algorithm;
 use dpwalk_privacy::Noise;
 use dpwalk_privacy::budget::{PLAN_QUANTILE, Policy};
 use dpwalk_privacy::calibrate::{REL_TOL, View, calibrate};
@@ -68,11 +69,7 @@ impl PrivacyContext {
         } else {
             steps
         };
-        let view = if fed_sgd {
-            View::Local { contributions: k }
-        } else {
-            self.budget_view(scenario, parameters, pending.topology, steps, k)?
-        };
+        let view = self.budget_view(scenario, parameters, pending.topology, steps, k)?;
         // Calibration and the policy use the default grid, as every daemon does, so that a run
         // file made from this scenario gets the same σ and skips the same steps.
         let grid = Orders::default_grid();
@@ -111,8 +108,11 @@ impl PrivacyContext {
     }
 
     /// The view a budget constrains for `k` contributions of a point run for `steps` (its
-    /// rounds, in the federated and centralized modes). A network budget is offered for the
-    /// DP-SGD walk on the complete graph only (N1), and refused elsewhere with the reason.
+    /// rounds, in the federated and centralized modes and for federated DP-SGD). A network
+    /// budget is offered for the DP-SGD walk on the complete graph only (N1), and refused
+    /// elsewhere with the reason. Federated DP-SGD's central view is the released models, the
+    /// sum of every user's message each round: the centralized mode's figure, which for it
+    /// needs no assumption on hidden state (its users keep none).
     fn budget_view(
         &self,
         scenario: &Scenario,
@@ -122,38 +122,50 @@ impl PrivacyContext {
         k: u64,
     ) -> Result<View, ScenarioError> {
         let n = scenario.users as u64;
-        if scenario.privacy.view == Some(BudgetView::Network) {
-            let dp_sgd = matches!(method, Method::Walk(dpwalk_core::step::Algorithm::Sgd(_)));
-            if !dp_sgd {
-                return Err(ScenarioError::Invalid(format!(
-                    "privacy.view = \"network\" is for the DP-SGD walk: {ADMM_NETWORK_WITHDRAWN}; use view = \"local\" or algorithm.kind = \"dp-sgd\""
-                )));
+        let view = scenario.budget_view(method);
+        let key = if scenario.privacy.view_by_kind.contains_key(&method.kind()) {
+            format!("privacy.view-by-kind.{}", method.kind().as_str())
+        } else {
+            "privacy.view".to_string()
+        };
+        Ok(match view {
+            BudgetView::Network => {
+                if !matches!(method, Method::Walk(Algorithm::Sgd(_))) {
+                    return Err(ScenarioError::Invalid(format!(
+                        "{key} = \"network\" is for the DP-SGD walk: {ADMM_NETWORK_WITHDRAWN}; use view = \"local\" or algorithm.kind = \"dp-sgd\""
+                    )));
+                }
+                if !self.is_complete(topology) {
+                    return Err(ScenarioError::Invalid(format!(
+                        "{key} = \"network\" calibrates on the complete graph's path-hidden figure (N1); on other graphs it is not offered yet: use a complete topology, or view = \"local\""
+                    )));
+                }
+                View::Network {
+                    users: n,
+                    steps,
+                    cap: k,
+                }
             }
-            if !self.is_complete(topology) {
-                return Err(ScenarioError::Invalid(
-                    "privacy.view = \"network\" calibrates on the complete graph's path-hidden figure (N1); on other graphs it is not offered yet: use a complete topology, or view = \"local\"".into(),
-                ));
-            }
-            return Ok(View::Network {
-                users: n,
-                steps,
-                cap: k,
-            });
-        }
-        Ok(match (scenario.privacy.view, scenario.algorithm.mode) {
-            (Some(BudgetView::Central) | None, Mode::Federated) => View::Federated {
-                rounds: steps,
-                sampling_rate: scenario
-                    .algorithm
-                    .blocks_per_round
-                    .unwrap_or(scenario.users) as f64
-                    / n as f64,
+            BudgetView::Local => View::Local { contributions: k },
+            BudgetView::Central => match (method, scenario.algorithm.mode) {
+                (Method::FedSgd(_), _) | (_, Mode::Centralized) => View::Centralized {
+                    rounds: k,
+                    users: n,
+                },
+                (_, Mode::Federated) => View::Federated {
+                    rounds: steps,
+                    sampling_rate: scenario
+                        .algorithm
+                        .blocks_per_round
+                        .unwrap_or(scenario.users) as f64
+                        / n as f64,
+                },
+                (_, Mode::Decentralized) => {
+                    return Err(ScenarioError::Invalid(format!(
+                        "{key} = \"central\" is for the federated and centralized modes, and for kind = \"fed-sgd\""
+                    )));
+                }
             },
-            (Some(BudgetView::Central) | None, Mode::Centralized) => View::Centralized {
-                rounds: steps,
-                users: n,
-            },
-            _ => View::Local { contributions: k },
         })
     }
 }

@@ -29,22 +29,7 @@ impl Scenario {
         if let Some(tune) = &self.tune {
             tune.check()?;
         }
-        let view = &["privacy", "view"];
-        match (self.privacy.view, self.algorithm.mode) {
-            (Some(BudgetView::Network), Mode::Federated | Mode::Centralized) => {
-                return at(
-                    view,
-                    "\"network\" is for the walk (mode = \"decentralized\", DP-SGD)".into(),
-                );
-            }
-            (Some(BudgetView::Central), Mode::Decentralized) => {
-                return at(
-                    view,
-                    "\"central\" is for the federated and centralized modes".into(),
-                );
-            }
-            _ => {}
-        }
+        self.check_views()?;
         if let Some(bad) = self
             .output
             .orders
@@ -78,8 +63,7 @@ impl Scenario {
         self.points()
     }
 
-    /// What the kinds need of the rest of the scenario: the baselines are proved in the local
-    /// view only and run whole rounds (each kind's `steps` counts user updates, `users` per
+    /// What the kinds need of the rest of the scenario: the baselines run whole rounds (each kind's `steps` counts user updates, `users` per
     /// round); a kind's own `steps` is an integer >= 1.
     fn check_kinds(&self) -> Result<(), ScenarioError> {
         for kind in self.kinds() {
@@ -93,15 +77,6 @@ impl Scenario {
                     .into());
                 }
                 continue;
-            }
-            if self.privacy.view == Some(BudgetView::Central) {
-                return Err(SpecError::new(
-                    &["privacy", "view"],
-                    format!(
-                        "kind = \"{name}\" is proved only in the local view (an eavesdropper on every message); use view = \"local\""
-                    ),
-                )
-                .into());
             }
             let steps = self.steps_for(kind)?;
             if steps < self.users as u64 {
@@ -122,6 +97,46 @@ impl Scenario {
                     ),
                 )
                 .into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Every kind's budget view fits it: the network view is the walk's (a DP-SGD walk's: the
+    /// ADMM walk's is refused with its reason when a budget point is resolved), the central view
+    /// is dpwalk's federated and centralized modes' and federated DP-SGD's, the seed baselines
+    /// are proved in the local view only. (`[privacy.view-by-kind]` may name kinds the sweep
+    /// does not run, as `[by-kind]` may: a sweep narrowed by `--set` keeps its views.)
+    fn check_views(&self) -> Result<(), ScenarioError> {
+        for kind in self.kinds() {
+            let Some(view) = self.view_given(kind) else {
+                continue;
+            };
+            let name = kind.as_str();
+            let key: &[&str] = if self.privacy.view_by_kind.contains_key(&kind) {
+                &["privacy", "view-by-kind", name]
+            } else {
+                &["privacy", "view"]
+            };
+            let walk_mode = self.algorithm.mode == Mode::Decentralized;
+            let refusal = match (view, kind) {
+                (BudgetView::Local, _) => None,
+                (BudgetView::Network, AlgorithmName::Admm | AlgorithmName::DpSgd) if !walk_mode => {
+                    Some("\"network\" is for the walk (mode = \"decentralized\", DP-SGD)".to_string())
+                }
+                (BudgetView::Central, AlgorithmName::Admm | AlgorithmName::DpSgd) if walk_mode => {
+                    Some("\"central\" is for the federated and centralized modes, and for kind = \"fed-sgd\"".to_string())
+                }
+                (BudgetView::Network, AlgorithmName::FedSgd) => Some(
+                    "kind = \"fed-sgd\" has no walk: its views are \"local\" and \"central\"".to_string(),
+                ),
+                (_, AlgorithmName::Admm | AlgorithmName::DpSgd | AlgorithmName::FedSgd) => None,
+                _ => Some(format!(
+                    "kind = \"{name}\" is proved only in the local view (an eavesdropper on every message); use view = \"local\""
+                )),
+            };
+            if let Some(message) = refusal {
+                return Err(SpecError::new(key, message).into());
             }
         }
         Ok(())

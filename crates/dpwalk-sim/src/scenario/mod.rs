@@ -175,9 +175,15 @@ pub struct PrivacySpec {
     /// Budget ε (calibrates σ).
     #[serde(default)]
     pub epsilon: Option<f64>,
-    /// The view the budget constrains (default: network for the walk, central otherwise).
+    /// The view the budget constrains (default: local for the walk and the baselines, central
+    /// for dpwalk's federated and centralized modes).
     #[serde(default)]
     pub view: Option<BudgetView>,
+    /// `[privacy.view-by-kind]`: the view of some kinds of a sweep, in place of `view` (a
+    /// comparison puts each algorithm's budget on the view it proves best: the DP-SGD walk on
+    /// the network view, federated DP-SGD on the central one, the ADMM walk on the local one).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub view_by_kind: std::collections::BTreeMap<crate::algorithm::AlgorithmName, BudgetView>,
     /// Users skip contributions that would exceed the budget.
     #[serde(default = "default_true")]
     pub enforce: bool,
@@ -198,6 +204,7 @@ impl Default for PrivacySpec {
             conversion: ConversionName::Tight,
             epsilon: None,
             view: None,
+            view_by_kind: std::collections::BTreeMap::new(),
             enforce: true,
             unit: UnitName::User,
         }
@@ -408,14 +415,31 @@ impl Scenario {
             .min(steps)
     }
 
-    /// The view a budget on `method` constrains: local for the baselines (the only view they
-    /// prove); for dpwalk's own, as given, else local for the walk and central otherwise.
-    /// (A network budget is refused: see `dpwalk_privacy::budget`.)
+    /// The view given for `kind`'s budget: its `[privacy.view-by-kind]` entry, else
+    /// `[privacy] view` (`None`: the default of [`Scenario::budget_view`]).
+    pub fn view_given(&self, kind: AlgorithmName) -> Option<BudgetView> {
+        self.privacy
+            .view_by_kind
+            .get(&kind)
+            .copied()
+            .or(self.privacy.view)
+    }
+
+    /// The view a budget on `method` constrains. The seed baselines prove the local view only;
+    /// federated DP-SGD the local view, or the central one when given (its users keep no state:
+    /// `crate::privacy`); dpwalk's own kinds the view given, else local for the walk and central
+    /// for the federated and centralized modes. Which views a kind may be given is checked with
+    /// the scenario ([`Scenario::check`]); the network view is refused where no figure is
+    /// offered when the point is resolved.
     pub fn budget_view(&self, method: &Method) -> BudgetView {
+        let given = self.view_given(method.kind());
+        if matches!(method, Method::FedSgd(_)) {
+            return given.unwrap_or(BudgetView::Local);
+        }
         if method.walk().is_none() {
             return BudgetView::Local;
         }
-        self.privacy.view.unwrap_or(match self.algorithm.mode {
+        given.unwrap_or(match self.algorithm.mode {
             Mode::Decentralized => BudgetView::Local,
             Mode::Federated | Mode::Centralized => BudgetView::Central,
         })

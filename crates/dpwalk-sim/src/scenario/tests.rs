@@ -272,3 +272,51 @@ fn a_bad_kind_horizon_is_refused_with_its_key() {
         .collect();
     assert_eq!(steps, [5, 5, 50]);
 }
+
+#[test]
+fn each_kind_s_budget_view_is_its_own_entry_else_the_common_one() {
+    let sets = |extra: &[&str]| -> Vec<String> {
+        let mut all = vec![
+            r#"sweep.kind=["admm", "dp-sgd", "fed-sgd"]"#.to_string(),
+            r#"privacy.view="local""#.to_string(),
+        ];
+        all.extend(extra.iter().map(|s| s.to_string()));
+        all
+    };
+    let views = [
+        r#"privacy.view-by-kind.dp-sgd="network""#,
+        r#"privacy.view-by-kind.fed-sgd="central""#,
+    ];
+    let s = parse(MINIMAL, p(), &sets(&views)).expect("parses");
+    s.check().expect("each kind's view fits it");
+    assert_eq!(s.view_given(AlgorithmName::Admm), Some(BudgetView::Local));
+    assert_eq!(
+        s.view_given(AlgorithmName::DpSgd),
+        Some(BudgetView::Network)
+    );
+    assert_eq!(
+        s.view_given(AlgorithmName::FedSgd),
+        Some(BudgetView::Central)
+    );
+    // Without the common view, the kinds without an entry keep their default.
+    let s = parse(MINIMAL, p(), &views.map(String::from)).expect("parses");
+    assert_eq!(s.view_given(AlgorithmName::Admm), None);
+    // One view for all three does not fit the walk's ADMM: the refusal names the key it came
+    // from, the common one or the kind's own entry.
+    let err = parse(MINIMAL, p(), &sets(&[r#"privacy.view="central""#]))
+        .expect("parses")
+        .check()
+        .expect_err("central for a walk")
+        .to_string();
+    assert!(err.starts_with("`privacy.view`: "), "{err}");
+    let err = parse(
+        MINIMAL,
+        p(),
+        &sets(&[r#"privacy.view-by-kind.admm="central""#]),
+    )
+    .expect("parses")
+    .check()
+    .expect_err("central for a walk")
+    .to_string();
+    assert!(err.starts_with("`privacy.view-by-kind.admm`: "), "{err}");
+}

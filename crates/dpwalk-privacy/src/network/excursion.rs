@@ -138,101 +138,115 @@ pub struct Certified {
 }
 
 /// The ex-post charge of every user `0..users` against its worst observer on the realised walk
-/// `path` (N2, `specs/network-dp-2.md` §4), O(users·K) time in all: each user's contribution
-/// times are merged with each observer's visit times (both read once from the path, in time
-/// order), so a pair costs O(k_i + k_j). The contributors in parallel (rayon), each keeping the
-/// first worst observer. Holders `≥ users` are ignored.
+/// `path` (N2, `specs/network-dp-2.md` §4): one scan of the path per observer, O(users·K) time,
+/// the observers in parallel (rayon), O(users + K) memory per thread. Holders `≥ users` are
+/// ignored.
 pub fn certify(users: usize, path: &[Visit]) -> Vec<Certified> {
-    let end = path.len() as u64;
-    let visits = Times::of(users, path, |_| true);
-    let contributions = Times::of(users, path, |v| v.contribution);
+    let none = Certified {
+        psi: 0.0,
+        observer: None,
+    };
     (0..users)
         .into_par_iter()
-        .map_init(
-            || (Vec::new(), Vec::new()),
-            |(dists, stack), i| {
-                let mine = contributions.of_user(i);
-                let mut best = Certified {
+        .fold(
+            || Scan::new(users),
+            |mut scan, j| {
+                scan.observer(j, path);
+                scan
+            },
+        )
+        .map(|scan| scan.best)
+        .reduce(
+            || vec![none; users],
+            |a, b| a.into_iter().zip(b).map(|(x, y)| worse(x, y)).collect(),
+        )
+}
+
+/// The larger charge of two, the smaller observer among equals (so that the result does not
+/// depend on how the observers were split between threads).
+fn worse(a: Certified, b: Certified) -> Certified {
+    match (a.observer, b.observer) {
+        (None, _) => b,
+        (_, None) => a,
+        (Some(x), Some(y)) => {
+            if b.psi > a.psi || (b.psi == a.psi && y < x) {
+                b
+            } else {
+                a
+            }
+        }
+    }
+}
+
+/// One thread's buffers and its best charges so far.
+struct Scan {
+    best: Vec<Certified>,
+    /// The contribution times of each user since the observer's last observation.
+    pending: Vec<Vec<u64>>,
+    /// The users with pending times (to clear them without scanning all users).
+    touched: Vec<usize>,
+    psi: Vec<f64>,
+    dists: Vec<u64>,
+    stack: Vec<(f64, f64)>,
+}
+
+impl Scan {
+    fn new(users: usize) -> Self {
+        Self {
+            best: vec![
+                Certified {
                     psi: 0.0,
                     observer: None,
                 };
-                if mine.is_empty() {
-                    return best;
-                }
-                for j in (0..users).filter(|&j| j != i) {
-                    let psi = psi_merged(mine, visits.of_user(j), end, dists, stack);
-                    if best.observer.is_none() || psi > best.psi {
-                        best = Certified {
-                            psi,
-                            observer: Some(j),
-                        };
-                    }
-                }
-                best
-            },
-        )
-        .collect()
-}
-
-/// `Ψ_ij` from `i`'s contribution times `mine` and `j`'s visit times `seen` (both increasing,
-/// never equal: one holder a step), the final model observed at `end`.
-fn psi_merged(
-    mine: &[u64],
-    seen: &[u64],
-    end: u64,
-    dists: &mut Vec<u64>,
-    stack: &mut Vec<(f64, f64)>,
-) -> f64 {
-    let (mut total, mut next, mut first) = (0.0, 0, 0);
-    while let Some(&s) = mine.get(first) {
-        // The observation that ends the excursion holding `s`: `j`'s next visit, else the end.
-        while seen.get(next).is_some_and(|&t| t < s) {
-            next += 1;
+                users
+            ],
+            pending: vec![Vec::new(); users],
+            touched: Vec::new(),
+            psi: vec![0.0; users],
+            dists: Vec::new(),
+            stack: Vec::new(),
         }
-        let t_obs = seen.get(next).copied().unwrap_or(end);
-        let last = first + mine[first..].partition_point(|&t| t < t_obs);
-        total += if last == first + 1 {
-            1.0 / (t_obs - s) as f64
-        } else {
-            dists.clear();
-            dists.extend(mine[first..last].iter().map(|&t| t_obs - t));
-            phi_in(dists, stack)
-        };
-        first = last;
     }
-    total
-}
 
-/// Every user's times of one kind of step on a path, increasing, in one flat array (CSR).
-struct Times {
-    starts: Vec<usize>,
-    times: Vec<u64>,
-}
-
-impl Times {
-    /// The steps of `path` that `keep` selects, by holder (holders `≥ users` left out).
-    fn of(users: usize, path: &[Visit], keep: impl Fn(&Visit) -> bool) -> Self {
-        let mut starts = vec![0usize; users + 1];
-        for v in path.iter().filter(|v| v.holder < users && keep(v)) {
-            starts[v.holder + 1] += 1;
-        }
-        for u in 0..users {
-            starts[u + 1] += starts[u];
-        }
-        let mut fill = starts.clone();
-        let mut times = vec![0u64; starts[users]];
+    /// Charges every user against observer `j` and keeps the worse.
+    fn observer(&mut self, j: usize, path: &[Visit]) {
+        let users = self.psi.len();
+        self.psi.iter_mut().for_each(|p| *p = 0.0);
         for (t, v) in path.iter().enumerate() {
-            if v.holder < users && keep(v) {
-                times[fill[v.holder]] = t as u64;
-                fill[v.holder] += 1;
+            if v.holder == j {
+                self.observe(t as u64);
+            } else if v.contribution && v.holder < users {
+                let list = &mut self.pending[v.holder];
+                if list.is_empty() {
+                    self.touched.push(v.holder);
+                }
+                list.push(t as u64);
             }
         }
-        Self { starts, times }
+        self.observe(path.len() as u64);
+        for (i, (&p, b)) in self.psi.iter().zip(self.best.iter_mut()).enumerate() {
+            if i != j && p > 0.0 {
+                *b = worse(
+                    *b,
+                    Certified {
+                        psi: p,
+                        observer: Some(j),
+                    },
+                );
+            }
+        }
     }
 
-    /// User `u`'s times.
-    fn of_user(&self, u: usize) -> &[u64] {
-        &self.times[self.starts[u]..self.starts[u + 1]]
+    /// An observation at `t_obs`: every pending user's excursion is charged.
+    fn observe(&mut self, t_obs: u64) {
+        for &i in &self.touched {
+            self.dists.clear();
+            self.dists
+                .extend(self.pending[i].iter().map(|&s| t_obs - s));
+            self.psi[i] += phi_in(&mut self.dists, &mut self.stack);
+            self.pending[i].clear();
+        }
+        self.touched.clear();
     }
 }
 

@@ -2,14 +2,16 @@
 //! §4): [`crate::run::run`] records who held the token at each step and whether the step was a
 //! contribution (a spent user's noise-only step is not), and certifies the walk once it ends with
 //! [`dpwalk_privacy::network::excursion::certify`]. Only each user's charge against its worst
-//! observer is kept ([`GivenWalk::Certified`]); the walk itself is dropped with the run.
+//! observer is kept, with every pair's on walks of at most [`MAX_PAIR_USERS`] users (the N2
+//! heatmap) ([`Certificate`]); the walk itself is dropped with the run.
 //!
 //! Only DP-SGD walks are recorded: no network figure is proved for the ADMM walk
 //! ([`dpwalk_privacy::walk::ADMM_NETWORK_WITHDRAWN`]). The record takes 16 bytes a step and the
 //! certificate `users × steps` scans, so longer or larger runs are not certified and say why
 //! ([`MAX_RECORDED_STEPS`], [`MAX_CERTIFIED_WORK`]).
 
-use dpwalk_privacy::network::excursion::{Certified, Visit, certify};
+use dpwalk_privacy::network::excursion::{Certified, Visit, certify, psi_pairs};
+pub use dpwalk_privacy::network::mixture::MAX_PAIR_USERS;
 
 /// Longest walk recorded for its certificate: 16 bytes a step, 160 MB per run at the limit.
 pub const MAX_RECORDED_STEPS: u64 = 10_000_000;
@@ -25,8 +27,28 @@ pub enum GivenWalk {
     NotOffered,
     /// A DP-SGD walk whose certificate was not computed, and why.
     NotComputed(String),
+    /// The walk's certificate.
+    Certified(Certificate),
+}
+
+/// The ex-post charges of a realised walk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Certificate {
     /// Each user's `max_j Ψ_ij` and the observer `j` attaining it, indexed by user.
-    Certified(Vec<Certified>),
+    pub users: Vec<Certified>,
+    /// Every pair's `Ψ_ij` (row = user `i`, column = observer `j`, 0 on the diagonal) on walks of
+    /// at most [`MAX_PAIR_USERS`] users, `None` above.
+    pub pairs: Option<Vec<f64>>,
+}
+
+impl Certificate {
+    /// The certificate of the walk `path` over `users` users (the simulator's and the swarm's).
+    pub fn of(users: usize, path: &[Visit]) -> Self {
+        Self {
+            users: certify(users, path),
+            pairs: (users <= MAX_PAIR_USERS).then(|| psi_pairs(users, path)),
+        }
+    }
 }
 
 /// Records a walk's visits while it runs, when its certificate is wanted and affordable.
@@ -69,7 +91,7 @@ impl Recorder {
     /// The certificate of the recorded walk.
     pub(crate) fn certify(self) -> GivenWalk {
         match self.path {
-            Ok(path) => GivenWalk::Certified(certify(self.users, &path)),
+            Ok(path) => GivenWalk::Certified(Certificate::of(self.users, &path)),
             Err(why) => why,
         }
     }
@@ -102,9 +124,14 @@ mod tests {
         };
         // User 0's one contribution is seen by 1 at the next hop; 2's by every other user in
         // the final model; 1's by 0 at the next hop.
-        let psi: Vec<f64> = c.iter().map(|c| c.psi).collect();
+        let psi: Vec<f64> = c.users.iter().map(|c| c.psi).collect();
         assert_eq!(psi, [1.0, 1.0, 1.0]);
-        assert_eq!(c[0].observer, Some(1));
-        assert_eq!(c[1].observer, Some(0));
+        assert_eq!(c.users[0].observer, Some(1));
+        assert_eq!(c.users[1].observer, Some(0));
+        // Every pair: 0 seen by 1 at the next hop (1) and by 2 three hops later (1/3); 1 seen by
+        // 0 at the next hop (a noise-only visit observes too: 1) and by 2 two hops later (1/2);
+        // 2 seen by both in the final model (1).
+        let pairs = c.pairs.expect("3 users: every pair");
+        assert_eq!(pairs, [0.0, 1.0, 1.0 / 3.0, 1.0, 0.0, 0.5, 1.0, 1.0, 0.0]);
     }
 }

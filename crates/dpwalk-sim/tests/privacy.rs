@@ -258,8 +258,33 @@ fn many_contributions_on_the_complete_graph_have_a_network_figure_below_the_loca
         assert!(!row.contains_key("inverse_hitting"), "{row:?}");
     }
     eprintln!("{own_local} users with their own local figure below N1");
-    // One figure for every pair: no heatmap on the complete graph.
+    // One figure for every pair: no path-hidden heatmap on the complete graph.
     assert!(!o.dir.join("privacy_heatmap.png").exists());
+    // Given the walk, every pair has its own: the heatmap of N2, whose row maxima are each
+    // user's N2 against its worst observer.
+    assert!(o.dir.join("privacy_heatmap_given_walk.png").exists());
+    let (scenario, pr) = (o.loaded.scenario(), &o.results[0]);
+    let run = &pr.runs[0];
+    let pairs = o
+        .prepared
+        .privacy
+        .given_walk_pairs(scenario, &pr.point, run)
+        .expect("50 users: every pair certified");
+    let users = o
+        .prepared
+        .privacy
+        .given_walk_users(scenario, &pr.point, run)
+        .expect("certified");
+    let n = users.len();
+    for (i, user) in users.iter().enumerate() {
+        let row = &pairs[i * n..(i + 1) * n];
+        assert_eq!(row[i], 0.0);
+        let worst = row.iter().cloned().fold(0.0, f64::max);
+        assert_eq!(Some(worst), user.figure.epsilon, "user {i}");
+        if let Some(j) = user.observer {
+            assert_eq!(Some(row[j]), user.figure.epsilon, "user {i}, observer {j}");
+        }
+    }
     let _ = std::fs::remove_dir_all(&o.dir);
 }
 

@@ -5,8 +5,7 @@ use anyhow::{Context, bail, ensure};
 use dpwalk_net::certify::walk_from_ledgers;
 use dpwalk_net::final_model::FinalModelFile;
 use dpwalk_net::run::Run;
-use dpwalk_privacy::network::excursion::certify;
-use dpwalk_sim::given_walk::GivenWalk;
+use dpwalk_sim::given_walk::{Certificate, GivenWalk};
 use dpwalk_sim::method::Method;
 use dpwalk_sim::metrics::Evaluator;
 use dpwalk_sim::run::{Clips, RunResult};
@@ -140,7 +139,7 @@ fn given_walk(nodes: &[NodeProc], resolved: &dpwalk_sim::privacy::Resolved) -> G
         .map(|n| n.dir.join("state").join(dpwalk_net::learner::LEDGER_FILE))
         .collect();
     match walk_from_ledgers(&run, &ledgers) {
-        Ok((visits, _)) => GivenWalk::Certified(certify(nodes.len(), &visits)),
+        Ok((visits, _)) => GivenWalk::Certified(Certificate::of(nodes.len(), &visits)),
         Err(e) => not_computed(e.to_string()),
     }
 }

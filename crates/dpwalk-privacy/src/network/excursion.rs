@@ -162,6 +162,28 @@ pub fn certify(users: usize, path: &[Visit]) -> Vec<Certified> {
         )
 }
 
+/// `Ψ_ij` of every pair on the realised walk `path`, `users × users` row-major (row = contributor
+/// `i`, column = observer `j`, 0 on the diagonal): the matrix [`certify`] takes each row's
+/// maximum of, by the same scan per observer (observers in parallel). For the pairwise picture
+/// of N2 on small swarms: `users²` numbers.
+pub fn psi_pairs(users: usize, path: &[Visit]) -> Vec<f64> {
+    let columns: Vec<Vec<f64>> = (0..users)
+        .into_par_iter()
+        .map_init(
+            || Scan::new(users),
+            |scan, j| {
+                scan.charge(j, path);
+                let mut column = scan.psi.clone();
+                column[j] = 0.0;
+                column
+            },
+        )
+        .collect();
+    (0..users * users)
+        .map(|k| columns[k % users][k / users])
+        .collect()
+}
+
 /// The larger charge of two, the smaller observer among equals (so that the result does not
 /// depend on how the observers were split between threads).
 fn worse(a: Certified, b: Certified) -> Certified {
@@ -210,6 +232,22 @@ impl Scan {
 
     /// Charges every user against observer `j` and keeps the worse.
     fn observer(&mut self, j: usize, path: &[Visit]) {
+        self.charge(j, path);
+        for (i, (&p, b)) in self.psi.iter().zip(self.best.iter_mut()).enumerate() {
+            if i != j && p > 0.0 {
+                *b = worse(
+                    *b,
+                    Certified {
+                        psi: p,
+                        observer: Some(j),
+                    },
+                );
+            }
+        }
+    }
+
+    /// Every user's `Ψ_ij` against observer `j`, into `psi` (`j`'s own entry is not a charge).
+    fn charge(&mut self, j: usize, path: &[Visit]) {
         let users = self.psi.len();
         self.psi.iter_mut().for_each(|p| *p = 0.0);
         for (t, v) in path.iter().enumerate() {
@@ -224,17 +262,6 @@ impl Scan {
             }
         }
         self.observe(path.len() as u64);
-        for (i, (&p, b)) in self.psi.iter().zip(self.best.iter_mut()).enumerate() {
-            if i != j && p > 0.0 {
-                *b = worse(
-                    *b,
-                    Certified {
-                        psi: p,
-                        observer: Some(j),
-                    },
-                );
-            }
-        }
     }
 
     /// An observation at `t_obs`: every pending user's excursion is charged.
@@ -386,6 +413,25 @@ mod tests {
                     None => assert!(!contributes || n == 1, "{p:?} user {i}"),
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_pair_matrix_is_psi_of_every_pair_and_certify_its_row_maxima() {
+        let (n, holders) = (4, [0, 1, 0, 1, 2, 3, 0, 2, 1, 3, 3, 0]);
+        let mut p = path(&holders);
+        p[5].contribution = false;
+        let pairs = psi_pairs(n, &p);
+        assert_eq!(pairs.len(), n * n);
+        for i in 0..n {
+            for j in 0..n {
+                let want = if i == j { 0.0 } else { psi(&p, i, j) };
+                assert!((pairs[i * n + j] - want).abs() < EPS, "{i} {j}");
+            }
+        }
+        for (i, c) in certify(n, &p).iter().enumerate() {
+            let row = &pairs[i * n..(i + 1) * n];
+            assert_eq!(c.psi, row.iter().cloned().fold(0.0, f64::max));
         }
     }
 

@@ -15,9 +15,11 @@ const MAX_USERS_CSV: usize = 100_000;
 const MAX_USERS_HEATMAP: usize = 2_000;
 
 /// Per-user figures (`privacy_users.csv`, from each point's first repetition) and the pairwise
-/// path-hidden network-ε heatmap (N3: DP-SGD walks on graphs other than the complete one, up to
-/// 200 users; on the complete graph every pair has the same figure, the one in `summary.json`,
-/// and no heatmap is drawn); in `point-<p>/` when sweeping.
+/// network-ε heatmaps of DP-SGD walks: path hidden (`privacy_heatmap`, N3: graphs other than the
+/// complete one, up to 200 users; on the complete graph every pair has the same figure, the one
+/// in `summary.json`, and none is drawn) and given the first repetition's walk
+/// (`privacy_heatmap_given_walk`, N2, up to 200 users, any graph); in `point-<p>/` when
+/// sweeping.
 pub(super) fn write_privacy_details(
     dir: &Path,
     s: &Scenario,
@@ -44,34 +46,48 @@ pub(super) fn write_privacy_details(
                 users_csv(&users, given.as_deref(), unit.record_level()).as_bytes(),
             )?;
         }
-        let Some(pairs) = (n <= MAX_USERS_HEATMAP)
+        let point = &summary.points[p];
+        let unit = point.privacy.accounting.unit.prefix();
+        let heatmap = |figure: &str, short: &str, values: Vec<f64>, file: &str| {
+            write_heatmap(
+                &Heatmap {
+                    title: format!(
+                        "{name}: {unit}network ε ({figure}; δ = {delta:e}) of each user towards each observer, {} σ={} on {} (grey: no finite figure)",
+                        point.algorithm,
+                        significant(point.sigma),
+                        point.topology,
+                        delta = point.privacy.accounting.delta,
+                    ),
+                    n,
+                    values,
+                    x_label: "observer j".into(),
+                    y_label: "user i".into(),
+                    colorbar_label: format!(
+                        "{unit}network ε ({short}) of user i towards observer j"
+                    ),
+                },
+                &sub.join(file),
+            )
+        };
+        if let Some(pairs) = (n <= MAX_USERS_HEATMAP)
             .then(|| prepared.privacy.pairs(s, &pr.resolved))
             .flatten()
-        else {
-            continue;
-        };
-        let point = &summary.points[p];
-        write_heatmap(
-            &Heatmap {
-                title: format!(
-                    "{name}: {}network ε (path hidden, a priori; δ = {delta:e}) of each user towards each observer, {} σ={} on {} (grey: no finite figure)",
-                    point.privacy.accounting.unit.prefix(),
-                    point.algorithm,
-                    significant(point.sigma),
-                    point.topology,
-                    delta = point.privacy.accounting.delta,
-                ),
-                n,
-                values: pairs,
-                x_label: "observer j".into(),
-                y_label: "user i".into(),
-                colorbar_label: format!(
-                    "{}network ε (path hidden) of user i towards observer j",
-                    point.privacy.accounting.unit.prefix()
-                ),
-            },
-            &sub.join("privacy_heatmap"),
-        )?;
+        {
+            heatmap(
+                "path hidden, a priori",
+                "path hidden",
+                pairs,
+                "privacy_heatmap",
+            )?;
+        }
+        if let Some(pairs) = prepared.privacy.given_walk_pairs(s, &pr.point, run) {
+            heatmap(
+                "given the walk of repetition 1, ex post",
+                "given the walk",
+                pairs,
+                "privacy_heatmap_given_walk",
+            )?;
+        }
     }
     Ok(())
 }

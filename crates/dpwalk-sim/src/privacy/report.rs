@@ -333,7 +333,7 @@ impl PrivacyContext {
         let certified = match &run.given_walk {
             GivenWalk::NotOffered => return Ok(None),
             GivenWalk::NotComputed(reason) => return Err(reason.clone()),
-            GivenWalk::Certified(c) => c,
+            GivenWalk::Certified(c) => &c.users,
         };
         certified
             .iter()
@@ -452,6 +452,37 @@ impl PrivacyContext {
         Self::given_walk_figures(&self.walk_setup(point)?, run)
             .ok()
             .flatten()
+    }
+
+    /// Every pair's N2 ε in one run (`n × n`, row = user, column = observer, 0 on the diagonal,
+    /// `+∞` without a finite guarantee), for the heatmap: DP-SGD walks whose pairs were
+    /// certified (at most [`crate::given_walk::MAX_PAIR_USERS`] users), when σ and C give a
+    /// guarantee. Each pair's is `min(K_i, Ψ_ij)·ε_loc` converted as the user's own N2 is.
+    pub fn given_walk_pairs(
+        &self,
+        scenario: &Scenario,
+        point: &Point,
+        run: &RunResult,
+    ) -> Option<Vec<f64>> {
+        if !has_network_view(point, scenario) {
+            return None;
+        }
+        let setup = self.walk_setup(point)?;
+        let GivenWalk::Certified(certificate) = &run.given_walk else {
+            return None;
+        };
+        let pairs = certificate.pairs.as_ref()?;
+        let n = run.per_user.len();
+        let epsilon = |(k, &psi): (usize, &f64)| -> f64 {
+            let (i, j) = (k / n, k % n);
+            if i == j {
+                return 0.0;
+            }
+            given_walk_curve(&setup.orders, setup.noise, psi, run.per_user[i])
+                .to_dp(setup.delta, setup.conversion)
+                .map_or(f64::INFINITY, |b| Figure::from(b).epsilon_or_inf())
+        };
+        Some(pairs.iter().enumerate().map(epsilon).collect())
     }
 
     /// The setup of a walk point's figures: its σ and accounted clip, when they give a

@@ -198,6 +198,21 @@ fn eval_reproduces_the_simulators_test_objective_and_writes_predictions() {
         "{mean_loss} {reported}"
     );
 
+    // The simulator's model says what it was trained on, and eval takes it without the flags.
+    let model = json(&out.join("final_model.json"));
+    assert_eq!(model["problem"]["loss"], "squared", "{model}");
+    assert_eq!(model["problem"]["l1"], 0.001, "{model}");
+    let bare: serde_json::Value = serde_json::from_str(&ok(&[
+        "eval",
+        "--model",
+        s(&out.join("final_model.json")),
+        "--data",
+        s(&out.join("scenario.toml")),
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(bare["objective"], report["objective"]);
+
     // A model of another dimension is refused with both numbers.
     std::fs::write(dir.join("three.csv"), "1,2,3,0.5\n0,1,0,1.5\n").unwrap();
     let err = fails(&[
@@ -281,6 +296,54 @@ fn eval_computes_a_logistic_objective_and_error_rate_by_hand() {
 }
 
 #[test]
+fn eval_takes_the_problem_from_the_model_file_and_refuses_flags_that_contradict_it() {
+    let dir = temp_dir("eval-problem");
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = dir.join("model.json");
+    std::fs::write(
+        &model,
+        r#"{"z": [1.0, -1.0], "problem": {"loss": "logistic", "l1": 0.0, "l2": 0.5}}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("d.csv"), "1,0,1\n0,1,1\n2,1,-1\n0,2,-1\n").unwrap();
+    let data = dir.join("d.csv");
+    let eval = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["eval", "--model", s(&model), "--data", s(&data)];
+        args.extend_from_slice(extra);
+        args.iter().map(|a| a.to_string()).collect()
+    };
+    fn strs(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+    // The file's logistic loss with l2 = 0.5, as eval_computes_a_logistic_objective… by hand.
+    let bare: serde_json::Value = serde_json::from_str(&ok(&strs(&eval(&["--json"])))).unwrap();
+    let l = |t: f64| (1.0 + (-t).exp()).ln();
+    let objective = (l(1.0) + l(-1.0) + l(-1.0) + l(2.0)) / 4.0 + 0.25 * 2.0;
+    assert_eq!(bare["loss"], "logistic", "{bare}");
+    assert!(
+        (bare["objective"].as_f64().unwrap() - objective).abs() < 1e-12,
+        "{bare}"
+    );
+    // Flags that agree change nothing; flags that contradict are refused, naming the problem.
+    let agree = eval(&["--loss", "logistic", "--l2", "0.5", "--json"]);
+    let agreed: serde_json::Value = serde_json::from_str(&ok(&strs(&agree))).unwrap();
+    assert_eq!(agreed["objective"], bare["objective"]);
+    for flags in [
+        &["--loss", "squared"][..],
+        &["--l2", "0.1"],
+        &["--l1", "0.01"],
+    ] {
+        let err = fails(&strs(&eval(flags)));
+        assert!(
+            err.contains("was trained on the logistic loss with l1 = 0, l2 = 0.5")
+                && err.contains("contradict"),
+            "{flags:?}: {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn ledger_show_reads_a_nodes_ledger_and_refuses_a_torn_one() {
     let out = temp_dir("ledger");
     let args = [
@@ -302,6 +365,10 @@ fn ledger_show_reads_a_nodes_ledger_and_refuses_a_torn_one() {
             serde_json::from_str(&ok(&["ledger", "show", s(&ledger), "--records", "--json"]))
                 .unwrap();
         let node = json(&state.join("final_model.json"));
+        // The node's model says what it was trained on (the run file's problem: the default
+        // swarm's, sim/swarm-record.toml's).
+        assert_eq!(node["problem"]["loss"], "logistic", "{node}");
+        assert_eq!(node["problem"]["l2"], 0.001, "{node}");
         let records = report["records"].as_u64().unwrap();
         assert_eq!(records, node["privacy"]["contributions"].as_u64().unwrap());
         let seqs: Vec<u64> = report["seqs"]

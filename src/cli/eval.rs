@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use dpwalk_core::data::spec::{CsvSpec, LabelType};
 use dpwalk_core::data::{DataSpec, Dataset, UserData};
 use dpwalk_core::problem::{Loss, Problem, Regularizer};
+use dpwalk_core::spec::{LossName, ProblemSpec};
 use dpwalk_net::learner::labels_for_loss;
 use dpwalk_net::run::Run;
 use serde::{Deserialize, Serialize};
@@ -22,21 +23,61 @@ pub enum LossArg {
     Multinomial,
 }
 
-/// The loss and regularizer flags, shared by `eval` and `runfile new`.
+/// The loss and regularizer flags, shared by `eval` and `runfile new`. Each is optional so that
+/// `eval` can tell a flag given (checked against the model file's problem) from its default.
 #[derive(Debug, Args)]
 pub struct ProblemArgs {
-    /// The loss.
-    #[arg(long, value_enum, default_value_t = LossArg::Squared)]
-    pub loss: LossArg,
+    /// The loss [default: squared; `eval`: the model file's].
+    #[arg(long, value_enum)]
+    pub loss: Option<LossArg>,
     /// Number of classes (multinomial loss).
     #[arg(long)]
     pub classes: Option<usize>,
-    /// L1 weight of the regularizer r(x) = l1‖x‖₁ + (l2/2)‖x‖².
-    #[arg(long, default_value_t = 0.0)]
-    pub l1: f64,
-    /// L2 weight of the regularizer.
-    #[arg(long, default_value_t = 0.0)]
-    pub l2: f64,
+    /// L1 weight of the regularizer r(x) = l1‖x‖₁ + (l2/2)‖x‖² [default: 0; `eval`: the model
+    /// file's].
+    #[arg(long)]
+    pub l1: Option<f64>,
+    /// L2 weight of the regularizer [default: 0; `eval`: the model file's].
+    #[arg(long)]
+    pub l2: Option<f64>,
+}
+
+impl ProblemArgs {
+    /// The problem the flags describe, the defaults for those not given: squared loss, no
+    /// regularizer.
+    pub fn spec(&self) -> ProblemSpec {
+        ProblemSpec {
+            loss: match self.loss.unwrap_or(LossArg::Squared) {
+                LossArg::Squared => LossName::Squared,
+                LossArg::Logistic => LossName::Logistic,
+                LossArg::Multinomial => LossName::Multinomial,
+            },
+            classes: self.classes,
+            l1: self.l1.unwrap_or(0.0),
+            l2: self.l2.unwrap_or(0.0),
+        }
+    }
+
+    /// The loss and regularizer of [`ProblemArgs::spec`], checked.
+    fn resolve(&self) -> anyhow::Result<(Loss, Regularizer)> {
+        let spec = self.spec();
+        let loss = match (spec.loss, spec.classes) {
+            (LossName::Squared, None) => Loss::Squared,
+            (LossName::Logistic, None) => Loss::Logistic,
+            (LossName::Multinomial, Some(classes)) => Loss::Multinomial { classes },
+            (LossName::Multinomial, None) => {
+                bail!("--loss multinomial needs --classes (the number of classes)")
+            }
+            (_, Some(_)) => bail!("--classes applies to --loss multinomial only"),
+        };
+        for (name, v) in [("--l1", spec.l1), ("--l2", spec.l2)] {
+            ensure!(
+                v >= 0.0 && v.is_finite(),
+                "{name} must be >= 0 and finite, got {v}"
+            );
+        }
+        Ok((loss, spec.regularizer()?))
+    }
 }
 
 #[derive(Debug, Args)]
@@ -49,7 +90,9 @@ pub struct EvalArgs {
     /// is evaluated when it has one).
     #[arg(long)]
     data: PathBuf,
-    /// Take the loss and regularizer from this run file instead of --loss/--classes/--l1/--l2.
+    /// Take the loss and regularizer from this run file instead of --loss/--classes/--l1/--l2
+    /// [default: the model file's `problem`, which both a node's and the simulator's
+    /// final_model.json carry; the flags, for a file written before it did].
     #[arg(long, conflicts_with_all = ["loss", "classes", "l1", "l2"])]
     run: Option<PathBuf>,
     #[command(flatten)]
@@ -70,6 +113,9 @@ pub struct EvalArgs {
 #[derive(Debug, Deserialize)]
 struct ModelFile {
     z: Vec<f64>,
+    /// The problem the model was trained on (absent from files written before it was added).
+    #[serde(default)]
+    problem: Option<ProblemSpec>,
 }
 
 /// What `eval --json` prints.
@@ -92,40 +138,64 @@ struct EvalReport {
     predictions: Option<String>,
 }
 
-fn loss_and_regularizer(args: &EvalArgs) -> anyhow::Result<(Loss, Regularizer)> {
+/// The problem to evaluate on: the run file's (`--run`), else the model file's, else the flags'
+/// (their defaults for a model file that does not say). A run file or flags that contradict
+/// the model file are refused: the objective of another problem is not the model's.
+fn loss_and_regularizer(
+    args: &EvalArgs,
+    trained: Option<&ProblemSpec>,
+) -> anyhow::Result<(Loss, Regularizer)> {
+    let model = args.model.display();
     if let Some(path) = &args.run {
         let run = Run::load(path)?;
+        let spec = ProblemSpec::of(run.loss(), run.regularizer());
+        if let Some(trained) = trained.filter(|t| **t != spec) {
+            bail!(
+                "{} describes {}, but {model} was trained on {}: is this the model's run file?",
+                path.display(),
+                describe(&spec),
+                describe(trained)
+            );
+        }
         return Ok((run.loss(), run.regularizer()));
     }
-    let loss = match (args.problem.loss, args.problem.classes) {
-        (LossArg::Squared, None) => Loss::Squared,
-        (LossArg::Logistic, None) => Loss::Logistic,
-        (LossArg::Multinomial, Some(classes)) => Loss::Multinomial { classes },
-        (LossArg::Multinomial, None) => {
-            bail!("--loss multinomial needs --classes (the number of classes)")
-        }
-        (_, Some(_)) => bail!("--classes applies to --loss multinomial only"),
+    let Some(trained) = trained else {
+        return args.problem.resolve();
     };
-    for (name, v) in [("--l1", args.problem.l1), ("--l2", args.problem.l2)] {
-        ensure!(
-            v >= 0.0 && v.is_finite(),
-            "{name} must be >= 0 and finite, got {v}"
+    let flags = &args.problem;
+    let contradicts = flags.loss.is_some() && flags.spec().loss != trained.loss
+        || flags.classes.is_some_and(|c| Some(c) != trained.classes)
+        || flags.l1.is_some_and(|v| v != trained.l1)
+        || flags.l2.is_some_and(|v| v != trained.l2);
+    if contradicts {
+        bail!(
+            "{model} was trained on {}, which the flags contradict: leave out --loss, --classes, --l1 and --l2 (eval takes the model file's), or give the model of that problem",
+            describe(trained)
         );
     }
-    let reg = match (args.problem.l1 > 0.0, args.problem.l2 > 0.0) {
-        (false, false) => Regularizer::None,
-        (true, false) => Regularizer::L1 {
-            l1: args.problem.l1,
-        },
-        (false, true) => Regularizer::L2 {
-            l2: args.problem.l2,
-        },
-        (true, true) => Regularizer::ElasticNet {
-            l1: args.problem.l1,
-            l2: args.problem.l2,
-        },
+    let loss = match (trained.loss, trained.classes) {
+        (LossName::Squared, _) => Loss::Squared,
+        (LossName::Logistic, _) => Loss::Logistic,
+        (LossName::Multinomial, Some(classes)) => Loss::Multinomial { classes },
+        (LossName::Multinomial, None) => bail!("{model}: a multinomial problem without classes"),
     };
-    Ok((loss, reg))
+    Ok((loss, trained.regularizer()?))
+}
+
+/// A problem as a message names it.
+fn describe(spec: &ProblemSpec) -> String {
+    let classes = spec
+        .classes
+        .map_or(String::new(), |k| format!(" ({k} classes)"));
+    let loss = match spec.loss {
+        LossName::Squared => "squared",
+        LossName::Logistic => "logistic",
+        LossName::Multinomial => "multinomial",
+    };
+    format!(
+        "the {loss} loss{classes} with l1 = {}, l2 = {}",
+        spec.l1, spec.l2
+    )
 }
 
 /// The data spec of `path`: the `[data]` table of a TOML file (or the file itself when it is
@@ -176,7 +246,7 @@ fn loss_name(loss: Loss) -> (&'static str, Option<usize>) {
     }
 }
 
-fn read_model(path: &Path) -> anyhow::Result<Vec<f64>> {
+fn read_model(path: &Path) -> anyhow::Result<ModelFile> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let model: ModelFile = serde_json::from_str(&text).with_context(|| {
@@ -189,12 +259,13 @@ fn read_model(path: &Path) -> anyhow::Result<Vec<f64>> {
         bail!("{}: z[{i}] is not finite", path.display());
     }
     ensure!(!model.z.is_empty(), "{}: z is empty", path.display());
-    Ok(model.z)
+    Ok(model)
 }
 
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
-    let z = read_model(&args.model)?;
-    let (loss, reg) = loss_and_regularizer(&args)?;
+    let model = read_model(&args.model)?;
+    let (loss, reg) = loss_and_regularizer(&args, model.problem.as_ref())?;
+    let z = model.z;
     let (spec, base, file_seed) = data_spec(&args.data)?;
     let loaded = spec
         .load(&base, args.seed.or(file_seed).unwrap_or(1))

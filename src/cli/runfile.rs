@@ -3,10 +3,10 @@
 //! The file is built as a [`RunFile`], serialized, and parsed back by [`Run::parse`] (the
 //! validation every node applies) before it is written: what this command writes, a node accepts.
 
-use super::eval::{LossArg, ProblemArgs};
+use super::eval::ProblemArgs;
 use anyhow::{Context, bail, ensure};
 use clap::Args;
-use dpwalk_core::spec::{BudgetSpec, BudgetViewName, LossName, ProblemSpec, UnitName, UnitSpec};
+use dpwalk_core::spec::{BudgetSpec, BudgetViewName, UnitName, UnitSpec};
 use dpwalk_core::topology::TopologySpec;
 use dpwalk_net::run::{AlgorithmSpec, MemberSpec, Run, RunError, RunFile};
 use serde::{Deserialize, Serialize};
@@ -204,11 +204,6 @@ fn new(args: NewArgs) -> anyhow::Result<()> {
         "{} exists: give another --out, or --force to replace it",
         args.out.display()
     );
-    let (loss, classes) = match args.problem.loss {
-        LossArg::Squared => (LossName::Squared, args.problem.classes),
-        LossArg::Logistic => (LossName::Logistic, args.problem.classes),
-        LossArg::Multinomial => (LossName::Multinomial, args.problem.classes),
-    };
     let budget = match (args.epsilon, args.delta) {
         (Some(epsilon), Some(delta)) => Some(BudgetSpec {
             epsilon,
@@ -225,12 +220,7 @@ fn new(args: NewArgs) -> anyhow::Result<()> {
         seed: args.seed,
         steps: args.steps,
         dimension: args.dimension,
-        problem: ProblemSpec {
-            loss,
-            classes,
-            l1: args.problem.l1,
-            l2: args.problem.l2,
-        },
+        problem: args.problem.spec(),
         algorithm: algorithm(&args)?,
         budget,
         privacy: args

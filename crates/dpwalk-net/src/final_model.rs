@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use dpwalk_core::spec::ProblemSpec;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -36,6 +37,10 @@ pub struct FinalModelFile {
     pub maker_peer_id: String,
     /// This node's contributions and privacy figures.
     pub privacy: FinalPrivacy,
+    /// The problem the model was trained on (the run file's `[problem]`), so that `dpwalk eval`
+    /// scores it on the same loss and regularizer (absent from files written before it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<ProblemSpec>,
 }
 
 /// The privacy part of `final_model.json`.
@@ -173,6 +178,10 @@ mod tests {
                 budget_view: Some("local".into()),
                 conversion: "tight".into(),
             },
+            problem: Some(ProblemSpec::of(
+                dpwalk_core::problem::Loss::Multinomial { classes: 3 },
+                dpwalk_core::problem::Regularizer::L2 { l2: 0.01 },
+            )),
         };
         let path = file.write(dir.path()).unwrap();
         assert_eq!(path, dir.path().join(FILE));

@@ -1,6 +1,7 @@
 //! The node's side of the final model: publishing it ([`crate::publish`]), taking one from a
 //! member, and writing `final_model.json` ([`crate::final_model`]).
 
+use dpwalk_core::spec::ProblemSpec;
 use std::time::Instant;
 
 use libp2p::PeerId;
@@ -161,6 +162,7 @@ impl Node<'_> {
                 budget_epsilon: self.learner.budget_epsilon(),
                 conversion: "tight".into(),
             },
+            problem: Some(ProblemSpec::of(self.run.loss(), self.run.regularizer())),
         };
         let path = file.write(&self.state_dir)?;
         tracing::info!(path = %path.display(), "final model written");

@@ -12,6 +12,7 @@ use crate::compare::{Progress, convergence_series, point_label, write_convergenc
 use crate::plot::{LinePlot, PlotError, Series, write_line_plot};
 use crate::scenario::LoadedScenario;
 use crate::simulate::{PointResult, Prepared};
+use dpwalk_core::spec::ProblemSpec;
 use figures::{Utility, write_privacy_details, write_privacy_utility};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -85,6 +86,8 @@ struct FinalModel<'a> {
     steps: u64,
     seed: u64,
     algorithm: &'static str,
+    /// The problem the model was trained on (what `dpwalk eval` scores it with).
+    problem: ProblemSpec,
 }
 
 /// Writes every output file of a simulation into `dir`.
@@ -99,6 +102,7 @@ pub fn write_all(
     write_json(&dir.join("summary.json"), &summary)?;
     write_atomic(&dir.join("metrics.csv"), metrics_csv(s, results).as_bytes())?;
     let single = results.len() == 1 && s.repetitions == 1;
+    let problem = ProblemSpec::of(prepared.problem.loss(), *prepared.problem.regularizer());
     for (p, pr) in results.iter().enumerate() {
         for (r, run) in pr.runs.iter().enumerate() {
             let path = if single {
@@ -114,6 +118,7 @@ pub fn write_all(
                 steps: pr.point.steps,
                 seed: pr.seeds[r],
                 algorithm: pr.point.name.as_str(),
+                problem: problem.clone(),
             };
             write_json(&path, &model)?;
         }

@@ -587,6 +587,32 @@ fn runfile_new_writes_a_run_file_a_node_accepts_and_refuses_bad_members() {
         assert!(!refused.exists(), "nothing written");
     }
 
+    // δ defaults to 1e-6 as everywhere; without a noise the refusal names both ways to give one.
+    let without_delta: Vec<String> = {
+        let mut a = with_out(&dir.join("no-delta.toml"), &[]);
+        let at = a.iter().position(|x| x == "--delta").unwrap();
+        a.drain(at..at + 2);
+        a
+    };
+    ok(&refs(&without_delta));
+    let parsed = dpwalk_net::run::Run::load(&dir.join("no-delta.toml")).expect("valid");
+    assert!(matches!(
+        parsed.noise(),
+        dpwalk_core::spec::Noise::Budget { epsilon, delta } if epsilon == 2.0 && delta == 1e-6
+    ));
+    let without_noise: Vec<String> = {
+        let mut a = with_out(&dir.join("no-noise.toml"), &[]);
+        let at = a.iter().position(|x| x == "--epsilon").unwrap();
+        a.drain(at..at + 4);
+        a
+    };
+    let err = fails(&refs(&without_noise));
+    assert!(
+        err.contains("--sigma") && err.contains("--epsilon"),
+        "{err}"
+    );
+    assert!(!dir.join("no-noise.toml").exists());
+
     // One without the other is refused before anything is written.
     let half = dir.join("half.toml");
     let err = fails(&refs(&with_out(&half, &["--min-records", "500"])));

@@ -6,7 +6,7 @@
 use super::eval::ProblemArgs;
 use anyhow::{Context, bail, ensure};
 use clap::Args;
-use dpwalk_core::spec::{BudgetSpec, BudgetViewName, UnitName, UnitSpec};
+use dpwalk_core::spec::{BudgetSpec, BudgetViewName, DEFAULT_DELTA, UnitName, UnitSpec};
 use dpwalk_core::topology::TopologySpec;
 use dpwalk_net::run::{AlgorithmSpec, MemberSpec, Run, RunError, RunFile};
 use serde::{Deserialize, Serialize};
@@ -63,13 +63,13 @@ pub struct NewArgs {
     /// C, the clip bound (bounds every member's privacy loss).
     #[arg(long)]
     clip: f64,
-    /// Noise σ; or give --epsilon and --delta for a budget every member calibrates σ to.
-    #[arg(long, required_unless_present = "epsilon", conflicts_with_all = ["epsilon", "delta"])]
+    /// Noise σ; or give --epsilon (and --delta) for a budget every member calibrates σ to.
+    #[arg(long, conflicts_with_all = ["epsilon", "delta"])]
     sigma: Option<f64>,
-    /// Budget ε, with --delta.
-    #[arg(long, requires = "delta")]
+    /// Budget ε (σ is then calibrated to it; instead of --sigma).
+    #[arg(long)]
     epsilon: Option<f64>,
-    /// Budget δ, with --epsilon.
+    /// Budget δ, with --epsilon [default: 1e-6, as everywhere].
     #[arg(long, requires = "epsilon")]
     delta: Option<f64>,
     /// The view the budget is on: local (an eavesdropper on every token), or network (every
@@ -204,10 +204,14 @@ fn new(args: NewArgs) -> anyhow::Result<()> {
         "{} exists: give another --out, or --force to replace it",
         args.out.display()
     );
+    ensure!(
+        args.sigma.is_some() || args.epsilon.is_some(),
+        "give the noise: --sigma S, or a budget --epsilon E (δ = 1e-6 unless --delta) that every member calibrates σ to"
+    );
     let budget = match (args.epsilon, args.delta) {
-        (Some(epsilon), Some(delta)) => Some(BudgetSpec {
+        (Some(epsilon), delta) => Some(BudgetSpec {
             epsilon,
-            delta,
+            delta: delta.unwrap_or(DEFAULT_DELTA),
             view: match args.budget_view {
                 BudgetViewArg::Local => BudgetViewName::Local,
                 BudgetViewArg::Network => BudgetViewName::Network,

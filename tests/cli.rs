@@ -274,6 +274,40 @@ fn impossible_parameters_are_refused_without_panic() {
 }
 
 #[test]
+fn a_scenario_key_given_as_a_flag_is_answered_with_its_set_form() {
+    for (args, tip) in [
+        (
+            &["sim", "sim/quickstart.toml", "--sigma", "2"][..],
+            "--set algorithm.sigma=2",
+        ),
+        (
+            &["audit", "sim/quickstart.toml", "--epsilon=3"],
+            "--set privacy.epsilon=3",
+        ),
+        (
+            &["tune", "sim/quickstart.toml", "--users", "5"],
+            "--set users=5",
+        ),
+    ] {
+        let out = dpwalk().args(args).output().expect("runs");
+        assert_eq!(out.status.code(), Some(2), "a usage error: {args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(tip) && !err.contains("-- --"),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("Usage:"), "{err}");
+    }
+    // Other commands keep clap's own answer.
+    let out = dpwalk()
+        .args(["account", "walk", "--bogus"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("--set"));
+}
+
+#[test]
 fn topo_show_reports_structure() {
     let out = dpwalk()
         .args(["topo", "show", "topologies/ring-100.toml", "--json"])

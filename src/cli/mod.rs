@@ -143,7 +143,16 @@ enum Command {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => match scenario_key_tip(&e, &std::env::args().collect::<Vec<_>>()) {
+            Some(text) => {
+                eprint!("{text}");
+                return ExitCode::from(2);
+            }
+            None => e.exit(),
+        },
+    };
     tracing_subscriber::fmt()
         .with_env_filter(log_filter(cli.log_level, cli.verbose))
         .with_writer(std::io::stderr)
@@ -191,4 +200,59 @@ mod tests {
             assert!(debug.contains(&format!("{target}=debug")), "{debug}");
         }
     }
+}
+
+/// The commands that read a scenario, whose keys are set with `--set KEY=VALUE`.
+const SCENARIO_COMMANDS: [&str; 4] = ["sim", "audit", "tune", "swarm"];
+
+/// clap's error for a scenario command given a scenario key as a flag (`sim q.toml --sigma 2`),
+/// with the `--set` form in place of clap's tip (`-- --sigma`, which would not help); `None`
+/// for any other error.
+fn scenario_key_tip(e: &clap::Error, args: &[String]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument
+        || !args
+            .get(1)
+            .is_some_and(|c| SCENARIO_COMMANDS.contains(&c.as_str()))
+    {
+        return None;
+    }
+    let Some(ContextValue::String(flag)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let (name, inline) = match flag.trim_start_matches('-').split_once('=') {
+        Some((name, value)) => (name.to_string(), Some(value.to_string())),
+        None => (flag.trim_start_matches('-').to_string(), None),
+    };
+    let value = inline
+        .or_else(|| {
+            let at = args
+                .iter()
+                .position(|a| a.split('=').next() == Some(flag))?;
+            match args[at].split_once('=') {
+                Some((_, value)) => Some(value.to_string()),
+                None => args.get(at + 1).filter(|v| !v.starts_with("--")).cloned(),
+            }
+        })
+        .unwrap_or_else(|| "VALUE".into());
+    let key = match name.as_str() {
+        "sigma" | "gamma" | "lambda" | "clip" | "lr" | "kind" | "mode" => {
+            format!("algorithm.{name}")
+        }
+        "epsilon" | "delta" | "view" | "unit" => format!("privacy.{name}"),
+        _ => name,
+    };
+    let tip = format!(
+        "  tip: a scenario's keys are set with --set KEY=VALUE: --set {key}={value} (README, \"Simulating your own scenario\")"
+    );
+    let rendered = e.render().to_string();
+    let mut lines: Vec<String> = rendered.lines().map(String::from).collect();
+    match lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("tip:"))
+    {
+        Some(at) => lines[at] = tip,
+        None => lines.insert(1, format!("\n{tip}")),
+    }
+    Some(lines.join("\n") + "\n")
 }

@@ -29,7 +29,15 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Scenario, Scena
         path: path.to_path_buf(),
         message: describe(text, &e),
     };
-    let scenario: Scenario = toml::from_str(text).map_err(parse_err)?;
+    let scenario: Scenario = toml::from_str(text).map_err(|e| match other_kind(text) {
+        Some(what) => ScenarioError::Parse {
+            path: path.to_path_buf(),
+            message: format!(
+                "this is {what}, not a scenario: a scenario describes a whole simulated swarm (`users`, `steps`, `[data]`, `[problem]`; see sim/quickstart.toml)"
+            ),
+        },
+        None => parse_err(e),
+    })?;
     if sets.is_empty() {
         return Ok(scenario);
     }
@@ -41,6 +49,22 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Scenario, Scena
         set: sets.join(" --set "),
         message: e.to_string(),
     })
+}
+
+/// What a file that is not a scenario is, when it is one of dpwalk's other TOML files: a node's
+/// configuration (`run`, `identity`, `state-dir`) or a run file (`run-id`, `[[members]]`).
+fn other_kind(text: &str) -> Option<&'static str> {
+    let table: toml::Table = toml::from_str(text).ok()?;
+    let has = |key: &str| table.contains_key(key);
+    if has("state-dir") || has("identity") && has("run") {
+        Some("a node.toml (a member's configuration, for `dpwalk node --config`)")
+    } else if has("run-id") && has("members") {
+        Some(
+            "a run file (run.toml, what every member of a real run agrees on: `dpwalk node`, `dpwalk runfile new`)",
+        )
+    } else {
+        None
+    }
 }
 
 /// `toml`'s message, made precise where it is not: inside sections that are tagged enums

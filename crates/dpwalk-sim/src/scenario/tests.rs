@@ -65,6 +65,28 @@ fn unknown_key_names_key_file_and_line() {
 }
 
 #[test]
+fn a_node_toml_or_a_run_file_is_named_as_what_it_is() {
+    let node = "run = \"run.toml\"\nidentity = \"node.key\"\nstate-dir = \"state\"\n[data]\nsource = \"csv\"\npath = \"d.csv\"\n";
+    let err = parse(node, p(), &[])
+        .expect_err("not a scenario")
+        .to_string();
+    assert!(
+        err.contains("this is a node.toml") && err.contains("dpwalk node --config"),
+        "{err}"
+    );
+    let run = "run-id = \"r\"\nseed = 1\nsteps = 10\ndimension = 3\n[[members]]\nindex = 0\n";
+    let err = parse(run, p(), &[])
+        .expect_err("not a scenario")
+        .to_string();
+    assert!(err.contains("this is a run file"), "{err}");
+    // A scenario with a mistake keeps toml's own message.
+    let err = parse(&MINIMAL.replace("users", "usres"), p(), &[])
+        .expect_err("a typo")
+        .to_string();
+    assert!(err.contains("usres") && !err.contains("this is"), "{err}");
+}
+
+#[test]
 fn overrides_apply_and_are_checked() {
     let s = parse(
         MINIMAL,

@@ -145,6 +145,20 @@ pub enum StatusError {
         /// The address.
         addr: String,
     },
+    /// No answer within the timeout: the connection was not accepted (a host that is down, a
+    /// firewall that drops), or accepted and never answered (not a node's status port, or a
+    /// node that is stuck).
+    #[error(
+        "no answer from {addr} within {seconds} s ({what}): is the node running, is this its node.toml's `status` address, and can this host reach it (a firewall)?"
+    )]
+    NoAnswer {
+        /// The address.
+        addr: String,
+        /// The timeout.
+        seconds: f64,
+        /// What did not come back: the connection or the answer.
+        what: &'static str,
+    },
     /// The answer was not a status.
     #[error("status endpoint {addr} answered something that is not a dpwalk status: {message}")]
     Malformed {
@@ -385,16 +399,24 @@ pub fn fetch(addr: &str, path: &str, timeout: Duration) -> Result<String, Status
         addr: addr.to_string(),
         source,
     };
+    let silent = |source: std::io::Error| {
+        if is_timeout(&source) {
+            no_answer(addr, timeout, "the connection was accepted, no answer came")
+        } else {
+            io(source)
+        }
+    };
     let mut stream = connect(addr, timeout)?;
     stream.set_read_timeout(Some(timeout)).map_err(io)?;
+    stream.set_write_timeout(Some(timeout)).map_err(io)?;
     stream
         .write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
-        .map_err(io)?;
+        .map_err(silent)?;
     let mut response = String::new();
     stream
         .take(MAX_RESPONSE)
         .read_to_string(&mut response)
-        .map_err(io)?;
+        .map_err(silent)?;
     let malformed = |message: &str| StatusError::Malformed {
         addr: addr.to_string(),
         message: message.to_string(),
@@ -413,6 +435,22 @@ pub fn fetch(addr: &str, path: &str, timeout: Duration) -> Result<String, Status
 
 /// Connects to `addr` (`host:port`; a host name such as `localhost` is resolved, and each of its
 /// addresses tried in turn), within `timeout` per address.
+/// Whether an I/O error is a timeout (a socket timeout reads as `WouldBlock` on Unix).
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+    )
+}
+
+fn no_answer(addr: &str, timeout: Duration, what: &'static str) -> StatusError {
+    StatusError::NoAnswer {
+        addr: addr.to_string(),
+        seconds: timeout.as_secs_f64(),
+        what,
+    }
+}
+
 fn connect(addr: &str, timeout: Duration) -> Result<std::net::TcpStream, StatusError> {
     use std::net::ToSocketAddrs;
     let bad = |message: String| StatusError::Address {
@@ -446,6 +484,9 @@ fn connect(addr: &str, timeout: Duration) -> Result<std::net::TcpStream, StatusE
         _ if refused == targets.len() && refused > 0 => Err(StatusError::NotListening {
             addr: addr.to_string(),
         }),
+        Some(source) if is_timeout(&source) => {
+            Err(no_answer(addr, timeout, "the connection was not accepted"))
+        }
         Some(source) => Err(StatusError::Io {
             addr: addr.to_string(),
             source,
@@ -466,6 +507,22 @@ pub fn fetch_status(addr: &str, timeout: Duration) -> Result<Status, StatusError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_port_that_accepts_and_never_answers_is_named_with_the_fix() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        // Accepted by the kernel's backlog, never read nor answered.
+        let err = fetch_status(&addr, Duration::from_millis(200)).unwrap_err();
+        assert!(matches!(err, StatusError::NoAnswer { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("no answer from {addr}")) && text.contains("`status` address"),
+            "{text}"
+        );
+        assert!(!text.contains("os error"), "{text}");
+        drop(listener);
+    }
 
     #[test]
     fn the_metrics_label_epsilon_with_its_unit() {

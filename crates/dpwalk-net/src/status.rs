@@ -137,6 +137,14 @@ pub enum StatusError {
         /// Why.
         message: String,
     },
+    /// The endpoint's port is taken.
+    #[error(
+        "status address {addr} is already in use (another dpwalk node, or another program): stop it, or choose another port in node.toml's `status`"
+    )]
+    InUse {
+        /// The address.
+        addr: String,
+    },
     /// Nothing listens at the address.
     #[error(
         "nothing is listening at {addr}: is the node running (`dpwalk node --config node.toml`), and is this its node.toml's `status` address?"
@@ -305,7 +313,15 @@ pub async fn bind(
         addr: addr.to_string(),
         source,
     };
-    let listener = TcpListener::bind(addr).await.map_err(io)?;
+    let listener = TcpListener::bind(addr).await.map_err(|source| {
+        if source.kind() == std::io::ErrorKind::AddrInUse {
+            StatusError::InUse {
+                addr: addr.to_string(),
+            }
+        } else {
+            io(source)
+        }
+    })?;
     let local = listener.local_addr().map_err(io)?;
     Ok((local, serve(listener, status)))
 }
@@ -522,6 +538,17 @@ mod tests {
         );
         assert!(!text.contains("os error"), "{text}");
         drop(listener);
+    }
+
+    #[tokio::test]
+    async fn a_status_port_in_use_is_named_with_the_key_to_change() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = taken.local_addr().unwrap().to_string();
+        let Err(err) = bind(&addr, SharedStatus::default()).await else {
+            panic!("the port is taken");
+        };
+        assert!(matches!(err, StatusError::InUse { .. }), "{err:?}");
+        assert!(err.to_string().contains("node.toml's `status`"), "{err}");
     }
 
     #[test]

@@ -122,11 +122,12 @@ pub enum PpError {
     },
     /// A record's features have norm above 1.
     #[error(
-        "row {row} has feature norm {norm}, but penalty perturbation's privacy proof needs \
-         ‖x‖ ≤ 1 (normalize the rows)"
+        "record {} has feature norm {norm}, but penalty perturbation's privacy proof needs \
+         ‖x‖ ≤ 1 (normalize the rows; records counted from 1)",
+        .row + 1
     )]
     FeatureNorm {
-        /// The row (in the problem's user order).
+        /// The row (from 0, in the problem's user order; the message counts from 1).
         row: usize,
         /// Its norm.
         norm: f64,

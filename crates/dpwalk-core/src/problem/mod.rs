@@ -63,21 +63,21 @@ pub enum ProblemError {
         n_features: usize,
     },
     /// A feature value is NaN or infinite.
-    #[error("feature {col} of row {row} is not finite")]
+    #[error("feature {} of record {} is not finite (counted from 1)", .col + 1, .row + 1)]
     NonFiniteFeature {
-        /// Row (in the reordered user data).
+        /// Row (from 0, in the user data's order; the message counts from 1).
         row: usize,
-        /// Column.
+        /// Column (from 0).
         col: usize,
     },
     /// A label is NaN or infinite.
-    #[error("label of row {row} is not finite")]
+    #[error("the label of record {} is not finite (counted from 1)", .row + 1)]
     NonFiniteLabel {
-        /// Row (in the reordered user data).
+        /// Row (from 0, in the user data's order; the message counts from 1).
         row: usize,
     },
     /// A logistic label is not `±1`.
-    #[error("logistic loss needs labels +1 or -1; row {row} has {label}")]
+    #[error("logistic loss needs labels +1 or -1; record {} has {label} (counted from 1)", .row + 1)]
     BinaryLabel {
         /// Row.
         row: usize,
@@ -86,7 +86,8 @@ pub enum ProblemError {
     },
     /// A multinomial label is not an integer in `0..classes`.
     #[error(
-        "multinomial loss with {classes} classes needs integer labels in 0..{classes}; row {row} has {label}"
+        "multinomial loss with {classes} classes needs integer labels in 0..{classes}; record {} has {label} (counted from 1)",
+        .row + 1
     )]
     ClassLabel {
         /// Row.

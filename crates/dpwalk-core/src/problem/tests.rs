@@ -411,6 +411,15 @@ fn new_rejects_each_bad_input() {
         ),
         ProblemError::BinaryLabel { row: 1, label: 0.5 }
     );
+    // Messages count records from 1, as the data loaders' do.
+    assert_eq!(
+        ProblemError::BinaryLabel { row: 1, label: 0.5 }.to_string(),
+        "logistic loss needs labels +1 or -1; record 2 has 0.5 (counted from 1)"
+    );
+    assert_eq!(
+        ProblemError::NonFiniteFeature { row: 1, col: 0 }.to_string(),
+        "feature 1 of record 2 is not finite (counted from 1)"
+    );
     let three = Loss::Multinomial { classes: 3 };
     assert_eq!(
         err(

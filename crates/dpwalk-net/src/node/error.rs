@@ -38,8 +38,13 @@ pub enum NodeError {
     #[error("node data")]
     Data(#[from] dpwalk_core::data::DataError),
     /// The node's data do not fit the run's problem.
-    #[error("node data")]
-    Problem(#[from] ProblemError),
+    #[error("node data {data}")]
+    Problem {
+        /// Where the data came from (node.toml's `[data]`).
+        data: String,
+        /// Why.
+        source: ProblemError,
+    },
     /// The node's data make a model of another dimension than the run's `dimension`.
     #[error(
         "the run file {run_file} says dimension = {run_dimension}, but this node's data ({data}) have {features} features per record, a model of dimension {data_dimension}{per_class}: set dimension = {data_dimension} in the run file (every member must use the same file), or give this node data of the run's dimension"

@@ -119,7 +119,12 @@ pub async fn run(
     let prox;
     let step = match loaded.algorithm {
         Algorithm::Admm(params) => {
-            prox = problem.local_prox(params.gamma())?;
+            prox = problem
+                .local_prox(params.gamma())
+                .map_err(|source| NodeError::Problem {
+                    data: setup::data_origin(&config),
+                    source,
+                })?;
             NodeStep::Admm {
                 prox: &prox,
                 params,

@@ -101,7 +101,11 @@ pub(super) fn problem(
     data: Dataset,
 ) -> Result<Problem, NodeError> {
     let features = data.n_features;
-    let problem = node_problem(&loaded.run, loaded.index, data)?;
+    let problem =
+        node_problem(&loaded.run, loaded.index, data).map_err(|source| NodeError::Problem {
+            data: data_origin(config),
+            source,
+        })?;
     if problem.dim() != loaded.run.dimension() {
         let per_class = match loaded.run.loss() {
             Loss::Multinomial { classes } => {

@@ -185,23 +185,6 @@ pub fn main() -> ExitCode {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn warnings_that_need_no_action_are_quiet_unless_debugging() {
-        let info = log_filter(Some(LogLevel::Info), 0).to_string();
-        for target in QUIET {
-            assert!(info.contains(&format!("{target}=error")), "{info}");
-        }
-        let debug = log_filter(None, 1).to_string();
-        for target in QUIET {
-            assert!(debug.contains(&format!("{target}=debug")), "{debug}");
-        }
-    }
-}
-
 /// The commands that read a scenario, whose keys are set with `--set KEY=VALUE`.
 const SCENARIO_COMMANDS: [&str; 4] = ["sim", "audit", "tune", "swarm"];
 
@@ -255,4 +238,21 @@ fn scenario_key_tip(e: &clap::Error, args: &[String]) -> Option<String> {
         None => lines.insert(1, format!("\n{tip}")),
     }
     Some(lines.join("\n") + "\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_that_need_no_action_are_quiet_unless_debugging() {
+        let info = log_filter(Some(LogLevel::Info), 0).to_string();
+        for target in QUIET {
+            assert!(info.contains(&format!("{target}=error")), "{info}");
+        }
+        let debug = log_filter(None, 1).to_string();
+        for target in QUIET {
+            assert!(debug.contains(&format!("{target}=debug")), "{debug}");
+        }
+    }
 }

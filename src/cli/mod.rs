@@ -27,8 +27,9 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Log level: error, warn, info (the default), debug or trace. Given, it replaces RUST_LOG;
-    /// otherwise RUST_LOG (any tracing filter, e.g. `dpwalk_net=debug`) applies when set.
+    /// Log level of dpwalk's own crates: error, warn, info (the default), debug or trace;
+    /// libraries (libp2p) stay at warn. Given, it replaces RUST_LOG; otherwise RUST_LOG (any
+    /// tracing filter, e.g. `info,libp2p_swarm=debug`) applies when set.
     #[arg(long, global = true, value_name = "LEVEL")]
     log_level: Option<LogLevel>,
     /// More log lines: -v is --log-level debug, -vv trace.
@@ -68,8 +69,8 @@ pub(crate) fn log_level_args() -> Vec<&'static str> {
         .map_or_else(Vec::new, |l| vec!["--log-level", l.as_str()])
 }
 
-/// Targets kept at `error` when the level comes from the flags or the default and is `info` or
-/// quieter, because their warnings need no action:
+/// Targets kept at `error` when the level comes from the flags or the default (not RUST_LOG),
+/// because their warnings need no action:
 /// - libp2p's Kademlia warns on every start without bootstrap peers ("Failed to trigger
 ///   bootstrap"); members are dialled from the run file.
 /// - AutoNAT v2's server warns when a dial-back it made for a member fails or times out ("inbound
@@ -81,8 +82,19 @@ const QUIET: [&str; 2] = [
     "libp2p_autonat::v2::server::handler::dial_request",
 ];
 
-/// The log filter: the flags, else RUST_LOG, else `info`; with [`QUIET`] at `error` unless the
-/// level is `debug` or `trace`.
+/// dpwalk's own crates: the level the flags ask for applies to them; every other crate (libp2p
+/// above all, 93 % of a debug log) stays at `warn` unless RUST_LOG says otherwise.
+const OWN: [&str; 5] = [
+    "dpwalk",
+    "dpwalk_core",
+    "dpwalk_privacy",
+    "dpwalk_sim",
+    "dpwalk_net",
+];
+
+/// The log filter: the flags, else RUST_LOG, else `info`. The flags' level (and the default)
+/// applies to dpwalk's own crates ([`OWN`]); other crates log at `warn` (`error` when that is
+/// asked), and [`QUIET`] at `error`.
 fn log_filter(level: Option<LogLevel>, verbose: u8) -> tracing_subscriber::EnvFilter {
     let level = level.or(match verbose {
         0 => None,
@@ -90,13 +102,17 @@ fn log_filter(level: Option<LogLevel>, verbose: u8) -> tracing_subscriber::EnvFi
         _ => Some(LogLevel::Trace),
     });
     let quiet = |level: LogLevel| {
-        let quiet = if level == LogLevel::Trace || level == LogLevel::Debug {
-            level.as_str()
-        } else {
+        let others = if level == LogLevel::Error {
             "error"
+        } else {
+            "warn"
         };
-        let targets: String = QUIET.iter().map(|t| format!(",{t}={quiet}")).collect();
-        tracing_subscriber::EnvFilter::new(format!("{}{targets}", level.as_str()))
+        let own: String = OWN
+            .iter()
+            .map(|t| format!(",{t}={}", level.as_str()))
+            .collect();
+        let quiet: String = QUIET.iter().map(|t| format!(",{t}=error")).collect();
+        tracing_subscriber::EnvFilter::new(format!("{others}{own}{quiet}"))
     };
     match level {
         Some(level) => {
@@ -244,15 +260,34 @@ fn scenario_key_tip(e: &clap::Error, args: &[String]) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// The filter's directives, as a set (EnvFilter may print them in another order).
+    fn directives(filter: &tracing_subscriber::EnvFilter) -> Vec<String> {
+        filter.to_string().split(',').map(String::from).collect()
+    }
+
     #[test]
-    fn warnings_that_need_no_action_are_quiet_unless_debugging() {
-        let info = log_filter(Some(LogLevel::Info), 0).to_string();
-        for target in QUIET {
-            assert!(info.contains(&format!("{target}=error")), "{info}");
+    fn the_flags_raise_dpwalk_s_crates_only() {
+        for (level, verbose) in [(Some(LogLevel::Debug), 0), (None, 1)] {
+            let d = directives(&log_filter(level, verbose));
+            for own in OWN {
+                assert!(d.contains(&format!("{own}=debug")), "{d:?}");
+            }
+            assert!(
+                d.contains(&"warn".to_string()),
+                "libraries stay at warn: {d:?}"
+            );
         }
-        let debug = log_filter(None, 1).to_string();
-        for target in QUIET {
-            assert!(debug.contains(&format!("{target}=debug")), "{debug}");
+        let d = directives(&log_filter(Some(LogLevel::Error), 0));
+        assert!(d.contains(&"error".to_string()), "{d:?}");
+    }
+
+    #[test]
+    fn warnings_that_need_no_action_are_quiet_at_every_level_the_flags_give() {
+        for (level, verbose) in [(Some(LogLevel::Info), 0), (None, 1), (None, 2)] {
+            let d = directives(&log_filter(level, verbose));
+            for target in QUIET {
+                assert!(d.contains(&format!("{target}=error")), "{d:?}");
+            }
         }
     }
 }

@@ -45,6 +45,13 @@ pub(super) fn load(config: &NodeConfig) -> Result<(Loaded, Dataset), NodeError> 
         peer,
         run_id: run.run_id().to_string(),
     })?;
+    tracing::info!(
+        run = run.run_id(),
+        member = index,
+        members = run.members().len(),
+        %peer,
+        "this node is a member of the run"
+    );
     let sigma = match run.noise() {
         Noise::Sigma(sigma) => sigma,
         Noise::Budget { epsilon, delta } => {

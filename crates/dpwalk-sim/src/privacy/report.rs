@@ -115,12 +115,7 @@ impl PrivacyContext {
                 let central_view = match scenario.algorithm.mode {
                     Mode::Federated => View::Federated {
                         rounds: k,
-                        sampling_rate: scenario
-                            .algorithm
-                            .blocks_per_round
-                            .unwrap_or(scenario.users)
-                            as f64
-                            / scenario.users as f64,
+                        sampling_rate: scenario.sampling_rate(),
                     },
                     _ => View::Centralized {
                         rounds: k,

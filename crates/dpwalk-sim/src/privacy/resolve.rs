@@ -154,11 +154,7 @@ impl PrivacyContext {
                 },
                 (_, Mode::Federated) => View::Federated {
                     rounds: steps,
-                    sampling_rate: scenario
-                        .algorithm
-                        .blocks_per_round
-                        .unwrap_or(scenario.users) as f64
-                        / n as f64,
+                    sampling_rate: scenario.sampling_rate(),
                 },
                 (_, Mode::Decentralized) => {
                     return Err(ScenarioError::Invalid(format!(

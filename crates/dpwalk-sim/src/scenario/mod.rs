@@ -406,6 +406,12 @@ impl Scenario {
         step as f64 * users_per_step / n
     }
 
+    /// The share of users a round of dpwalk's federated mode updates (`blocks-per-round` / n; 1
+    /// when every user takes part): the sampling rate its central view is accounted with.
+    pub fn sampling_rate(&self) -> f64 {
+        self.algorithm.blocks_per_round.unwrap_or(self.users) as f64 / self.users.max(1) as f64
+    }
+
     /// Evaluation interval in steps of a point run for `steps`: `eval-every` (default: the
     /// scenario's `steps` / 50, the same for every kind so that their evaluations line up), at
     /// most `steps`.

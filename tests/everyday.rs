@@ -545,6 +545,34 @@ fn runfile_new_writes_a_run_file_a_node_accepts_and_refuses_bad_members() {
     assert!(err.contains("--force"), "{err}");
     ok(&refs(&with_out(&out, &["--force"])));
 
+    // When the walk starts: every member, within 10 minutes, unless [start] says otherwise; the
+    // defaults written out are the same run.
+    assert_eq!(parsed.start_quorum(), 3);
+    assert_eq!(parsed.start_timeout().as_secs(), 600);
+    let start = dir.join("start.toml");
+    ok(&refs(&with_out(
+        &start,
+        &["--quorum", "2", "--start-timeout", "60"],
+    )));
+    let quorum = dpwalk_net::run::Run::load(&start).expect("a valid run file");
+    assert_eq!(quorum.start_quorum(), 2);
+    assert_eq!(quorum.start_timeout().as_secs(), 60);
+    assert_ne!(quorum.hash(), parsed.hash());
+    let all = dir.join("all.toml");
+    ok(&refs(&with_out(
+        &all,
+        &["--quorum", "3", "--start-timeout", "600"],
+    )));
+    assert_eq!(
+        dpwalk_net::run::Run::load(&all).unwrap().hash(),
+        parsed.hash()
+    );
+    let err = fails(&refs(&with_out(&dir.join("bad.toml"), &["--quorum", "4"])));
+    assert!(
+        err.contains("start.quorum") && err.contains("4 is not in 1..=3"),
+        "{err}"
+    );
+
     // Record level: --min-records and --feature-norm write the [privacy] table every node checks
     // its data against; the figures are then accounted at the record-level clip γG₂/m (G₂ = √2·R
     // for the multinomial loss), below C.
@@ -650,4 +678,172 @@ fn runfile_new_writes_a_run_file_a_node_accepts_and_refuses_bad_members() {
     let err = bad(peers[1].split('=').next().unwrap().to_string());
     assert!(err.contains("PEERID=MULTIADDR"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `dpwalk data` (issue 26, item 4): a CSV checked for a loss, with its problems named by line;
+/// prepared into per-node files a node reads, a test file and data.json; and `runfile new --data
+/// --record-level` takes the run file's figures from it.
+#[test]
+fn data_check_and_prepare_make_a_csv_ready_for_a_record_level_run() {
+    let dir = temp_dir("data");
+    std::fs::create_dir_all(&dir).unwrap();
+    // 40 rows of 3 features and a yes/no label; row 7 has norm 3 (2, 2, 1), the others at most 1.
+    let mut text = String::from("a,b,c,label\n");
+    for i in 0..40 {
+        let (x, y) = (f64::from(i) / 80.0, f64::from(i % 5) / 10.0);
+        let row = if i == 6 {
+            "2,2,1".to_string()
+        } else {
+            format!("{x:.6},{y:.6},0.1")
+        };
+        text.push_str(&format!(
+            "{row},{}\n",
+            if i % 3 == 0 { "yes" } else { "no" }
+        ));
+    }
+    let csv = dir.join("records.csv");
+    std::fs::write(&csv, &text).unwrap();
+    let read = ["--loss", "logistic", "--header", "--positive-label", "yes"];
+    let mut check = vec!["data", "check", s(&csv), "--json"];
+    check.extend(read);
+    let summary: serde_json::Value = serde_json::from_str(&ok(&check)).unwrap();
+    assert_eq!(summary["rows"], 40);
+    assert_eq!(summary["dimension"], 3);
+    assert_eq!(summary["loss"], "logistic");
+    assert!((summary["feature-norm"].as_f64().unwrap() - 3.0).abs() < 1e-12);
+
+    // What a node would refuse is said with its line, counted from 1.
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, "a,b,label\n1,2,yes\n1,no\n").unwrap();
+    let err = fails(&["data", "check", s(&bad), "--loss", "logistic", "--header"]);
+    assert!(
+        err.contains("bad.csv:3: expected 3 fields, found 2"),
+        "{err}"
+    );
+    std::fs::write(&bad, "1,nan,1\n").unwrap();
+    let err = fails(&["data", "check", s(&bad), "--loss", "squared"]);
+    assert!(err.contains("bad.csv:1"), "{err}");
+    std::fs::write(&bad, "1,2,0\n1,2,1\n1,2,2\n").unwrap();
+    let err = fails(&["data", "check", s(&bad), "--loss", "logistic"]);
+    assert!(
+        err.contains("bad.csv:3") && err.contains("a third distinct value"),
+        "{err}"
+    );
+
+    // Prepared for 3 nodes, rows scaled to norm 1, a quarter held out.
+    let out = dir.join("prepared");
+    let mut prepare = vec![
+        "data",
+        "prepare",
+        s(&csv),
+        "--nodes",
+        "3",
+        "--feature-norm",
+        "1",
+        "--test-fraction",
+        "0.25",
+        "--out",
+        s(&out),
+    ];
+    prepare.extend(read);
+    ok(&prepare);
+    let data: serde_json::Value = json(&out.join("data.json"));
+    assert_eq!(data["scaled-rows"], 1);
+    assert_eq!(data["test"]["rows"], 10);
+    let rows: Vec<u64> = (0..3)
+        .map(|i| data["nodes"][i]["rows"].as_u64().unwrap())
+        .collect();
+    assert_eq!(rows.iter().sum::<u64>(), 30);
+    assert_eq!(data["min-records"], *rows.iter().min().unwrap());
+    let bound = data["feature-norm"].as_f64().unwrap();
+    assert!(bound <= 1.0, "{bound}");
+    // The files are what a node reads: ±1 labels last, every row within the bound.
+    let mut labels = Vec::new();
+    for (i, &expected) in rows.iter().enumerate() {
+        let path = out.join(format!("node-{i}.csv"));
+        let (node, _) = dpwalk_core::data::csv::read(&path, &Default::default()).unwrap();
+        assert_eq!(node.rows() as u64, expected);
+        assert!((0..node.rows()).all(|r| dpwalk_core::spec::unit::row_norm(node.row(r)) <= bound));
+        labels.extend(node.labels);
+    }
+    assert!(labels.iter().all(|&l| l == 1.0 || l == -1.0));
+    assert!(labels.contains(&1.0) && labels.contains(&-1.0));
+    // Again into the same directory: refused without --force.
+    let err = fails(&prepare);
+    assert!(err.contains("--force"), "{err}");
+
+    // `runfile new --data --record-level`: the dimension, loss and record-level inputs from it.
+    let peers: Vec<String> = (0..3)
+        .map(|i| {
+            let key = dir.join(format!("k{i}"));
+            let printed = ok(&["keygen", "--out", s(&key)]);
+            let id = printed
+                .split_whitespace()
+                .find(|w| w.starts_with("12D3KooW"))
+                .unwrap();
+            format!("--peer={id}=/ip4/10.0.0.{}/tcp/4001", i + 1)
+        })
+        .collect();
+    let run = dir.join("run.toml");
+    let data_json = out.join("data.json");
+    let mut new = vec![
+        "runfile",
+        "new",
+        "--steps",
+        "300",
+        "--clip",
+        "1",
+        "--epsilon",
+        "1",
+    ];
+    new.extend(peers.iter().map(String::as_str));
+    new.extend(["--data", s(&data_json), "--record-level", "--out", s(&run)]);
+    ok(&new);
+    let parsed = dpwalk_net::run::Run::load(&run).unwrap();
+    assert_eq!(parsed.dimension(), 3);
+    assert_eq!(parsed.loss(), dpwalk_core::problem::Loss::Logistic);
+    let unit = parsed.record_unit().expect("record level");
+    assert_eq!(unit.min_records, *rows.iter().min().unwrap());
+    assert_eq!(unit.feature_norm, bound);
+    // Flags that contradict it are refused, naming both.
+    let mut wrong = new.clone();
+    wrong.extend(["--force", "--dimension", "4"]);
+    let err = fails(&wrong);
+    assert!(
+        err.contains("--dimension 4") && err.contains("dimension 3"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `dpwalk data --format adult` reads UCI Adult as distributed, with the seed papers'
+/// preprocessing (the vendored sample).
+#[test]
+fn data_check_reads_adult_as_distributed() {
+    let summary: serde_json::Value = serde_json::from_str(&ok(&[
+        "data",
+        "check",
+        "data/adult/adult-sample.data.gz",
+        "--format",
+        "adult",
+        "--loss",
+        "logistic",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(summary["dimension"], 105);
+    assert!(summary["feature-norm"].as_f64().unwrap() <= 1.0 + 1e-12);
+    let err = fails(&[
+        "data",
+        "check",
+        "data/adult/adult-sample.data.gz",
+        "--format",
+        "adult",
+        "--loss",
+        "squared",
+    ]);
+    assert!(
+        err.contains("--format adult has the binary labels"),
+        "{err}"
+    );
 }

@@ -238,6 +238,11 @@ fn a_crash_after_the_last_step_leaves_one_final_model() {
 fn run_with_members_up(tag: &str, members: usize, up: usize) -> (Duration, u64) {
     let dir = temp_dir(tag);
     let cluster = write_cluster(&dir, &vec!["127.0.0.1"; members], 1500, Noise::Sigma(0.5));
+    // The walk starts once the members that run are up (the others never start).
+    cluster.set_start(dpwalk_net::run::StartSpec {
+        quorum: Some(up),
+        timeout: None,
+    });
     let mut reaper = Reaper::default();
     let start = Instant::now();
     for i in 0..up {
@@ -302,7 +307,9 @@ fn a_node_outside_the_record_level_inputs_refuses_to_start() {
         (
             3,
             1.5,
-            &["record 2 of this node has feature norm 2, above the run's feature-norm = 1.5"][..],
+            &[
+                "record 3 of this node has feature norm 2, 5.000e-1 (3.33e-1 of it) above the run's feature-norm = 1.5",
+            ][..],
         ),
     ] {
         let dir = common::temp_dir("faults-record-unit");
@@ -325,6 +332,7 @@ fn a_node_outside_the_record_level_inputs_refuses_to_start() {
                 feature_norm: Some(feature_norm),
             }),
             topology: TopologySpec::new(TopologyKind::Complete),
+            start: None,
             members: Vec::new(),
         };
         let cluster = common::write_run(

@@ -288,9 +288,14 @@ fn noise_that_dwarfs_the_update_and_a_clip_cutting_every_update_are_warned_about
     let dir = temp_dir("first-hour-quality");
     // σ = 40, C = 1, p = 4: one step's noise is (40/2)·√4 = 40 times the largest update.
     let cluster = write_cluster(&dir, &["127.0.0.1"; 2], 400, Noise::Sigma(40.0));
+    // The first holder alone (a quorum of one): it makes the walk's first step and holds the
+    // token.
+    cluster.set_start(dpwalk_net::run::StartSpec {
+        quorum: Some(1),
+        timeout: None,
+    });
     let first = dpwalk_core::walk::start_holder(5, 2);
     let mut reaper = Reaper::default();
-    // The first holder alone: it makes the walk's first step and holds the token.
     reaper.0.push((first, cluster.spawn(first, &[])));
     let start = Instant::now();
     let status = loop {

@@ -124,6 +124,7 @@ fn learners_reproduce(name: &str, text: &str) {
         budget: None,
         privacy: None,
         topology: s.topology.clone(),
+        start: None,
         members: keys
             .iter()
             .enumerate()

@@ -23,6 +23,16 @@ pub enum LossArg {
     Multinomial,
 }
 
+impl From<LossArg> for LossName {
+    fn from(loss: LossArg) -> Self {
+        match loss {
+            LossArg::Squared => LossName::Squared,
+            LossArg::Logistic => LossName::Logistic,
+            LossArg::Multinomial => LossName::Multinomial,
+        }
+    }
+}
+
 /// The loss and regularizer flags, shared by `eval` and `runfile new`. Each is optional so that
 /// `eval` can tell a flag given (checked against the model file's problem) from its default.
 #[derive(Debug, Args)]
@@ -47,11 +57,7 @@ impl ProblemArgs {
     /// regularizer.
     pub fn spec(&self) -> ProblemSpec {
         ProblemSpec {
-            loss: match self.loss.unwrap_or(LossArg::Squared) {
-                LossArg::Squared => LossName::Squared,
-                LossArg::Logistic => LossName::Logistic,
-                LossArg::Multinomial => LossName::Multinomial,
-            },
+            loss: self.loss.unwrap_or(LossArg::Squared).into(),
             classes: self.classes,
             l1: self.l1.unwrap_or(0.0),
             l2: self.l2.unwrap_or(0.0),

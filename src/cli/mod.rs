@@ -3,6 +3,7 @@
 mod account;
 mod audit;
 mod calibrate;
+mod data;
 mod documents;
 mod eval;
 mod keygen;
@@ -150,6 +151,10 @@ enum Command {
     /// Write a run file (run.toml) from the members' PeerIds and addresses.
     #[command(subcommand)]
     Runfile(runfile::RunfileCommand),
+    /// Check a CSV for a loss, and split it into per-node files for a run (data.json for
+    /// `runfile new --data`).
+    #[command(subcommand)]
+    Data(data::DataCommand),
     /// Read a node's privacy ledger (state/ledger.bin).
     #[command(subcommand)]
     Ledger(ledger::LedgerCommand),
@@ -189,6 +194,7 @@ pub fn main() -> ExitCode {
         Command::Ledger(cmd) => ledger::run(cmd),
         Command::Eval(args) => eval::run(args),
         Command::Runfile(cmd) => runfile::run(cmd),
+        Command::Data(cmd) => data::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,7 +8,7 @@ use anyhow::{Context, bail, ensure};
 use clap::Args;
 use dpwalk_core::spec::{BudgetSpec, BudgetViewName, DEFAULT_DELTA, UnitName, UnitSpec};
 use dpwalk_core::topology::TopologySpec;
-use dpwalk_net::run::{AlgorithmSpec, MemberSpec, Run, RunError, RunFile};
+use dpwalk_net::run::{AlgorithmSpec, MemberSpec, Run, RunError, RunFile, StartSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -43,9 +43,17 @@ pub struct NewArgs {
     /// K: total token hops.
     #[arg(long)]
     steps: u64,
-    /// Model dimension p (features; classes × features for multinomial).
-    #[arg(long)]
-    dimension: usize,
+    /// Model dimension p (features; classes × features for multinomial) [default: --data's].
+    #[arg(long, required_unless_present = "data")]
+    dimension: Option<usize>,
+    /// The data.json of `dpwalk data prepare`: the dimension, loss and classes of the members'
+    /// data (flags given must agree), and with --record-level the record-level inputs.
+    #[arg(long, value_name = "DATA_JSON")]
+    data: Option<PathBuf>,
+    /// Record level from --data: min-records = the fewest records of a node, feature-norm = the
+    /// largest row norm (instead of --min-records and --feature-norm).
+    #[arg(long, requires = "data", conflicts_with_all = ["min_records", "feature_norm"])]
+    record_level: bool,
     #[command(flatten)]
     problem: ProblemArgs,
     /// The walk's step: the private ADMM step, or DP-SGD (with --lr).
@@ -90,6 +98,14 @@ pub struct NewArgs {
     /// A parameter of the topology, e.g. --topology-param degree=4 (repeatable).
     #[arg(long = "topology-param", value_name = "KEY=VALUE")]
     topology_params: Vec<String>,
+    /// Members (the starter included) that must be up before the walk starts (`[start]`
+    /// quorum; default all).
+    #[arg(long, value_name = "N")]
+    quorum: Option<usize>,
+    /// Seconds the starter waits for them before it stops, naming those missing (`[start]`
+    /// timeout; default 600).
+    #[arg(long, value_name = "SECONDS")]
+    start_timeout: Option<u64>,
     /// Where to write the run file.
     #[arg(long)]
     out: PathBuf,
@@ -198,6 +214,81 @@ fn topology(kind: &str, params: &[String]) -> anyhow::Result<TopologySpec> {
         .with_context(|| format!("--topology {kind}"))
 }
 
+/// The run file's figures about the members' data: from the flags, or from `--data` (a
+/// `dpwalk data prepare` summary), which the flags given must agree with.
+struct Figures {
+    dimension: usize,
+    problem: dpwalk_core::spec::ProblemSpec,
+    /// `(min-records, feature-norm)` at record level.
+    record: Option<(u64, f64)>,
+}
+
+impl Figures {
+    fn of(args: &NewArgs) -> anyhow::Result<Figures> {
+        let mut problem = args.problem.spec();
+        let flags = args.min_records.zip(args.feature_norm);
+        let Some(path) = &args.data else {
+            let dimension = args.dimension.context(
+                "give --dimension, or --data with the data.json of `dpwalk data prepare`",
+            )?;
+            return Ok(Figures {
+                dimension,
+                problem,
+                record: flags,
+            });
+        };
+        let data = super::data::DataSummary::read(path)?;
+        let from = || format!("{} says", path.display());
+        if let Some(d) = args.dimension {
+            ensure!(
+                d == data.dimension,
+                "--dimension {d}, but {} dimension {} (its features{})",
+                from(),
+                data.dimension,
+                data.classes
+                    .map_or_else(String::new, |k| format!(" × {k} classes"))
+            );
+        }
+        let loss = data.loss;
+        if args.problem.loss.is_some() {
+            ensure!(
+                problem.loss == loss,
+                "--loss {}, but {} the data are for the {} loss (`dpwalk data prepare --loss`)",
+                problem.loss.as_str(),
+                from(),
+                loss.as_str()
+            );
+        }
+        problem.loss = loss;
+        if let Some(k) = args.problem.classes {
+            ensure!(
+                Some(k) == data.classes,
+                "--classes {k}, but {} {}",
+                from(),
+                data.classes
+                    .map_or_else(|| "no classes".into(), |c| format!("{c} classes"))
+            );
+        }
+        problem.classes = data.classes;
+        let record = if args.record_level {
+            let min = data.min_records.with_context(|| {
+                format!(
+                    "{} has no per-node files: --record-level needs the data.json of `dpwalk data prepare`",
+                    path.display()
+                )
+            })?;
+            Some((min as u64, data.feature_norm))
+        } else {
+            flags
+        };
+        Ok(Figures {
+            dimension: data.dimension,
+            problem,
+            record,
+        })
+    }
+}
+
 fn new(args: NewArgs) -> anyhow::Result<()> {
     ensure!(
         args.force || !args.out.exists(),
@@ -219,23 +310,25 @@ fn new(args: NewArgs) -> anyhow::Result<()> {
         }),
         _ => None,
     };
+    let figures = Figures::of(&args)?;
     let file = RunFile {
         run_id: args.run_id.clone(),
         seed: args.seed,
         steps: args.steps,
-        dimension: args.dimension,
-        problem: args.problem.spec(),
+        dimension: figures.dimension,
+        problem: figures.problem,
         algorithm: algorithm(&args)?,
         budget,
-        privacy: args
-            .min_records
-            .zip(args.feature_norm)
-            .map(|(min_records, feature_norm)| UnitSpec {
-                unit: UnitName::Record,
-                min_records: Some(min_records),
-                feature_norm: Some(feature_norm),
-            }),
+        privacy: figures.record.map(|(min_records, feature_norm)| UnitSpec {
+            unit: UnitName::Record,
+            min_records: Some(min_records),
+            feature_norm: Some(feature_norm),
+        }),
         topology: topology(&args.topology, &args.topology_params)?,
+        start: (args.quorum.is_some() || args.start_timeout.is_some()).then_some(StartSpec {
+            quorum: args.quorum,
+            timeout: args.start_timeout,
+        }),
         members: members(&args.peers)?,
     };
     let text = toml::to_string(&file).context("serializing the run file")?;

@@ -148,6 +148,7 @@ pub fn write_cluster(dir: &Path, ips: &[&str], steps: u64, noise: Noise) -> Clus
         budget,
         privacy: None,
         topology: TopologySpec::new(TopologyKind::Complete),
+        start: None,
         members: Vec::new(),
     };
     write_run(dir, ips, run, &data, DIM, TIMEOUTS)
@@ -255,6 +256,14 @@ pub fn z_bits(model: &serde_json::Value) -> Vec<u64> {
 }
 
 impl Cluster {
+    /// Writes `start` as the run file's `[start]` table (the members read it when they start).
+    pub fn set_start(&self, start: dpwalk_net::run::StartSpec) {
+        let path = self.dir.join("run.toml");
+        let mut file: RunFile = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        file.start = Some(start);
+        std::fs::write(&path, toml::to_string(&file).unwrap()).unwrap();
+    }
+
     /// Starts member `i`'s `dpwalk node`, logging to `node-<i>/node.log` (at `info`, or as
     /// `DPWALK_TEST_LOG` says: a `RUST_LOG` filter, to debug a test); `wrap` runs it through
     /// another command (e.g. `ip netns exec NS`).

@@ -12,9 +12,16 @@
 //! heard of is advised on for what remains of the time heard. So one observation keeps a member
 //! out of the walk's draws for at most [`AVOID_FOR`] (plus the transit of the tokens), even if
 //! the member came back at once: a wrong or stale observation biases the path for a bounded time
-//! and never shuts a member out of the run. A member that verifies again (a new hello) is no
-//! longer avoided on hearsay. Times travel as durations, not instants: members need no common
-//! clock.
+//! and never shuts a member out of the run. Times travel as durations, not instants: members need
+//! no common clock.
+//!
+//! A member that verifies (a hello: it is up and runs our run file) is never again avoided or
+//! advised on the strength of an observation made before it verified, this node's own included
+//! (issue 26: a member started 5 s after the others was kept out of the walk by the failed dials
+//! made before it started, re-advised in every token). Its observations and what was heard of it
+//! are forgotten, and advice that arrives later is dated: `remaining` of [`AVOID_FOR`] left means
+//! observed `AVOID_FOR − remaining` ago (or longer: the token's transit is not counted), and
+//! advice observed before the member's last verification here is ignored.
 //!
 //! Privacy: every figure the daemon prints is a local-view bound, which does not depend on the
 //! path the token takes; advice only changes which neighbour is drawn while a member is avoided
@@ -35,6 +42,8 @@ pub struct Hearsay {
     observed: HashMap<PeerId, Instant>,
     /// Until when each member is avoided because a token's sender said so.
     heard: HashMap<PeerId, Instant>,
+    /// When each member last verified here: what was observed of it before is stale.
+    verified: HashMap<PeerId, Instant>,
 }
 
 impl Hearsay {
@@ -44,17 +53,32 @@ impl Hearsay {
     }
 
     /// A token's sender advised avoiding `peer` for `remaining` more: avoided until `now +
-    /// remaining`, or longer if already so.
-    pub fn hear(&mut self, peer: PeerId, remaining: Duration, now: Instant) {
-        let until = now + remaining.min(AVOID_FOR);
+    /// remaining`, or longer if already so, unless the observation it rests on was made before
+    /// `peer` last verified here (see the module docs). Returns whether `peer` was not avoided on
+    /// hearsay before and now is (custody logs that once).
+    pub fn hear(&mut self, peer: PeerId, remaining: Duration, now: Instant) -> bool {
+        let remaining = remaining.min(AVOID_FOR);
+        if let Some(&verified) = self.verified.get(&peer) {
+            // Observed `AVOID_FOR − remaining` before now at the latest; before this process's
+            // clock could say, it is older than any verification.
+            let observed = now.checked_sub(AVOID_FOR - remaining);
+            if observed.is_none_or(|at| at <= verified) {
+                return false;
+            }
+        }
+        let news = !self.avoids(&peer, now);
+        let until = now + remaining;
         let entry = self.heard.entry(peer).or_insert(until);
         *entry = (*entry).max(until);
+        news && now < until
     }
 
-    /// `peer` showed it is up (it verified again): no longer avoided on hearsay. Its own
-    /// observations still age out as advice.
-    pub fn cleared(&mut self, peer: &PeerId) {
-        self.heard.remove(peer);
+    /// `peer` verified at `now` (it is up and runs our run file): what this node saw of it and
+    /// heard of it so far is forgotten, and advice about it observed before `now` is ignored.
+    pub fn verified(&mut self, peer: PeerId, now: Instant) {
+        self.heard.remove(&peer);
+        self.observed.remove(&peer);
+        self.verified.insert(peer, now);
     }
 
     /// Whether a token's sender's advice still has `peer` avoided at `now`.
@@ -180,13 +204,27 @@ mod tests {
     }
 
     #[test]
-    fn a_member_that_verifies_again_is_no_longer_avoided_on_hearsay() {
-        let (p, t0) = (members(3), Instant::now());
+    fn a_member_that_verifies_is_neither_avoided_nor_advised_on_what_came_before() {
+        let (p, t0) = (members(3), Instant::now() + AVOID_FOR);
         let mut h = Hearsay::default();
-        h.hear(p[1], secs(5), t0);
-        h.cleared(&p[1]);
-        assert!(!h.avoids(&p[1], t0));
-        assert!(h.advice(&p, &p[2], t0).is_empty());
+        assert!(h.hear(p[1], secs(5), t0));
+        assert!(!h.hear(p[1], secs(5), t0), "said once per change");
+        // Its own observation too: a dial that failed before the member started.
+        h.observe(p[2], t0);
+        h.verified(p[1], t0 + secs(1));
+        h.verified(p[2], t0 + secs(1));
+        assert!(!h.avoids(&p[1], t0 + secs(1)));
+        assert!(h.advice(&p, &p[0], t0 + secs(1)).is_empty());
+        // Advice that arrives later but rests on an observation from before the verification
+        // (made 10 − 8 = 2 s before t0 + 2 s) is stale.
+        assert!(!h.hear(p[1], secs(8), t0 + secs(2)));
+        assert!(!h.avoids(&p[1], t0 + secs(2)));
+        // One made after it (9.5 s of 10 left, 0.5 s ago) stands.
+        assert!(h.hear(p[1], Duration::from_millis(9_500), t0 + secs(2)));
+        assert!(h.avoids(&p[1], t0 + secs(2)));
+        // So does a new observation of this node's own.
+        h.observe(p[2], t0 + secs(3));
+        assert_eq!(h.advice(&p, &p[0], t0 + secs(3))[0].member, 2);
     }
 
     #[test]

@@ -233,12 +233,18 @@ fn write_member(
     Ok((keypair, peer))
 }
 
-/// The member's records exactly: `{:?}` prints the shortest decimal that parses back to the same
-/// f64, so the node steps on the very numbers it was given.
+/// The member's records exactly ([`records_csv`]).
 fn data_csv(member: &MemberPlan<'_>) -> String {
+    records_csv(member.features, member.labels, member.n_features)
+}
+
+/// Records as a node's `[data] source = "csv"` reads them (features, then the label; no header),
+/// exactly: `{:?}` prints the shortest decimal that parses back to the same f64, so the node
+/// steps on the very numbers it was given (and a row scaled to a norm bound reads back within it).
+pub fn records_csv(features: &[f64], labels: &[f64], n_features: usize) -> String {
     let mut csv = String::new();
-    let rows = member.features.chunks_exact(member.n_features.max(1));
-    for (row, label) in rows.zip(member.labels) {
+    let rows = features.chunks_exact(n_features.max(1));
+    for (row, label) in rows.zip(labels) {
         for v in row {
             // Writing to a String cannot fail.
             let _ = write!(csv, "{v:?},");
@@ -283,6 +289,7 @@ mod tests {
             budget: None,
             privacy: None,
             topology: TopologySpec::new(TopologyKind::Complete),
+            start: None,
             members: Vec::new(),
         }
     }

@@ -95,6 +95,7 @@ pub(super) fn plan(
         budget,
         privacy: record_unit(loaded, prepared)?,
         topology: spec.clone(),
+        start: None,
         members: Vec::new(),
     };
     Ok((resolved, file))

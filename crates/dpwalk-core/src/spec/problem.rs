@@ -16,6 +16,17 @@ pub enum LossName {
     Multinomial,
 }
 
+impl LossName {
+    /// The name as written in scenario and run files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LossName::Squared => "squared",
+            LossName::Logistic => "logistic",
+            LossName::Multinomial => "multinomial",
+        }
+    }
+}
+
 /// The `[problem]` table of scenario and run files.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]

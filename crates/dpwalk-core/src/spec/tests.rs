@@ -247,23 +247,39 @@ fn a_members_rows_are_checked_against_the_record_unit() {
         .check("privacy", Loss::Logistic)
         .unwrap()
         .unwrap();
-    // Rows of norm 5 (3-4-5) and 1.
-    assert_eq!(r.check_rows(&[3.0, 4.0, 1.0, 0.0], 2), Ok(()));
+    // Rows of norm 5 (3-4-5) and 1: nothing to scale.
+    assert_eq!(r.fit_rows(&mut [3.0, 4.0, 1.0, 0.0], 2), Ok(0));
     assert_eq!(
-        r.check_rows(&[3.0, 4.0], 2),
+        r.fit_rows(&mut [3.0, 4.0], 2),
         Err(OutsideUnit::TooFew { records: 1, min: 2 })
     );
+    let long = r.fit_rows(&mut [1.0, 0.0, 3.0, 4.5], 2);
     assert!(matches!(
-        r.check_rows(&[1.0, 0.0, 3.0, 4.5], 2),
-        Err(OutsideUnit::TooLong { row: 1, norm, bound: 5.0 }) if (norm - 3f64.hypot(4.5)).abs() < 1e-12
+        long,
+        Err(OutsideUnit::TooLong { row: 1, norm, bound: 5.0, .. }) if (norm - 3f64.hypot(4.5)).abs() < 1e-12
     ));
+    // Said counted from 1, with by how much.
+    let text = long.unwrap_err().to_string();
+    assert!(
+        text.contains("record 2 of this node") && text.contains("4.083e-1 (8.17e-2 of it) above"),
+        "{text}"
+    );
     assert!(matches!(
-        r.check_rows(&[1.0, 0.0, f64::NAN, 0.0], 2),
+        r.fit_rows(&mut [1.0, 0.0, f64::NAN, 0.0], 2),
         Err(OutsideUnit::TooLong { row: 1, .. })
     ));
-    // A row a few ulps above the bound (a unit row written in decimal) is within the slack.
-    let above = 5.0 * (1.0 + 4.0 * f64::EPSILON);
-    assert_eq!(r.check_rows(&[above, 0.0, 1.0, 0.0], 2), Ok(()));
+    // A row above the bound by what six decimals can add (a unit row written as 3.0000006,
+    // 4.0000006 reads back 8.4e-7 above 5; at most 5e-7·√2 = 7.1e-7 is decimal rounding of two
+    // features, plus 5e-12 of slack): scaled to the bound, exactly within it. A row further
+    // above is refused.
+    let mut rows = [3.000_000_5, 4.000_000_5, 1.0, 0.0];
+    assert_eq!(r.fit_rows(&mut rows, 2), Ok(1));
+    assert!(super::unit::row_norm(&rows[..2]) <= 5.0);
+    assert_eq!(&rows[2..], &[1.0, 0.0]);
+    assert!(
+        r.fit_rows(&mut [3.000_000_6, 4.000_000_6, 1.0, 0.0], 2)
+            .is_err()
+    );
     let text = OutsideUnit::TooFew { records: 1, min: 2 }.to_string();
     assert!(text.contains("min-records = 2"), "{text}");
 }

@@ -6,8 +6,11 @@
 //! user, the largest feature norm). A daemon's members each hold only their own records, so a
 //! run file states them (`min-records = m`, `feature-norm = R`), every member accounts with them
 //! alike, and each node checks at start that its own data are within them
-//! ([`RecordUnit::check_rows`]): a node with fewer records or a longer row would make the
-//! accounted clip too small for it.
+//! ([`RecordUnit::fit_rows`]): a node with fewer records or a longer row would make the
+//! accounted clip too small for it. A row above the bound by no more than writing its features
+//! in decimal can explain ([`ROUNDING`] per feature) is scaled to the bound rather than refused
+//! (issue 26: a row of norm 1.0000001 in a six-decimal CSV was refused), so that the bound the
+//! accounting uses holds exactly for the data the node steps on.
 
 use super::SpecError;
 use crate::problem::Loss;
@@ -15,9 +18,34 @@ use crate::problem::linalg::norm;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-/// Relative slack on a row's norm against `feature-norm`: a row written to unit norm in decimal
-/// may come back a few ulps above 1.
+/// Relative slack on a row's norm against `feature-norm`: a row written to unit norm in its
+/// shortest decimal form may come back a few ulps above 1.
 pub const NORM_SLACK: f64 = 1e-12;
+
+/// How far one feature written with six decimals may be from the value it stands for: a row of
+/// `p` features then reads back at most `ROUNDING·√p` above its norm (triangle inequality).
+pub const ROUNDING: f64 = 5e-7;
+
+/// Scales `row` to norm at most `bound` if it is longer (down to exactly within it: a product that
+/// rounds up is shrunk by an ulp until it is not); returns whether it did.
+pub fn scale_to_norm(row: &mut [f64], bound: f64) -> bool {
+    let n = norm(row);
+    if n <= bound {
+        return false;
+    }
+    let f = bound / n;
+    row.iter_mut().for_each(|v| *v *= f);
+    while norm(row) > bound {
+        row.iter_mut().for_each(|v| *v *= 1.0 - f64::EPSILON);
+    }
+    true
+}
+
+/// The ℓ₂ norm of a record's features, as every record-level check computes it (`dpwalk data`
+/// reports it, and scales rows with it, so that what it writes passes the node's check).
+pub fn row_norm(features: &[f64]) -> f64 {
+    norm(features)
+}
 
 /// What two neighbouring datasets differ in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -140,27 +168,43 @@ pub enum OutsideUnit {
         /// `min-records`.
         min: u64,
     },
-    /// A row longer than `feature-norm`.
+    /// A row longer than `feature-norm`, by more than decimal rounding explains.
     #[error(
-        "record {row} of this node has feature norm {norm}, above the run's feature-norm = \
-         {bound}: the record-level accounting bounds every record's gradient by it; scale the \
-         rows to norm at most {bound}, or raise feature-norm in the run file (every member must \
-         use the same file)"
+        "record {} of this node has feature norm {norm}, {} above the run's feature-norm = \
+         {bound} (more than the {allowed:.1e} that writing its features with six decimals could \
+         explain): the record-level accounting bounds every record's gradient by it; scale the \
+         rows to norm at most {bound} (`dpwalk data prepare --feature-norm {bound}`), or raise \
+         feature-norm in the run file (every member must use the same file)",
+        row + 1,
+        excess(*norm, *bound)
     )]
     TooLong {
-        /// The 0-based row.
+        /// The 0-based row (said counted from 1).
         row: usize,
         /// Its ℓ₂ norm.
         norm: f64,
         /// `feature-norm`.
         bound: f64,
+        /// How far above `bound` rounding was allowed to go.
+        allowed: f64,
     },
 }
 
+/// `norm − bound`, and relative to the bound.
+fn excess(norm: f64, bound: f64) -> String {
+    format!(
+        "{:.3e} ({:.2e} of it)",
+        norm - bound,
+        (norm - bound) / bound
+    )
+}
+
 impl RecordUnit {
-    /// Checks a member's own data (`features` row-major, `n_features` per row): at least
-    /// `min-records` rows, each of norm at most `feature-norm · (1 + NORM_SLACK)`.
-    pub fn check_rows(&self, features: &[f64], n_features: usize) -> Result<(), OutsideUnit> {
+    /// Fits a member's own data (`features` row-major, `n_features` per row) to the run's
+    /// record-level inputs: at least `min-records` rows, each of norm at most `feature-norm`. A
+    /// row above it by at most `feature-norm·NORM_SLACK + ROUNDING·√n_features` (what writing it
+    /// in decimal can add) is scaled to it; a longer one is refused. Returns the rows scaled.
+    pub fn fit_rows(&self, features: &mut [f64], n_features: usize) -> Result<usize, OutsideUnit> {
         let rows = features.len().checked_div(n_features).unwrap_or(0) as u64;
         if rows < self.min_records {
             return Err(OutsideUnit::TooFew {
@@ -169,12 +213,22 @@ impl RecordUnit {
             });
         }
         let bound = self.feature_norm;
-        for (row, a) in features.chunks_exact(n_features.max(1)).enumerate() {
+        let allowed = bound * NORM_SLACK + ROUNDING * (n_features as f64).sqrt();
+        let mut scaled = 0;
+        for (row, a) in features.chunks_exact_mut(n_features.max(1)).enumerate() {
             let norm = norm(a);
-            if norm.is_nan() || norm > bound * (1.0 + NORM_SLACK) {
-                return Err(OutsideUnit::TooLong { row, norm, bound });
+            if norm.is_nan() || norm > bound + allowed {
+                return Err(OutsideUnit::TooLong {
+                    row,
+                    norm,
+                    bound,
+                    allowed,
+                });
+            }
+            if scale_to_norm(a, bound) {
+                scaled += 1;
             }
         }
-        Ok(())
+        Ok(scaled)
     }
 }

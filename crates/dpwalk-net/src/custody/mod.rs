@@ -21,12 +21,14 @@
 //! # Members down
 //! A member is *down* from an instant on: a verified member whose connection closed, from the
 //! hand-off timeout after the close (a quick restart is waited for, which keeps the walk's path);
-//! a member whose dial failed, at once but only after the node's first hand-off timeout (members
-//! started together may not listen yet), and from the hand-off timeout after the failure for a
-//! member reached through a relay (its reservation may be on its way; [`Machine::dial_failed`]);
+//! a member whose dial failed, at once but only once the walk has reached this node and after its
+//! first hand-off timeout (before, no token needs the member, and members started at other times
+//! may not listen yet), and from the hand-off timeout after the failure for a member reached
+//! through a relay (its reservation may be on its way; [`Machine::dial_failed`]);
 //! a member that refused or did not take the token, at once. A member not connected stays down until it verifies again; one still connected is given
 //! another chance after [`AVOID_FOR`]. Every draw of the next hop avoids members down and members
-//! that run another run file.
+//! that run another run file. A member that verifies is up: nothing seen or heard of it before
+//! counts any more ([`crate::hearsay`]).
 //!
 //! What the node saw itself is passed on with each token it sends ([`Machine::advice`]), and what
 //! a token's sender saw is avoided here for as long as the sender said ([`Machine::heard`]): a
@@ -176,6 +178,9 @@ pub struct Machine<Id> {
     failed_handoffs: u32,
     /// Hand-offs given up after waiting.
     handoff_timeouts: u64,
+    /// Whether the walk has reached this node (it stepped a token, or restarted holding one):
+    /// failed dials count from then on ([`Machine::dial_failed`]).
+    reached: bool,
 }
 
 impl<Id: Copy + Eq> Machine<Id> {
@@ -202,6 +207,7 @@ impl<Id: Copy + Eq> Machine<Id> {
             dialed: HashMap::new(),
             failed_handoffs: 0,
             handoff_timeouts: 0,
+            reached: false,
         }
     }
 
@@ -213,6 +219,7 @@ impl<Id: Copy + Eq> Machine<Id> {
     /// The durable state held outgoing token `seq` for `to` at start: it is handed over again,
     /// and `to` may hold it already (an earlier process may have sent it).
     pub fn restarted(&mut self, seq: u64, to: PeerId, now: Instant) {
+        self.reached();
         self.resumed = Some((seq, to));
         self.handing(Some((seq, to)), now);
     }
@@ -221,12 +228,18 @@ impl<Id: Copy + Eq> Machine<Id> {
     /// walk, `None` after the last step. Any backup is gone (the walk came back). A receiver
     /// known down is replaced at once by a fresh draw.
     pub fn stepped(&mut self, next: Option<(u64, PeerId)>, now: Instant) -> Option<Action> {
+        self.reached();
         self.backup = None;
         self.handing(next, now);
         let (_, to) = next?;
         self.is_down(&to, now).then(|| Action::Reroute {
             avoid: self.avoid(now),
         })
+    }
+
+    /// The walk has reached this node: from now on a failed dial says a member is down.
+    pub fn reached(&mut self) {
+        self.reached = true;
     }
 
     /// The outgoing token is `next` (after a step, a re-route or a resume; `None`: nothing to
@@ -328,12 +341,13 @@ impl<Id: Copy + Eq> Machine<Id> {
 
     /// `peer` runs our run file: tokens may go to it, and it is no longer down. Returns whether
     /// it had been said unreachable (the node says it is back).
-    pub fn verified(&mut self, peer: PeerId) -> bool {
+    pub fn verified(&mut self, peer: PeerId, now: Instant) -> bool {
+        let avoided = self.is_down(&peer, now);
         self.verified.insert(peer);
         self.mismatched.remove(&peer);
         self.down.remove(&peer);
-        self.hearsay.cleared(&peer);
-        self.unreachable.remove(&peer).is_some()
+        self.hearsay.verified(peer, now);
+        self.unreachable.remove(&peer).is_some() || avoided
     }
 
     /// `peer` runs another run file: no token goes to it. Returns whether this is news (the node
@@ -351,30 +365,52 @@ impl<Id: Copy + Eq> Machine<Id> {
     /// The last connection to `peer` closed at `now`: a verified member is down from the
     /// hand-off timeout on, unless it verifies again first.
     pub fn closed(&mut self, peer: PeerId, now: Instant) {
-        if self.verified.remove(&peer) {
-            self.down.entry(peer).or_insert(now + self.config.handoff);
+        if self.verified.remove(&peer) && !self.down.contains_key(&peer) {
+            self.down.insert(peer, now + self.config.handoff);
+            tracing::info!(
+                "{}'s connection closed: it is avoided from {:.1} s from now unless it reconnects first",
+                self.name(&peer),
+                self.config.handoff.as_secs_f64()
+            );
         }
         self.mismatched.remove(&peer);
     }
 
-    /// A dial to member `peer` failed at `now`. Within the node's first hand-off timeout members
-    /// may not listen yet: nothing. After it, a member reached through a relay is down from the
+    /// A dial to member `peer` failed at `now`. Before the walk has reached this node, and within
+    /// its first hand-off timeout, nothing: no token needs the member yet, and members started at
+    /// another time may not listen yet (a member started 5 s late must not be advised down for
+    /// the dials made before it started). After, a member reached through a relay is down from the
     /// hand-off timeout on, unless it verifies first (its reservation on the relay may be on its
     /// way: made at its start and again whenever it ends, retried every 2 s until the relay takes
     /// it), as after a closed connection; any other member is down at once. A verified member is
     /// connected: a dial that failed beside that connection (a hole punch, an address that does
     /// not answer) says nothing about whether it is up.
     pub fn dial_failed(&mut self, peer: PeerId, now: Instant) {
-        if now.duration_since(self.started) <= self.config.handoff || self.verified.contains(&peer)
+        if !self.reached
+            || now.duration_since(self.started) <= self.config.handoff
+            || self.verified.contains(&peer)
         {
             return;
         }
-        if self.config.relayed.contains(&peer) {
-            self.down.entry(peer).or_insert(now + self.config.handoff);
-        } else {
-            self.down.entry(peer).or_insert(now);
-            self.hearsay.observe(peer, now);
+        if self.down.contains_key(&peer) {
+            if !self.config.relayed.contains(&peer) {
+                self.hearsay.observe(peer, now);
+            }
+            return;
         }
+        let after = if self.config.relayed.contains(&peer) {
+            // Its reservation on the relay may be on its way.
+            self.config.handoff
+        } else {
+            self.hearsay.observe(peer, now);
+            Duration::ZERO
+        };
+        self.down.insert(peer, now + after);
+        tracing::info!(
+            "a dial to {} failed: it is avoided from {:.1} s from now until it connects and verifies, and the tokens sent meanwhile advise the others to avoid it",
+            self.name(&peer),
+            after.as_secs_f64()
+        );
     }
 
     /// Whether `peer` runs our run file.
@@ -420,14 +456,25 @@ impl<Id: Copy + Eq> Machine<Id> {
     /// A token came with its sender's advice `avoid` (validated by
     /// [`crate::codec::validate_advice`]): those members are avoided here for as long as it says.
     /// Advice about this node itself is ignored.
-    pub fn heard(&mut self, avoid: &[Avoided], now: Instant) {
+    /// A member that starts being avoided on `from`'s word is said once, at INFO (who, for how
+    /// long, on whose word); advice resting on an observation older than the member's last
+    /// verification here is ignored ([`crate::hearsay`]).
+    pub fn heard(&mut self, from: &PeerId, avoid: &[Avoided], now: Instant) {
         for a in avoid {
             let Some(&peer) = self.config.members.get(a.member as usize) else {
                 continue;
             };
             if peer != self.config.me {
                 let remaining = Duration::from_millis(u64::from(a.for_ms));
-                self.hearsay.hear(peer, remaining, now);
+                if self.hearsay.hear(peer, remaining, now) {
+                    tracing::info!(
+                        "avoiding {} for {:.1} s: {} saw it fail to take a token or a dial {:.1} s ago",
+                        self.name(&peer),
+                        remaining.min(AVOID_FOR).as_secs_f64(),
+                        self.name(from),
+                        AVOID_FOR.saturating_sub(remaining).as_secs_f64(),
+                    );
+                }
             }
         }
     }

@@ -29,7 +29,7 @@ fn fresh(n: usize, relayed: &[usize]) -> (Machine<u64>, Vec<PeerId>, Instant) {
 fn machine(n: usize) -> (Machine<u64>, Vec<PeerId>, Instant) {
     let (mut m, members, t0) = fresh(n, &[]);
     for p in &members[1..] {
-        m.verified(*p);
+        m.verified(*p, t0);
     }
     (m, members, t0)
 }
@@ -155,6 +155,42 @@ fn a_failed_request_retries_the_same_receiver_after_a_pause() {
     );
 }
 
+/// Issue 26: a member started late. Node 0's dials to it failed before it started; it verifies,
+/// and then a token arrives whose sender still advises it down from its own failed dial before
+/// that: the member is neither avoided here nor advised on.
+#[test]
+fn a_member_that_started_late_is_not_avoided_for_what_came_before_it_verified() {
+    let (mut m, p, t0) = fresh(3, &[]);
+    m.verified(p[1], t0);
+    m.reached();
+    let t = t0 + HANDOFF + ms(1);
+    m.dial_failed(p[2], t);
+    assert!(m.is_down(&p[2], t));
+    // Member 2 starts and verifies here 2 s later; member 1's advice comes with a token after
+    // that, from its own failed dial 3 s before.
+    m.verified(p[2], t + ms(2000));
+    let stale = [Avoided {
+        member: 2,
+        for_ms: 7000,
+    }];
+    m.heard(&p[1], &stale, t + ms(2500));
+    assert!(!m.is_down(&p[2], t + ms(2500)));
+    assert!(m.avoid(t + ms(2500)).is_empty());
+    assert!(m.advice(&p[1], t + ms(2500)).is_empty());
+    assert_eq!(m.stepped(Some((1, p[2])), t + ms(2500)), None);
+    assert_eq!(
+        m.poll(t + ms(2500), all),
+        vec![Action::Send { to: p[2], seq: 1 }]
+    );
+    // A failure seen after it verified is news again.
+    let fresh_news = [Avoided {
+        member: 2,
+        for_ms: 9900,
+    }];
+    m.heard(&p[1], &fresh_news, t + ms(2600));
+    assert!(m.is_down(&p[2], t + ms(2600)));
+}
+
 #[test]
 fn a_timeout_here_is_advised_to_the_next_receiver_and_ages() {
     let (mut m, p, t0) = machine(4);
@@ -173,7 +209,10 @@ fn a_timeout_here_is_advised_to_the_next_receiver_and_ages() {
 #[test]
 fn a_member_advised_down_is_not_waited_for_until_the_advice_runs_out() {
     let (mut m, p, t0) = machine(4);
+    // Advice heard 6 s after every member verified, of a failure seen 5 s ago (after it).
+    let t0 = t0 + ms(6000);
     m.heard(
+        &p[1],
         &[Avoided {
             member: 2,
             for_ms: 5000,
@@ -199,11 +238,12 @@ fn a_member_advised_down_is_not_waited_for_until_the_advice_runs_out() {
 #[test]
 fn advice_about_this_node_is_ignored_and_a_hello_clears_advice() {
     let (mut m, p, t0) = machine(3);
+    let t0 = t0 + ms(6000);
     let both = [0, 2].map(|member| Avoided {
         member,
         for_ms: 5000,
     });
-    m.heard(&both, t0);
+    m.heard(&p[1], &both, t0);
     assert_eq!(
         m.advice(&p[1], t0),
         vec![Avoided {
@@ -212,7 +252,7 @@ fn advice_about_this_node_is_ignored_and_a_hello_clears_advice() {
         }]
     );
     assert!(m.is_down(&p[2], t0));
-    m.verified(p[2]);
+    m.verified(p[2], t0);
     assert!(!m.is_down(&p[2], t0));
     assert!(m.advice(&p[1], t0).is_empty());
 }
@@ -263,7 +303,7 @@ fn the_patience_doubles_up_to_eight_times_the_timeout() {
         t += patience;
         assert!(matches!(m.poll(t, all)[..], [Action::Reroute { .. }]));
         // Given another chance at once, for the test.
-        m.verified(p[1]);
+        m.verified(p[1], t);
     }
     assert_eq!(m.handoff_timeouts(), 5);
 }
@@ -292,9 +332,9 @@ fn each_reason_a_receiver_is_unreachable_reroutes_after_the_timeout() {
     assert_eq!(m.poll(t0 + HANDOFF, all), reroute_avoiding(&[p[1]]));
     assert_eq!(m.unreachable.get(&p[1]), Some(&Unreachable::NotVerified));
     // Verified again: no longer down, no longer unreachable.
-    assert!(m.verified(p[1]));
+    assert!(m.verified(p[1], t0 + HANDOFF));
     assert!(!m.is_down(&p[1], t0 + HANDOFF));
-    assert!(!m.verified(p[1]), "said once");
+    assert!(!m.verified(p[1], t0 + HANDOFF), "said once");
 }
 
 #[test]
@@ -374,12 +414,12 @@ fn a_closed_connection_is_down_only_after_the_handoff_timeout() {
     // Back within the timeout: never down.
     let (mut m, p, t0) = machine(3);
     m.closed(p[1], t0);
-    m.verified(p[1]);
+    m.verified(p[1], t0);
     assert!(!m.is_down(&p[1], t0 + HANDOFF));
     // A token drawn for it meanwhile waits for it (the walk's path is kept).
     m.closed(p[1], t0);
     assert_eq!(m.stepped(Some((1, p[1])), t0 + ms(1)), None);
-    m.verified(p[1]);
+    m.verified(p[1], t0 + ms(1));
     assert_eq!(
         m.poll(t0 + ms(2), all),
         vec![Action::Send { to: p[1], seq: 1 }]
@@ -408,8 +448,15 @@ fn a_member_down_is_avoided_by_every_draw() {
 }
 
 #[test]
-fn a_dial_failure_counts_only_after_the_startup_grace() {
+fn a_dial_failure_counts_only_once_the_walk_reached_the_node_and_after_the_startup_grace() {
     let (mut m, p, t0) = fresh(3, &[]);
+    // Before the walk reached this node: no token needs member 2 (it may start later).
+    let t = t0 + HANDOFF * 3;
+    m.dial_failed(p[2], t);
+    assert!(!m.is_down(&p[2], t));
+    assert!(m.advice(&p[1], t).is_empty());
+    let (mut m, p, t0) = fresh(3, &[]);
+    m.reached();
     m.dial_failed(p[2], t0 + ms(10));
     assert!(!m.is_down(&p[2], t0 + ms(10)));
     let t = t0 + HANDOFF + ms(1);
@@ -426,6 +473,7 @@ fn a_dial_failure_of_a_member_behind_a_relay_is_waited_for() {
     // Member 2 is listed at a relayed address, member 1 at a direct one; both dials fail
     // after the start-up grace.
     let (mut m, p, t0) = fresh(3, &[2]);
+    m.reached();
     let t = t0 + HANDOFF + ms(1);
     m.dial_failed(p[1], t);
     m.dial_failed(p[2], t);
@@ -450,11 +498,12 @@ fn a_dial_failure_of_a_member_behind_a_relay_is_waited_for() {
     // Another run: the relayed connection comes up within the hand-off timeout. The member
     // was never down, and takes the token.
     let (mut m, p, t0) = fresh(3, &[2]);
+    m.reached();
     let t = t0 + HANDOFF + ms(1);
     m.dial_failed(p[2], t);
     assert_eq!(m.stepped(Some((1, p[2])), t), None);
     assert_eq!(m.poll(t, none), vec![Action::Dial(p[2])]);
-    assert!(!m.verified(p[2]));
+    assert!(!m.verified(p[2], t));
     assert!(!m.is_down(&p[2], t + HANDOFF * 2));
     assert_eq!(
         m.poll(t + ms(600), all),

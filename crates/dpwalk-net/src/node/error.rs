@@ -88,6 +88,22 @@ pub enum NodeError {
         /// Why no σ was calibrated.
         reason: String,
     },
+    /// The member that starts the walk waited `[start] timeout` for the quorum.
+    #[error(
+        "the walk did not start: {verified} of the {members} members (this one included) ran our run file within the start timeout of {waited} s, and the run file's [start] quorum is {quorum}; missing: {missing}. Start them with this same run file, and check that these addresses reach them from this host (a firewall, a wrong port), or lower `[start] quorum` in the run file of every member; then start this node again"
+    )]
+    StartTimeout {
+        /// Seconds waited.
+        waited: u64,
+        /// Members verified, this one included.
+        verified: usize,
+        /// Members of the run.
+        members: usize,
+        /// The quorum.
+        quorum: usize,
+        /// The members missing, with their run-file addresses.
+        missing: String,
+    },
     /// Durable state, ledger or accountant.
     #[error(transparent)]
     Learner(#[from] LearnerError),

@@ -113,7 +113,7 @@ impl Node<'_> {
                 // Before the step: its draw of the next hop avoids members down, those the
                 // sender advised included.
                 let now = Instant::now();
-                self.custody.heard(&avoid, now);
+                self.custody.heard(&peer, &avoid, now);
                 let seq = token.seq;
                 // One line per hop at debug level: `scripts/hop-latency` measures hops from them.
                 tracing::debug!(seq, "took the token");
@@ -289,9 +289,9 @@ impl Node<'_> {
 
     /// `peer` runs our run file: tokens may go to it.
     pub(super) fn on_verified(&mut self, peer: PeerId) {
-        if self.custody.verified(peer) {
+        if self.custody.verified(peer, Instant::now()) {
             tracing::info!(
-                "{} is reachable again and runs our run file",
+                "{} is reachable again and runs our run file: no longer avoided",
                 member_name(self.member_index(&peer))
             );
         }

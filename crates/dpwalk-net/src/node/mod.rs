@@ -11,7 +11,8 @@
 //! `connections` (which members are dialled, and when: a few eagerly, the others on demand),
 //! `messages` (answers to peers' messages and to ours), `publishing` (the final model), `reach`
 //! (members behind NAT: relayed and hole-punched connections, reservations), `report` (status
-//! and the log of members awaited).
+//! and the log of members awaited), `start` (the starter waits for the run's quorum before step
+//! 0).
 //!
 //! # Custody (DESIGN.md, "The daemon")
 //! The rules below are kept by [`crate::custody`]'s state machine, without I/O and tested on each
@@ -53,6 +54,7 @@ mod publishing;
 mod reach;
 mod report;
 mod setup;
+mod start;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -185,6 +187,10 @@ struct Node<'a> {
     waiting: Option<(Vec<usize>, Instant)>,
     /// When the node started.
     started: Instant,
+    /// Since when this node, the walk's starter, waits for the quorum (`node::start`).
+    gate: Option<Instant>,
+    /// When the starter last dialled the members it waits for.
+    gate_dialled: Option<Instant>,
 }
 
 impl Node<'_> {
@@ -215,6 +221,7 @@ impl Node<'_> {
                 }
             }
             self.redial();
+            self.open_gate()?;
             self.drive_custody()?;
             self.publish_step();
             self.flush_ledger_when_idle()?;
@@ -248,6 +255,7 @@ impl Node<'_> {
         [
             self.custody.next_deadline(now),
             self.publish.as_ref().and_then(|p| p.next_deadline(now)),
+            self.gate_deadline(),
             leave,
             linger,
             redial,

@@ -81,15 +81,24 @@ pub(super) fn load(config: &NodeConfig) -> Result<(Loaded, Dataset), NodeError> 
     let algorithm = run
         .algorithm_with(sigma)
         .map_err(|e| NodeError::Unsupported(e.to_string()))?;
-    let data = config.data.load(&config.base_dir, run.seed())?.train;
+    let mut data = config.data.load(&config.base_dir, run.seed())?.train;
     // A record-level run accounts every member with the file's `m` and `R`: a node holding
-    // fewer records or a longer row refuses to start rather than under-report.
+    // fewer records or a longer row refuses to start rather than under-report; a row above `R`
+    // by decimal rounding only is scaled to it, so that `R` holds for what the node steps on.
     if let Some(unit) = run.record_unit() {
-        unit.check_rows(&data.features, data.n_features)
+        let n_features = data.n_features;
+        let scaled = unit
+            .fit_rows(&mut data.features, n_features)
             .map_err(|source| NodeError::OutsideUnit {
                 data: data_origin(config),
                 source,
             })?;
+        if scaled > 0 {
+            tracing::info!(
+                "{scaled} records of this node were above the run's feature-norm = {} by no more than decimal rounding explains: scaled to it",
+                unit.feature_norm
+            );
+        }
     }
     let loaded = Loaded {
         run,
@@ -250,6 +259,8 @@ impl<'a> Node<'a> {
             last_status: None,
             waiting: None,
             started: Instant::now(),
+            gate: None,
+            gate_dialled: None,
         })
     }
 
@@ -307,10 +318,7 @@ impl<'a> Node<'a> {
             // model get it when they connect (see `on_swarm_event`).
             self.write_final(&model)?;
         } else if self.learner.starts_walk() {
-            let token = self.learner.initial_token();
-            tracing::info!("this node starts the walk");
-            let outcome = self.learner.receive(token, None)?;
-            self.after_step(outcome)?;
+            self.wait_for_quorum(Instant::now());
         }
         Ok(())
     }

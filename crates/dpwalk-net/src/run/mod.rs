@@ -36,6 +36,10 @@
 //! [topology]              # dpwalk_core::topology::TopologySpec; not kind = "file"
 //! kind = "complete"
 //!
+//! [start]                 # optional: when the member that starts the walk makes step 0
+//! quorum = 3              # members (itself included) verified first; default all, 1..=n
+//! timeout = 600           # seconds it waits for them, then stops naming those missing; default 600
+//!
 //! [[members]]             # exactly one per index 0..n-1, n = the topology's node count
 //! index = 0
 //! peer-id = "12D3KooW…"   # distinct libp2p PeerIds
@@ -247,6 +251,50 @@ impl AlgorithmSpec {
     }
 }
 
+/// Checks `[start]` for a run of `members` members and normalizes it: the defaults written out
+/// are the same run as no table (the same canonical form and hash). A network budget needs every
+/// member at the start: a walk that avoids absent members does not follow the complete graph's
+/// draws, which its path-hidden figure assumes.
+fn check_start(
+    start: Option<StartSpec>,
+    members: usize,
+    budget: Option<&BudgetSpec>,
+) -> Result<Option<StartSpec>, SpecError> {
+    let Some(start) = start else {
+        return Ok(None);
+    };
+    if let Some(q) = start.quorum {
+        if q == 0 || q > members {
+            return Err(SpecError::new(
+                &["start", "quorum"],
+                format!(
+                    "{q} is not in 1..={members} (the members of the run, the starter included)"
+                ),
+            ));
+        }
+        let network = budget.is_some_and(|b| b.view == BudgetViewName::Network);
+        if network && q < members {
+            return Err(SpecError::new(
+                &["start", "quorum"],
+                format!(
+                    "{q} of {members}: a network budget needs every member at the start (its path-hidden figure assumes the walk draws every member; one that avoids absent members does not); leave `quorum` out, or use view = \"local\""
+                ),
+            ));
+        }
+    }
+    if start.timeout == Some(0) {
+        return Err(SpecError::new(
+            &["start", "timeout"],
+            "must be at least 1 second",
+        ));
+    }
+    let normalized = StartSpec {
+        quorum: start.quorum.filter(|&q| q != members),
+        timeout: start.timeout.filter(|&t| t != DEFAULT_START_TIMEOUT),
+    };
+    Ok((normalized != StartSpec::default()).then_some(normalized))
+}
+
 /// A run's step without σ, validated.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum WalkStep {
@@ -265,6 +313,25 @@ pub struct MemberSpec {
     /// Multiaddrs to dial it at.
     #[serde(default)]
     pub addrs: Vec<String>,
+}
+
+/// The default of `[start] timeout`, in seconds: ten minutes to start every host of a run.
+pub const DEFAULT_START_TIMEOUT: u64 = 600;
+
+/// `[start]`: when the member that starts the walk makes step 0 (issue 26). It waits until
+/// `quorum` members, itself included, have shown they run this run file (a hello), so that a
+/// member started a few seconds after the others is in the walk's draws from the first hop; a
+/// member absent at the start is drawn from the hop after it verifies. Waiting longer than
+/// `timeout` seconds, it stops with an error naming the members missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct StartSpec {
+    /// Members verified before step 0, the starter included; `None`: all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quorum: Option<usize>,
+    /// Seconds the starter waits for the quorum; `None`: [`DEFAULT_START_TIMEOUT`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<u64>,
 }
 
 /// A run file as written: unchecked until `Run::from_file`.
@@ -291,6 +358,9 @@ pub struct RunFile {
     pub privacy: Option<UnitSpec>,
     /// The communication graph.
     pub topology: TopologySpec,
+    /// When the walk starts (all members verified when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<StartSpec>,
     /// The members.
     pub members: Vec<MemberSpec>,
 }
@@ -454,6 +524,7 @@ impl Run {
                 ));
             }
         }
+        file.start = check_start(file.start, members.len(), file.budget.as_ref())?;
         // A validated run file holds finite numbers, strings and tables of them, which TOML can
         // always write; if it ever could not, the run is refused rather than hashed as "".
         let canonical = toml::to_string(&file).map_err(|e| {
@@ -473,6 +544,20 @@ impl Run {
             canonical,
             hash,
         })
+    }
+
+    /// Members, the starter included, that must have verified before step 0 (`[start] quorum`).
+    pub fn start_quorum(&self) -> usize {
+        self.file
+            .start
+            .and_then(|s| s.quorum)
+            .unwrap_or(self.members.len())
+    }
+
+    /// How long the starter waits for [`Run::start_quorum`] (`[start] timeout`).
+    pub fn start_timeout(&self) -> std::time::Duration {
+        let secs = self.file.start.and_then(|s| s.timeout);
+        std::time::Duration::from_secs(secs.unwrap_or(DEFAULT_START_TIMEOUT))
     }
 
     /// The run id.

@@ -1,4 +1,4 @@
-//! Fuzz regressions of run-file validation.
+//! Run-file validation: fuzz regressions, and `[start]`.
 
 use super::*;
 
@@ -59,4 +59,41 @@ fn small_world_huge_k_is_refused() {
         &with_topology(b"kind = \"small-world\"\nk = 9223372036854775807\nbeta = 0.5\n"),
         "topology.k",
     );
+}
+
+/// `[start]`: the quorum is 1..=n, the timeout at least a second, the defaults written out are
+/// the run without the table, and a network budget needs every member at the start.
+#[test]
+fn start_is_checked_and_its_defaults_keep_the_hash() {
+    let base = with_topology(b"kind = \"complete\"\n");
+    let base = std::str::from_utf8(&base).unwrap();
+    let with_start =
+        |start: &str| base.replace("[topology]", &format!("[start]\n{start}\n[topology]"));
+    let plain = Run::parse(base, "t").unwrap();
+    assert_eq!(plain.start_quorum(), 3);
+    let defaults = Run::parse(&with_start("quorum = 3\ntimeout = 600"), "t").unwrap();
+    assert_eq!(defaults.hash(), plain.hash());
+    let two = Run::parse(&with_start("quorum = 2\ntimeout = 5"), "t").unwrap();
+    assert_eq!((two.start_quorum(), two.start_timeout().as_secs()), (2, 5));
+    assert_ne!(two.hash(), plain.hash());
+    refused_at(with_start("quorum = 0").as_bytes(), "start.quorum");
+    refused_at(with_start("quorum = 4").as_bytes(), "start.quorum");
+    refused_at(with_start("timeout = 0").as_bytes(), "start.timeout");
+    refused_at(with_start("members = 2").as_bytes(), "start.members");
+    let network = base
+        .replace(
+            "gamma = 1.0\nlambda = 0.5\nclip = 1.0\nsigma = 2.0\n",
+            "kind = \"dp-sgd\"\nlr = 0.1\nclip = 1.0\n[budget]\nepsilon = 1.0\nview = \"network\"\n",
+        )
+        .replace("[topology]", "[start]\nquorum = 2\n[topology]");
+    match Run::parse(&network, "t") {
+        Err(RunError::Invalid { key, message, .. }) => {
+            assert_eq!(key.as_deref(), Some("start.quorum"));
+            assert!(
+                message.contains("network budget needs every member"),
+                "{message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
 }

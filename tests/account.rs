@@ -863,3 +863,75 @@ fn bad_input_is_refused_with_a_message() {
         );
     }
 }
+
+/// Issue 26: `calibrate` and `account walk` take a record-level run's inputs (`--min-records`,
+/// `--feature-norm`, `--loss`, `--gamma`): the σ `calibrate` prints is the one every member of a
+/// run file with the same `[privacy]` table calibrates, and `account walk` at that σ reads it back
+/// within the budget, record level, with the clip `min(C, γ·G₂/m)`.
+#[test]
+fn record_level_flags_calibrate_the_sigma_of_a_record_level_run_file() {
+    let record = [
+        "--complete",
+        "3",
+        "--clip",
+        "10",
+        "--total-steps",
+        "6000",
+        "--min-records",
+        "8043",
+        "--feature-norm",
+        "1",
+        "--gamma",
+        "2",
+    ];
+    let mut args = vec!["calibrate", "--epsilon", "1", "--json"];
+    args.extend(record);
+    let cal = json(&args);
+    assert_eq!(cal["unit"], "record-level");
+    assert!(close(f(&cal["accounted_clip"]), 2.0 / 8043.0, 1e-15));
+    let sigma = f(&cal["sigma"]);
+
+    let mut text = String::from(
+        "run-id = \"r\"\nseed = 1\nsteps = 6000\ndimension = 4\n[problem]\nloss = \"logistic\"\n\
+         [algorithm]\ngamma = 2.0\nlambda = 0.5\nclip = 10.0\n[budget]\nepsilon = 1.0\n\
+         [privacy]\nunit = \"record\"\nmin-records = 8043\nfeature-norm = 1.0\n\
+         [topology]\nkind = \"complete\"\n",
+    );
+    for i in 0..3 {
+        let peer = libp2p::identity::Keypair::generate_ed25519()
+            .public()
+            .to_peer_id();
+        text.push_str(&format!("[[members]]\nindex = {i}\npeer-id = \"{peer}\"\n"));
+    }
+    let run = dpwalk_net::run::Run::parse(&text, "test").unwrap();
+    let node = run.calibrate().unwrap().expect("a budget").sigma;
+    assert_eq!(
+        sigma.to_bits(),
+        node.to_bits(),
+        "calibrate {sigma}, a node {node}"
+    );
+
+    let s = sigma.to_string();
+    let mut walk = vec!["account", "walk", "--sigma", &s, "--json"];
+    walk.extend(record);
+    let doc = json(&walk);
+    assert_eq!(doc["unit"], "record-level");
+    let eps = f(&doc["users"][0]["local"]["epsilon"]);
+    assert!(eps <= 1.0 && eps > 0.999, "{eps}");
+    // At user level the same σ protects almost nothing.
+    let user = json(&[
+        "account",
+        "walk",
+        "--sigma",
+        &s,
+        "--json",
+        "--complete",
+        "3",
+        "--clip",
+        "10",
+        "--total-steps",
+        "6000",
+    ]);
+    assert_eq!(user["unit"], "user-level");
+    assert!(f(&user["users"][0]["local"]["epsilon"]) > 1000.0);
+}

@@ -87,7 +87,11 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
     if args.sample_rate.is_some() && args.view != CalibrateView::Federated {
         bail!("--sample-rate applies to --view federated only");
     }
+    let accounted = args.scenario.accounted()?;
     let mut notes: Vec<String> = scenario.contributions_note().into_iter().collect();
+    if accounted.record.is_some() {
+        notes.push(accounted.unit_note(args.scenario.clip, args.scenario.gamma()));
+    }
     let mut assumptions: Vec<&str> = Vec::new();
     // What the final-model views add to the document: their rounds and sampling rate.
     let (mut rounds, mut sample_rate) = (None, None);
@@ -145,7 +149,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
     let cal = calibrate(
         &view,
         &orders,
-        args.scenario.clip,
+        accounted.clip,
         args.epsilon,
         args.delta,
         conversion.conversion(),
@@ -158,6 +162,8 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
             view: args.view.name(),
             sigma: cal.sigma,
             clip: args.scenario.clip,
+            unit: accounted.unit(),
+            accounted_clip: accounted.clip,
             epsilon: cal.achieved.epsilon,
             delta: cal.achieved.delta,
             order: cal.achieved.order,
@@ -182,6 +188,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         scenario.describe(),
         args.scenario.clip
     )?;
+
     writeln!(
         out,
         "Target: ({}, {:e})-DP against the {} view, {} conversion",

@@ -79,6 +79,10 @@ pub struct WalkDoc<'a> {
     pub step: &'static str,
     pub sigma: f64,
     pub clip: f64,
+    /// `user-level` or `record-level` (`--min-records`, `--feature-norm`).
+    pub unit: &'static str,
+    /// The clip every figure is accounted with: `clip`, or at record level `min(C, γ·G₂/m)`.
+    pub accounted_clip: f64,
     pub delta: f64,
     pub conversion: &'static str,
     /// `local`, `network` or `both`.
@@ -113,6 +117,10 @@ pub struct CalibrateDoc<'a> {
     pub view: &'static str,
     pub sigma: f64,
     pub clip: f64,
+    /// `user-level` or `record-level` (`--min-records`, `--feature-norm`).
+    pub unit: &'static str,
+    /// The clip σ is calibrated with: `clip`, or at record level `min(C, γ·G₂/m)`.
+    pub accounted_clip: f64,
     pub epsilon: f64,
     pub delta: f64,
     pub order: f64,

@@ -100,8 +100,9 @@ pub fn admm_record_level_clip(
     clip_at(clip, step.gamma(), records, grad_bound)
 }
 
-/// `min(C, step · G₂ / m)`, the one formula of both.
-fn clip_at(clip: f64, step: f64, records: u64, grad_bound: f64) -> Result<f64, PrivacyError> {
+/// `min(C, step · G₂ / m)`, the one formula of both: `step` is γ for the ADMM step and 1 for
+/// DP-SGD (what `dpwalk calibrate` and `account walk` take as `--gamma`).
+pub fn clip_at(clip: f64, step: f64, records: u64, grad_bound: f64) -> Result<f64, PrivacyError> {
     let m = Unit::Record { records }.share()?;
     let grad_bound = positive("grad_bound", grad_bound)?;
     Ok(clip.min(step * grad_bound / m))

@@ -105,6 +105,69 @@ pub struct ScenarioArgs {
     /// Run seed, for random topologies that do not fix their own seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    #[command(flatten)]
+    record: RecordArgs,
+}
+
+/// Record level, as a run file's `[privacy] unit = "record"` table: every figure is for one record
+/// of a user, accounted with the clip `min(C, γ·G₂/m)` (`dpwalk_privacy::unit::clip_at`).
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Record level: every user holds at least M records (with --feature-norm).
+    #[arg(long, value_name = "M", requires = "feature_norm")]
+    min_records: Option<u64>,
+    /// Record level: every record's features have ℓ₂ norm at most R (with --min-records).
+    #[arg(long, value_name = "R", requires = "min_records")]
+    feature_norm: Option<f64>,
+    /// Record level: the loss, which bounds a record's gradient by G₂ (logistic: R, multinomial:
+    /// √2·R; the squared loss has no bound).
+    #[arg(long, value_enum, requires = "min_records", default_value_t = RecordLoss::Logistic)]
+    loss: RecordLoss,
+    /// Record level: γ of the ADMM step (1 for a DP-SGD walk, whose clip is min(C, G₂/m)).
+    #[arg(long, requires = "min_records", default_value_t = 1.0)]
+    gamma: f64,
+}
+
+/// `--loss` of [`RecordArgs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RecordLoss {
+    /// Least squares (refused: no bound on a record's gradient).
+    Squared,
+    /// Binary logistic regression.
+    Logistic,
+    /// Multinomial logistic regression.
+    Multinomial,
+}
+
+/// The clip a scenario's figures are accounted with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Accounted {
+    /// `C` at user level, `min(C, γ·G₂/m)` at record level.
+    pub clip: f64,
+    /// The record-level inputs, when given.
+    pub record: Option<dpwalk_core::spec::unit::RecordUnit>,
+}
+
+impl Accounted {
+    /// `user-level` or `record-level`, as the JSON documents say it.
+    pub fn unit(&self) -> &'static str {
+        if self.record.is_some() {
+            "record-level"
+        } else {
+            "user-level"
+        }
+    }
+
+    /// What the figures protect, for people.
+    pub fn unit_note(&self, clip: f64, gamma: f64) -> String {
+        match self.record {
+            None => "user level: one user's whole data".into(),
+            Some(r) => format!(
+                "record level: one record of a user holding at least m = {} records of feature norm at most R = {} (G2 = {}), accounted with the clip min(C, gamma*G2/m) = min({clip}, {gamma}*{}/{}) = {}",
+                r.min_records, r.feature_norm, r.grad_bound, r.grad_bound, r.min_records, self.clip
+            ),
+        }
+    }
 }
 
 /// A loaded scenario: the topology and each user's number of contributions.
@@ -121,6 +184,47 @@ pub struct Scenario {
 }
 
 impl ScenarioArgs {
+    /// The clip the figures are accounted with: `--clip`, or at record level `min(C, γ·G₂/m)`.
+    pub fn accounted(&self) -> anyhow::Result<Accounted> {
+        let (Some(m), Some(r)) = (self.record.min_records, self.record.feature_norm) else {
+            return Ok(Accounted {
+                clip: self.clip,
+                record: None,
+            });
+        };
+        use dpwalk_core::problem::Loss;
+        use dpwalk_core::spec::unit::{UnitName, UnitSpec};
+        let loss = match self.record.loss {
+            RecordLoss::Squared => Loss::Squared,
+            RecordLoss::Logistic => Loss::Logistic,
+            RecordLoss::Multinomial => Loss::Multinomial { classes: 2 },
+        };
+        let unit = UnitSpec {
+            unit: UnitName::Record,
+            min_records: Some(m),
+            feature_norm: Some(r),
+        }
+        .check("record level", loss)
+        .map_err(|e| anyhow::anyhow!("--min-records/--feature-norm/--loss: {}", e.message()))?
+        .context("record level")?;
+        let gamma = self.record.gamma;
+        if !(gamma > 0.0 && gamma.is_finite()) {
+            bail!("--gamma must be > 0, got {gamma}");
+        }
+        let clip =
+            dpwalk_privacy::unit::clip_at(self.clip, gamma, unit.min_records, unit.grad_bound)
+                .context("invalid --clip")?;
+        Ok(Accounted {
+            clip,
+            record: Some(unit),
+        })
+    }
+
+    /// `--gamma` (record level).
+    pub fn gamma(&self) -> f64 {
+        self.record.gamma
+    }
+
     /// Loads the topology and derives K.
     pub fn load(&self) -> anyhow::Result<Scenario> {
         let (topology, source) = match (&self.graph.topology, self.graph.complete) {

@@ -94,7 +94,8 @@ fn no_network_reason(step: StepArg, topology: &Topology) -> Option<&'static str>
 pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
     let mut out = String::new();
     let scenario = args.scenario.load()?;
-    let noise = Noise::new(args.sigma, args.scenario.clip).context("invalid --sigma or --clip")?;
+    let accounted = args.scenario.accounted()?;
+    let noise = Noise::new(args.sigma, accounted.clip).context("invalid --sigma or --clip")?;
     let setup = Setup {
         orders: args.conv.orders()?,
         noise,
@@ -192,7 +193,9 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
                 StepArg::DpSgd => "dp-sgd",
             },
             sigma: noise.sigma(),
-            clip: noise.clip(),
+            clip: args.scenario.clip,
+            unit: accounted.unit(),
+            accounted_clip: noise.clip(),
             delta: setup.delta,
             conversion: args.conv.conversion.name(),
             view: args.view.name(),
@@ -221,11 +224,18 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
     if let Some(note) = scenario.contributions_note() {
         writeln!(out, "  {note}")?;
     }
+    if accounted.record.is_some() {
+        writeln!(
+            out,
+            "  {}",
+            accounted.unit_note(args.scenario.clip, args.scenario.gamma())
+        )?;
+    }
     writeln!(
         out,
         "Noise sigma = {}, clip C = {}; delta = {:e}, {} conversion, {} orders",
         noise.sigma(),
-        noise.clip(),
+        args.scenario.clip,
         setup.delta,
         args.conv.conversion.name(),
         setup.orders.len()

@@ -5,16 +5,25 @@
 //! `DPWALK_FAULT=after-last-step:abort` aborts the process there (a crash with the step durable);
 //! `DPWALK_FAULT=after-last-step:wait-for:<path>` blocks the node there until `<path>` exists (a
 //! stall as long as the test wants, ended by an event rather than a clock). Anything else, or no
-//! variable, does nothing. Never set it outside a test.
-
-use std::path::PathBuf;
-use std::time::Duration;
+//! variable, does nothing.
+//!
+//! Only with the cargo feature `fault-injection`, which the workspace's tests turn on: without it
+//! (the binary `cargo install` and `cargo build` make) the hook compiles to nothing and the
+//! variable is never read, so a variable left set cannot crash a user's node (issue 27).
 
 /// The variable read once, when a node makes the last step.
 pub const VARIABLE: &str = "DPWALK_FAULT";
 
 /// Called by the node that made the last step, after the commit and before the acknowledgement.
 pub fn after_last_step() {
+    #[cfg(feature = "fault-injection")]
+    inject();
+}
+
+#[cfg(feature = "fault-injection")]
+fn inject() {
+    use std::path::PathBuf;
+    use std::time::Duration;
     let Ok(fault) = std::env::var(VARIABLE) else {
         return;
     };

@@ -176,6 +176,23 @@ fn members_with_different_run_files_name_the_key_and_both_values() {
         "waiting for 1 of 1 other members: running another run file: 1",
         limit,
     );
+    // Neither starts the walk: the starter waits for the other member, and the other says who
+    // starts it and when.
+    let starter = dpwalk_core::walk::start_holder(5, 2);
+    wait_for_line(
+        &cluster,
+        starter,
+        "this node starts the walk once 2 of the 2 members (itself included) run our run file",
+        limit,
+    );
+    wait_for_line(
+        &cluster,
+        1 - starter,
+        &format!(
+            "member {starter} (the run's seed designates it) starts the walk once 2 of the 2 members run our run file"
+        ),
+        limit,
+    );
     let port = cluster.members[0].status.rsplit_once(':').unwrap().1;
     let out = dpwalk(&["status", "--addr", &format!("localhost:{port}")]);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -185,9 +202,9 @@ fn members_with_different_run_files_name_the_key_and_both_values() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("with another run file"), "{stdout}");
-    // No token crossed: neither node made more than the first holder's one step.
+    // No token crossed, and the walk never started: no step at all.
     let steps: u64 = (0..2).map(|i| cluster.status(i).unwrap().steps_done).sum();
-    assert!(steps <= 1, "{steps} steps across a run-file mismatch");
+    assert_eq!(steps, 0, "{steps} steps across a run-file mismatch");
     for i in 0..2 {
         let log = cluster.log(i);
         // Without bootstrap peers Kademlia has nothing to bootstrap from: not worth a warning.

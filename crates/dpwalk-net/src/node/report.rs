@@ -106,10 +106,26 @@ impl Node<'_> {
             parts.push(format!("comparing run files: {}", list(&checking)));
         }
         tracing::info!(
-            "waiting for {} of {others} {whom}: {}",
+            "waiting for {} of {others} {whom}: {}{}",
             awaited.len(),
-            parts.join("; ")
+            parts.join("; "),
+            self.who_starts()
         );
+    }
+
+    /// Before the walk has reached this node: who starts it and when (`node::start`), so that a
+    /// member waiting for a starter that is down can tell why nothing happens.
+    fn who_starts(&self) -> String {
+        let s = self.learner.state();
+        if s.last_seq.is_some() || s.final_model.is_some() || self.gate.is_some() {
+            return String::new();
+        }
+        let starter = dpwalk_core::walk::start_holder(self.run.seed(), self.run.members().len());
+        format!(
+            "; member {starter} (the run's seed designates it) starts the walk once {} of the {} members run our run file",
+            self.run.start_quorum(),
+            self.run.members().len()
+        )
     }
 
     /// Updates the status snapshot, at most every [`STATUS_EVERY`] (the privacy figure costs a

@@ -870,13 +870,8 @@ fn bad_input_is_refused_with_a_message() {
 /// within the budget, record level, with the clip `min(C, γ·G₂/m)`.
 #[test]
 fn record_level_flags_calibrate_the_sigma_of_a_record_level_run_file() {
-    let record = [
-        "--complete",
-        "3",
-        "--clip",
-        "10",
-        "--total-steps",
-        "6000",
+    let user_level = ["--complete", "3", "--clip", "10", "--total-steps", "6000"];
+    let record_level = [
         "--min-records",
         "8043",
         "--feature-norm",
@@ -884,8 +879,9 @@ fn record_level_flags_calibrate_the_sigma_of_a_record_level_run_file() {
         "--gamma",
         "2",
     ];
+    let record: Vec<&str> = user_level.iter().chain(&record_level).copied().collect();
     let mut args = vec!["calibrate", "--epsilon", "1", "--json"];
-    args.extend(record);
+    args.extend(&record);
     let cal = json(&args);
     assert_eq!(cal["unit"], "record-level");
     assert!(close(f(&cal["accounted_clip"]), 2.0 / 8043.0, 1e-15));
@@ -912,26 +908,17 @@ fn record_level_flags_calibrate_the_sigma_of_a_record_level_run_file() {
     );
 
     let s = sigma.to_string();
-    let mut walk = vec!["account", "walk", "--sigma", &s, "--json"];
-    walk.extend(record);
-    let doc = json(&walk);
+    let walk = |flags: &[&str]| {
+        let mut a = vec!["account", "walk", "--sigma", &s, "--json"];
+        a.extend(flags);
+        json(&a)
+    };
+    let doc = walk(&record);
     assert_eq!(doc["unit"], "record-level");
     let eps = f(&doc["users"][0]["local"]["epsilon"]);
     assert!(eps <= 1.0 && eps > 0.999, "{eps}");
     // At user level the same σ protects almost nothing.
-    let user = json(&[
-        "account",
-        "walk",
-        "--sigma",
-        &s,
-        "--json",
-        "--complete",
-        "3",
-        "--clip",
-        "10",
-        "--total-steps",
-        "6000",
-    ]);
+    let user = walk(&user_level);
     assert_eq!(user["unit"], "user-level");
     assert!(f(&user["users"][0]["local"]["epsilon"]) > 1000.0);
 }

@@ -13,14 +13,15 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::netns::Namespaces;
-use common::{Reaper, scenario_records, simulated_model, temp_dir, write_cluster, write_run};
-use dpwalk_core::spec::{LossName, Noise, ProblemSpec};
-use dpwalk_core::topology::{TopologyKind, TopologySpec};
+use common::netns::{Namespaces, status_in};
+use common::{
+    Reaper, lasso_run, lasso_scenario, scenario_records, simulated_model, temp_dir, write_cluster,
+    write_run,
+};
+use dpwalk_core::spec::Noise;
 use dpwalk_core::walk::start_holder;
 use dpwalk_net::config::Timeouts;
-use dpwalk_net::run::{AlgorithmSpec, RunFile, StartSpec};
-use dpwalk_net::status::Status;
+use dpwalk_net::run::StartSpec;
 
 const STEPS: u64 = 1500;
 
@@ -151,46 +152,8 @@ fn an_unattainable_budget_is_refused_at_start() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The staggered run: `STAGGERED_STEPS` hops among the three hosts, as the simulator's scenario
-/// (40 records per member); the run file of the test holds the same parameters.
+/// The staggered run's hops.
 const STAGGERED_STEPS: u64 = 6000;
-
-fn staggered_scenario() -> String {
-    format!(
-        r#"
-seed = 11
-users = {HOSTS}
-steps = {STAGGERED_STEPS}
-[data]
-source = "synthetic-lasso"
-rows = {rows}
-dim = 8
-[problem]
-loss = "squared"
-l1 = 0.01
-[topology]
-kind = "complete"
-[algorithm]
-kind = "admm"
-mode = "decentralized"
-gamma = 1.0
-lambda = 0.5
-sigma = 0.3
-clip = 0.5
-"#,
-        rows = 40 * HOSTS
-    )
-}
-
-/// `dpwalk status --json` of member `i`'s node, whose endpoint is on its namespace's loopback.
-fn status_in(ns: &str, addr: &str) -> Option<Status> {
-    let out = Command::new("ip")
-        .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_dpwalk")])
-        .args(["status", "--json", "--addr", addr])
-        .output()
-        .ok()?;
-    serde_json::from_slice(&out.stdout).ok()
-}
 
 /// Issue 26: real hosts never start together. The member that starts the walk is started first,
 /// the two others 5 s and 10 s later, with a hand-off timeout of 4.5 s (less than the delays):
@@ -209,26 +172,9 @@ fn status_in(ns: &str, addr: &str) -> Option<Status> {
 fn hosts_started_5_s_apart_and_one_restarted_mid_run_end_with_the_simulators_model() {
     let hosts = Hosts::create("s").expect(NOT_CREATED);
     let dir = temp_dir("staggered");
-    let scenario = staggered_scenario();
+    let scenario = lasso_scenario(11, HOSTS, STAGGERED_STEPS);
     let (records, n_features) = scenario_records(&scenario);
-    let run = RunFile {
-        run_id: "staggered".into(),
-        seed: dpwalk_sim::simulate::repetition_seed(11, 0),
-        steps: STAGGERED_STEPS,
-        dimension: n_features,
-        problem: ProblemSpec {
-            loss: LossName::Squared,
-            classes: None,
-            l1: 0.01,
-            l2: 0.0,
-        },
-        algorithm: AlgorithmSpec::admm(1.0, 0.5, 0.5, Some(0.3)),
-        budget: None,
-        privacy: None,
-        topology: TopologySpec::new(TopologyKind::Complete),
-        start: None,
-        members: Vec::new(),
-    };
+    let run = lasso_run("staggered", 11, STAGGERED_STEPS, n_features);
     let starter = start_holder(run.seed, HOSTS);
     let addrs: Vec<String> = (0..HOSTS).map(Hosts::addr).collect();
     let ips: Vec<&str> = addrs.iter().map(String::as_str).collect();
@@ -314,14 +260,12 @@ fn hosts_started_5_s_apart_and_one_restarted_mid_run_end_with_the_simulators_mod
 fn a_start_without_the_quorum_stops_naming_the_members_missing() {
     let dir = temp_dir("quorum");
     let cluster = write_cluster(&dir, &["127.0.0.1"; 3], 100, Noise::Sigma(1.0));
-    let run_path = dir.join("run.toml");
-    let mut file: RunFile = toml::from_str(&std::fs::read_to_string(&run_path).unwrap()).unwrap();
-    file.start = Some(StartSpec {
+    cluster.set_start(StartSpec {
         quorum: Some(2),
         timeout: Some(2),
     });
-    std::fs::write(&run_path, toml::to_string(&file).unwrap()).unwrap();
-    let starter = start_holder(file.seed, 3);
+    // write_cluster's run seed.
+    let starter = start_holder(5, 3);
     let mut reaper = Reaper(vec![(starter, cluster.spawn(starter, &[]))]);
     let status = common::wait_exit(&mut reaper.0[0].1, Duration::from_secs(60));
     let log = cluster.log(starter);

@@ -15,47 +15,17 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::netns::Namespaces;
-use common::{Cluster, Reaper, scenario_records, simulated_model, temp_dir, write_run};
-use dpwalk_core::spec::{LossName, ProblemSpec};
-use dpwalk_core::topology::{TopologyKind, TopologySpec};
+use common::netns::{Namespaces, status_in};
+use common::{
+    Cluster, Reaper, lasso_run, lasso_scenario, scenario_records, simulated_model, temp_dir,
+    write_run,
+};
 use dpwalk_core::walk::start_holder;
 use dpwalk_net::config::Timeouts;
 use dpwalk_net::reach::Via;
-use dpwalk_net::run::{AlgorithmSpec, RunFile};
-use dpwalk_net::status::Status;
-
-/// The run of `users` members and `steps` hops, as the simulator's scenario (40 records per member);
-/// the run file of [`Walk::start`] holds the same parameters.
-fn scenario(users: usize, steps: u64) -> String {
-    format!(
-        r#"
-seed = 7
-users = {users}
-steps = {steps}
-[data]
-source = "synthetic-lasso"
-rows = {rows}
-dim = 8
-[problem]
-loss = "squared"
-l1 = 0.01
-[topology]
-kind = "complete"
-[algorithm]
-kind = "admm"
-mode = "decentralized"
-gamma = 1.0
-lambda = 0.5
-sigma = 0.3
-clip = 0.5
-"#,
-        rows = 40 * users
-    )
-}
+use dpwalk_net::run::RunFile;
 
 /// Why a test that `build.rs` found runnable here fails at once.
 const NOT_CREATED: &str = "could not create the network namespaces with NAT, although build.rs found root, iproute2 and iptables when this test was built (if the machine changed since, `touch build.rs` and build again)";
@@ -238,24 +208,6 @@ fn pair_outcome(logs: &[String], i: usize, j: usize) -> Option<Via> {
     }
 }
 
-/// `dpwalk status --json` of the node whose endpoint is `addr` inside namespace `ns`.
-fn status_in(ns: &str, addr: &str) -> Option<Status> {
-    let out = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            ns,
-            env!("CARGO_BIN_EXE_dpwalk"),
-            "status",
-            "--json",
-            "--addr",
-            addr,
-        ])
-        .output()
-        .ok()?;
-    serde_json::from_slice(&out.stdout).ok()
-}
-
 /// Lists the members behind NAT of the run in `dir` at their LAN address (for their LAN's
 /// neighbours) and at member `relay`'s circuit address, and makes `relay` serve.
 fn serve_as_relay(dir: &Path, cluster: &Cluster, net: &Net, relay: usize) {
@@ -295,27 +247,10 @@ impl Walk {
     /// Writes a run of `steps` hops for the hosts of `net` into `dir` and starts every member at
     /// once, each in its namespace; the nodes log as `DPWALK_TEST_LOG` says (`common::Cluster::spawn`).
     fn start(net: &Net, dir: PathBuf, steps: u64) -> Walk {
-        let scenario = scenario(net.hosts.len(), steps);
+        let scenario = lasso_scenario(7, net.hosts.len(), steps);
         let (records, n_features) = scenario_records(&scenario);
         assert_eq!(records.len(), net.hosts.len());
-        let run = RunFile {
-            run_id: "nat".into(),
-            seed: dpwalk_sim::simulate::repetition_seed(7, 0),
-            steps,
-            dimension: n_features,
-            problem: ProblemSpec {
-                loss: LossName::Squared,
-                classes: None,
-                l1: 0.01,
-                l2: 0.0,
-            },
-            algorithm: AlgorithmSpec::admm(1.0, 0.5, 0.5, Some(0.3)),
-            budget: None,
-            privacy: None,
-            topology: TopologySpec::new(TopologyKind::Complete),
-            start: None,
-            members: Vec::new(),
-        };
+        let run = lasso_run("nat", 7, steps, n_features);
         let ips: Vec<&str> = net.hosts.iter().map(|h| h.ip.as_str()).collect();
         // A hand-off timeout of 15 s (the default is 3 s): a hop to a member whose relayed
         // connection is not up yet waits for it rather than re-routing, so the walk's path stays

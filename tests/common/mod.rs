@@ -226,6 +226,60 @@ pub fn scenario_records(scenario: &str) -> (Vec<Records>, usize) {
     (records, data.data.n_features)
 }
 
+/// A lasso run of `users` members and `steps` hops as the simulator's scenario text (40 synthetic
+/// records per member, ADMM with σ = 0.3 and C = 0.5 on the complete graph); [`lasso_run`] is the
+/// run file of the same run, so that a cluster holding [`scenario_records`] of it ends with the
+/// model `dpwalk sim` computes ([`simulated_model`]).
+pub fn lasso_scenario(seed: u64, users: usize, steps: u64) -> String {
+    format!(
+        r#"
+seed = {seed}
+users = {users}
+steps = {steps}
+[data]
+source = "synthetic-lasso"
+rows = {rows}
+dim = 8
+[problem]
+loss = "squared"
+l1 = 0.01
+[topology]
+kind = "complete"
+[algorithm]
+kind = "admm"
+mode = "decentralized"
+gamma = 1.0
+lambda = 0.5
+sigma = 0.3
+clip = 0.5
+"#,
+        rows = 40 * users
+    )
+}
+
+/// The run file of [`lasso_scenario`]`(seed, _, steps)` with `n_features` features (its members
+/// left to [`write_run`]).
+pub fn lasso_run(run_id: &str, seed: u64, steps: u64, n_features: usize) -> RunFile {
+    RunFile {
+        run_id: run_id.into(),
+        seed: dpwalk_sim::simulate::repetition_seed(seed, 0),
+        steps,
+        dimension: n_features,
+        problem: ProblemSpec {
+            loss: LossName::Squared,
+            classes: None,
+            l1: 0.01,
+            l2: 0.0,
+        },
+        algorithm: AlgorithmSpec::admm(1.0, 0.5, 0.5, Some(0.3)),
+        budget: None,
+        privacy: None,
+        topology: TopologySpec::new(TopologyKind::Complete),
+        start: None,
+        members: Vec::new(),
+    }
+}
+
 /// `dpwalk sim` on `scenario` (a scenario file's text) in `dir`: its final model's `z`, as bits.
 pub fn simulated_model(dir: &Path, scenario: &str) -> Vec<u64> {
     std::fs::create_dir_all(dir).unwrap();

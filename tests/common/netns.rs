@@ -89,3 +89,14 @@ impl Drop for Namespaces {
         }
     }
 }
+
+/// `dpwalk status --json` of the node whose endpoint is `addr` inside namespace `ns` (a node's
+/// status endpoint is on its own namespace's loopback).
+pub fn status_in(ns: &str, addr: &str) -> Option<dpwalk_net::status::Status> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_dpwalk")])
+        .args(["status", "--json", "--addr", addr])
+        .output()
+        .ok()?;
+    serde_json::from_slice(&out.stdout).ok()
+}

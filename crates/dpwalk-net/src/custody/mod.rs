@@ -33,6 +33,15 @@
 //! What the node saw itself is passed on with each token it sends ([`Machine::advice`]), and what
 //! a token's sender saw is avoided here for as long as the sender said ([`Machine::heard`]): a
 //! member down costs the run one hand-off timeout, not one per node (module [`crate::hearsay`]).
+//!
+//! # Keeping the path
+//! A run with a network budget ([`Config::keep_path`]) never routes around a member: its
+//! path-hidden figure (N1) mixes over the walk's law, the transition rows of the complete graph,
+//! and a walk that avoids members down, re-routes a hand-off or resumes from a backup follows
+//! another law, for which that figure is not proved. Its draws avoid nobody, an overdue hand-off
+//! keeps waiting for its receiver (said every hand-off timeout), a refused one is tried again,
+//! and a backup is never resumed: a member down stalls the walk until it is back (its durable
+//! state carries the token on).
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -72,6 +81,10 @@ pub struct Config {
     /// Members listed at a relayed address in the run file ([`crate::reach`]): a dial to one fails
     /// while its reservation on the relay is being made, not only when it is down.
     pub relayed: HashSet<PeerId>,
+    /// Keep the walk's path (a run with a network budget): never draw around a member down,
+    /// re-route a hand-off or resume from a backup; wait for the receiver instead (see the
+    /// module docs, "Keeping the path").
+    pub keep_path: bool,
 }
 
 /// What the node does for custody.
@@ -232,7 +245,7 @@ impl<Id: Copy + Eq> Machine<Id> {
         self.backup = None;
         self.handing(next, now);
         let (_, to) = next?;
-        self.is_down(&to, now).then(|| Action::Reroute {
+        (self.is_down(&to, now) && !self.config.keep_path).then(|| Action::Reroute {
             avoid: self.avoid(now),
         })
     }
@@ -323,13 +336,20 @@ impl<Id: Copy + Eq> Machine<Id> {
     }
 
     /// The token's receiver `peer` refused it for good (leaving, finished, or a defect): it is
-    /// down, and the token goes elsewhere.
-    pub fn refused(&mut self, peer: PeerId, now: Instant) -> Action {
+    /// down, and the token goes elsewhere; where the path is kept, the same receiver is tried
+    /// again after [`RETRY_PAUSE`] (`None`).
+    pub fn refused(&mut self, peer: PeerId, now: Instant) -> Option<Action> {
         self.down.insert(peer, now);
         self.hearsay.observe(peer, now);
-        Action::Reroute {
-            avoid: self.avoid(now),
+        if self.config.keep_path {
+            if let Some(a) = self.attempt.as_mut() {
+                a.next_try = now + RETRY_PAUSE;
+            }
+            return None;
         }
+        Some(Action::Reroute {
+            avoid: self.avoid(now),
+        })
     }
 
     /// The receiver of the backup `seq` passed the token on: the backup is dropped.
@@ -442,8 +462,11 @@ impl<Id: Copy + Eq> Machine<Id> {
         seen || self.hearsay.avoids(peer, now)
     }
 
-    /// The members a draw of the next hop avoids at `now`.
+    /// The members a draw of the next hop avoids at `now` (none where the path is kept).
     pub fn avoid(&self, now: Instant) -> HashSet<PeerId> {
+        if self.config.keep_path {
+            return HashSet::new();
+        }
         self.down
             .keys()
             .filter(|p| self.is_down(p, now))
@@ -502,7 +525,9 @@ impl<Id: Copy + Eq> Machine<Id> {
     /// patience doubles, up to 8 times the timeout, rather than re-route every few seconds.
     fn patience(&self, a: &Attempt<Id>, now: Instant) -> Duration {
         let other_run = self.mismatched.contains(&a.to);
-        if (other_run || !self.may_hold(a) && self.is_down(&a.to, now)) && self.failed_handoffs == 0
+        if (other_run || !self.may_hold(a) && self.is_down(&a.to, now))
+            && self.failed_handoffs == 0
+            && !self.config.keep_path
         {
             Duration::ZERO
         } else {
@@ -523,14 +548,24 @@ impl<Id: Copy + Eq> Machine<Id> {
         };
         let patience = self.patience(&attempt, now);
         let overdue = now.saturating_duration_since(attempt.since) >= patience;
-        if overdue && self.may_hold(&attempt) && self.is_last_hop(attempt.seq) {
+        let last_hop = self.may_hold(&attempt) && self.is_last_hop(attempt.seq);
+        if overdue && (last_hop || self.config.keep_path) {
             // The receiver may have made the last step: a second maker would make a second
-            // final model. Keep trying this one (it acknowledges again if it took it).
-            tracing::warn!(
-                seq = attempt.seq,
-                "{} has not acknowledged the token of the last step; it may have made it, so it is waited for rather than replaced",
-                self.name(&attempt.to)
-            );
+            // final model. Or the run keeps its path. Keep trying this one (it acknowledges
+            // again if it took it).
+            if last_hop {
+                tracing::warn!(
+                    seq = attempt.seq,
+                    "{} has not acknowledged the token of the last step; it may have made it, so it is waited for rather than replaced",
+                    self.name(&attempt.to)
+                );
+            } else {
+                tracing::warn!(
+                    seq = attempt.seq,
+                    "{} has not taken the token; this run has a network budget, whose path-hidden figure holds only for the walk's own draws, so it is waited for rather than routed around (start it again if it is down)",
+                    self.name(&attempt.to)
+                );
+            }
             if let Some(a) = self.attempt.as_mut() {
                 a.since = now;
             }
@@ -575,6 +610,13 @@ impl<Id: Copy + Eq> Machine<Id> {
             // It made the last step: resuming would make a second final model.
             tracing::warn!(
                 "no final model yet from {who}, which took the last step from us: waiting for it to publish (a restart of it publishes the model it made)"
+            );
+            self.backup = Some(Backup { since: None, ..b });
+            return None;
+        }
+        if self.config.keep_path {
+            tracing::warn!(
+                "no news of the token since we handed it to {who}; this run has a network budget, so the walk waits for it rather than resume from our copy (a restart of it carries the token on)"
             );
             self.backup = Some(Backup { since: None, ..b });
             return None;

@@ -19,6 +19,7 @@ fn fresh(n: usize, relayed: &[usize]) -> (Machine<u64>, Vec<PeerId>, Instant) {
             members: members.clone(),
             me: members[0],
             relayed: relayed.iter().map(|&i| members[i]).collect(),
+            keep_path: false,
         },
         t0,
     );
@@ -342,10 +343,7 @@ fn a_refusal_makes_the_receiver_down_and_reroutes_at_once() {
     let (mut m, p, t0) = machine(4);
     sent(&mut m, 1, p[1], 7, t0);
     assert!(m.answered(7));
-    assert_eq!(
-        m.refused(p[1], t0 + ms(2)),
-        reroute_avoiding(&[p[1]]).remove(0)
-    );
+    assert_eq!(m.refused(p[1], t0 + ms(2)), reroute_avoiding(&[p[1]]).pop());
     assert!(m.is_down(&p[1], t0 + ms(2)));
     // No hand-off timeout was spent.
     assert_eq!(m.handoff_timeouts(), 0);
@@ -586,4 +584,56 @@ fn nothing_held_means_nothing_to_do() {
     m.finished();
     assert!(m.poll(t0 + HANDOFF * 100, all).is_empty());
     assert_eq!(m.next_deadline(t0), None);
+}
+
+/// A run with a network budget keeps its walk's path: no draw avoids a member down, an overdue or
+/// refused hand-off keeps its receiver, and a backup is never resumed.
+#[test]
+fn a_run_that_keeps_its_path_waits_for_its_receivers_and_never_routes_around() {
+    let (mut m, p, t0) = machine(4);
+    m.config.keep_path = true;
+    // A member down: avoided by no draw, and a token drawn for it is not re-routed.
+    m.closed(p[1], t0);
+    let t = t0 + HANDOFF;
+    assert!(m.is_down(&p[1], t));
+    assert!(m.avoid(t).is_empty());
+    m.heard(
+        &p[2],
+        &[Avoided {
+            member: 3,
+            for_ms: 9_000,
+        }],
+        t,
+    );
+    assert!(m.avoid(t).is_empty());
+    assert_eq!(m.stepped(Some((1, p[1])), t), None);
+    // Overdue: still waited for (dialled), never re-routed, however long.
+    for k in 1..5 {
+        let actions = m.poll(t + HANDOFF * k, none);
+        assert!(!rerouted(&actions), "{actions:?}");
+    }
+    assert_eq!(m.handoff_timeouts(), 0);
+    // It verifies again: the token goes to it.
+    m.verified(p[1], t + HANDOFF * 5);
+    assert_eq!(
+        m.poll(t + HANDOFF * 5 + DIAL_RECEIVER_EVERY, all),
+        vec![Action::Send { to: p[1], seq: 1 }]
+    );
+    // A refusal: tried again after a pause, not re-routed.
+    m.sent(9);
+    assert!(m.answered(9));
+    let u = t + HANDOFF * 6;
+    assert_eq!(m.refused(p[1], u), None);
+    assert!(m.poll(u, all).is_empty());
+    m.verified(p[1], u);
+    assert_eq!(
+        m.poll(u + RETRY_PAUSE, all),
+        vec![Action::Send { to: p[1], seq: 1 }]
+    );
+    // Acknowledged, never released: the backup is not resumed.
+    m.sent(10);
+    m.answered(10);
+    m.acknowledged(1, u + RETRY_PAUSE);
+    assert!(m.poll(u + RETRY_PAUSE + RESUME * 3, all).is_empty());
+    assert!(m.poll(u + RETRY_PAUSE + RESUME * 9, all).is_empty());
 }

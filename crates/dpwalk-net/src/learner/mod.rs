@@ -453,10 +453,11 @@ impl<'p> Learner<'p> {
     }
 
     /// The path-hidden network ε (N1, `dpwalk_privacy::walk::path_hidden`) of a DP-SGD run on
-    /// the complete graph: the run's `K` steps, each member's contributions capped by the
-    /// policy (or at `K` without a budget). The same for every member, and a priori: it does not
-    /// depend on the walk. `None` for the ADMM walk (no network bound is proved), on other
-    /// graphs (not computed by the daemon), or where the accountant refuses the cost.
+    /// the complete graph with a network budget: the run's `K` steps, each member's contributions
+    /// capped by the policy. The same for every member, and a priori: it does not depend on the
+    /// walk. `None` for the ADMM walk (no network bound is proved), on other graphs (not computed
+    /// by the daemon), without a network budget (only such a run keeps its walk's path:
+    /// `crate::custody`, "Keeping the path"), or where the accountant refuses the cost.
     pub fn network_epsilon(&self) -> Option<f64> {
         self.network_epsilon
     }

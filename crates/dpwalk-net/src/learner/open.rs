@@ -193,8 +193,12 @@ impl<'p> Learner<'p> {
         let policy = policies.into_iter().min_by_key(|p| p.cap());
         let delta = policy.map_or(dpwalk_core::spec::DEFAULT_DELTA, |p| p.budget().delta());
         let quality = Quality::new(algorithm.sigma(), algorithm.clip(), run.dimension());
+        // Only a run with a network budget keeps its walk's path (custody never routes around a
+        // member there, `crate::custody`): elsewhere the walk may follow another law than the
+        // complete graph's, for which the path-hidden figure is not proved.
+        let keeps_path = run.budget_view() == Some(BudgetViewName::Network);
         let network_epsilon = match (&step, run.topology()) {
-            (NodeStep::Sgd(_), Topology::Complete { .. }) => {
+            (NodeStep::Sgd(_), Topology::Complete { .. }) if keeps_path => {
                 let setup = Setup {
                     orders: Orders::default_grid(),
                     noise,

@@ -279,8 +279,9 @@ impl Node<'_> {
             other if is_token => {
                 tracing::warn!(peer = %peer, reason = %other, "token refused: re-routing");
                 let now = Instant::now();
-                let reroute = self.custody.refused(peer, now);
-                self.perform(reroute, now)?;
+                if let Some(reroute) = self.custody.refused(peer, now) {
+                    self.perform(reroute, now)?;
+                }
             }
             other => tracing::warn!(peer = %peer, reason = %other, "message refused"),
         }

@@ -25,7 +25,7 @@ use crate::limits::{Limits, Refusals};
 use crate::reach::{self, Links};
 use crate::run::Run;
 use crate::status::SharedStatus;
-use dpwalk_core::spec::Noise;
+use dpwalk_core::spec::{BudgetViewName, Noise};
 
 /// Everything a node needs, loaded and checked before any socket opens.
 pub(super) struct Loaded {
@@ -246,6 +246,7 @@ impl<'a> Node<'a> {
                     members: run.members().iter().map(|m| m.peer).collect(),
                     me,
                     relayed: relayed_members(run),
+                    keep_path: run.budget_view() == Some(BudgetViewName::Network),
                 },
                 Instant::now(),
             ),

@@ -28,13 +28,28 @@ fn is_root() -> bool {
         .is_ok_and(|o| o.status.success() && o.stdout.trim_ascii() == b"0")
 }
 
+/// Whether a network namespace can be made here, and whether iptables works inside one: a
+/// namespace is made and deleted (root in a container without the capability to make one can
+/// list namespaces, but not add them).
+fn probe() -> (bool, bool) {
+    if !is_root() {
+        return (false, false);
+    }
+    let ns = format!("dpwalk-build-probe-{}", std::process::id());
+    if !succeeds("ip", &["netns", "add", &ns]) {
+        return (false, false);
+    }
+    let iptables = succeeds("ip", &["netns", "exec", &ns, "iptables", "-S"]);
+    let deleted = succeeds("ip", &["netns", "del", &ns]);
+    (deleted, deleted && iptables)
+}
+
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(dpwalk_no_netns)");
     println!("cargo::rustc-check-cfg=cfg(dpwalk_no_iptables)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=PATH");
-    let netns = is_root() && succeeds("ip", &["netns", "list"]);
-    let iptables = netns && succeeds("iptables", &["--version"]);
+    let (netns, iptables) = probe();
     if !netns {
         println!("cargo::rustc-cfg=dpwalk_no_netns");
     }

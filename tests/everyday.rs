@@ -804,7 +804,29 @@ fn data_check_and_prepare_make_a_csv_ready_for_a_record_level_run() {
     assert_eq!(parsed.loss(), dpwalk_core::problem::Loss::Logistic);
     let unit = parsed.record_unit().expect("record level");
     assert_eq!(unit.min_records, *rows.iter().min().unwrap());
-    assert_eq!(unit.feature_norm, bound);
+    // The bound chosen for prepare, not the data's own largest norm.
+    assert_eq!(unit.feature_norm, 1.0);
+    assert_eq!(data["bound"], 1.0);
+    // Prepared without a bound chosen in public: no record-level run from it.
+    let unbounded = dir.join("unbounded");
+    let mut plain = vec![
+        "data",
+        "prepare",
+        s(&csv),
+        "--nodes",
+        "3",
+        "--out",
+        s(&unbounded),
+    ];
+    plain.extend(read);
+    ok(&plain);
+    let mut from_unbounded: Vec<&str> = new.clone();
+    let at = from_unbounded.iter().position(|a| *a == "--data").unwrap();
+    let unbounded_json = unbounded.join("data.json");
+    from_unbounded[at + 1] = s(&unbounded_json);
+    from_unbounded.push("--force");
+    let err = fails(&from_unbounded);
+    assert!(err.contains("prepared without --feature-norm"), "{err}");
     // Flags that contradict it are refused, naming both.
     let mut wrong = new.clone();
     wrong.extend(["--force", "--dimension", "4"]);

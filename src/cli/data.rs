@@ -10,7 +10,9 @@
 //!   the label as the loss takes it: `±1` logistic, `0..k−1` multinomial; no header), every
 //!   number in its shortest exact decimal form, so what a node reads back is what was written;
 //! - `test.csv`, the held-out `--test-fraction` in the same form, for `dpwalk eval`;
-//! - `data.json` ([`DataSummary`]): the figures, which `dpwalk runfile new --data` reads.
+//! - `data.json` ([`DataSummary`]): the figures, which `dpwalk runfile new --data` reads; its
+//!   `--record-level` takes `feature-norm` from the `--feature-norm` given here only: a
+//!   record-level bound must be chosen in public, and the data's own largest norm is not.
 //!
 //! `--format adult` reads UCI Adult as distributed instead, with the seed papers' preprocessing.
 //!
@@ -135,6 +137,10 @@ pub struct DataSummary {
     /// Rows scaled down to `--feature-norm`.
     #[serde(default)]
     pub scaled_rows: usize,
+    /// The `--feature-norm` given to `prepare`: a bound chosen in public, which a record-level
+    /// run may state (`feature-norm` above is the data's own largest norm, which it may not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<f64>,
     /// Per-node files, in member order (prepare only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<NodeFile>,
@@ -242,6 +248,7 @@ fn read(source: &Source) -> anyhow::Result<(Dataset, DataSummary)> {
         rows: data.rows(),
         feature_norm: largest_norm(&data),
         scaled_rows: 0,
+        bound: None,
         nodes: Vec::new(),
         min_records: None,
         test: None,
@@ -274,6 +281,7 @@ fn prepare(args: &PrepareArgs) -> anyhow::Result<()> {
     let (mut data, mut summary) = read(&args.source)?;
     if let Some(bound) = args.feature_norm {
         summary.scaled_rows = scale_rows(&mut data, bound);
+        summary.bound = Some(bound);
     }
     let mut rng = node_rng(args.seed, 0);
     let (train, test) = split::train_test(&data, args.test_fraction, &mut rng)
@@ -345,13 +353,19 @@ fn prepare(args: &PrepareArgs) -> anyhow::Result<()> {
             test.rows(),
             args.out.display()
         );
-        println!(
-            "next: dpwalk runfile new --data {} --record-level … (dimension {}, min-records {}, feature-norm {})",
-            path.display(),
-            summary.dimension,
-            summary.min_records.unwrap_or(0),
-            summary.feature_norm
-        );
+        match summary.bound {
+            Some(bound) => println!(
+                "next: dpwalk runfile new --data {} --record-level … (dimension {}, min-records {}, feature-norm {bound})",
+                path.display(),
+                summary.dimension,
+                summary.min_records.unwrap_or(0),
+            ),
+            None => println!(
+                "next: dpwalk runfile new --data {} … (dimension {}); for a record-level run, prepare again with --feature-norm R, a bound chosen in public",
+                path.display(),
+                summary.dimension,
+            ),
+        }
     }
     Ok(())
 }

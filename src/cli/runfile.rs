@@ -51,7 +51,7 @@ pub struct NewArgs {
     #[arg(long, value_name = "DATA_JSON")]
     data: Option<PathBuf>,
     /// Record level from --data: min-records = the fewest records of a node, feature-norm = the
-    /// largest row norm (instead of --min-records and --feature-norm).
+    /// --feature-norm its rows were scaled to (instead of --min-records and --feature-norm).
     #[arg(long, requires = "data", conflicts_with_all = ["min_records", "feature_norm"])]
     record_level: bool,
     #[command(flatten)]
@@ -277,7 +277,14 @@ impl Figures {
                     path.display()
                 )
             })?;
-            Some((min as u64, data.feature_norm))
+            // The data's own largest norm is not a public bound: only the one chosen for prepare.
+            let bound = data.bound.with_context(|| {
+                format!(
+                    "{} was prepared without --feature-norm: a record-level run states a bound chosen in public, not the data's largest norm; prepare again with --feature-norm R",
+                    path.display()
+                )
+            })?;
+            Some((min as u64, bound))
         } else {
             flags
         };

@@ -8,8 +8,9 @@
 //! variable, does nothing.
 //!
 //! Only with the cargo feature `fault-injection`, which the workspace's tests turn on: without it
-//! (the binary `cargo install` and `cargo build` make) the hook compiles to nothing and the
-//! variable is never read, so a variable left set cannot crash a user's node (issue 27).
+//! (the binary `cargo install` makes, and `cargo build`'s) the hook compiles to nothing and the
+//! variable is never read, so a variable left set cannot crash a user's node (issue 27). A
+//! `cargo test` build writes its own `target/*/dpwalk`, with the hook, for the tests.
 
 /// The variable read once, when a node makes the last step.
 pub const VARIABLE: &str = "DPWALK_FAULT";

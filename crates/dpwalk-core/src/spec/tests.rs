@@ -282,4 +282,10 @@ fn a_members_rows_are_checked_against_the_record_unit() {
     );
     let text = OutsideUnit::TooFew { records: 1, min: 2 }.to_string();
     assert!(text.contains("min-records = 2"), "{text}");
+    // Scaling ends within the bound, even one so small that the squares underflow.
+    for bound in [1.0, 0.3, 1e-160, 1e-300] {
+        let mut row = [1.0, 1.0, 1e-3];
+        assert!(super::unit::scale_to_norm(&mut row, bound));
+        assert!(super::unit::row_norm(&row) <= bound, "{bound}: {row:?}");
+    }
 }

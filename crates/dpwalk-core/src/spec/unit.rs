@@ -27,7 +27,9 @@ pub const NORM_SLACK: f64 = 1e-12;
 pub const ROUNDING: f64 = 5e-7;
 
 /// Scales `row` to norm at most `bound` if it is longer (down to exactly within it: a product that
-/// rounds up is shrunk by an ulp until it is not); returns whether it did.
+/// rounds up is shrunk by a few ulps until it is not; where even that cannot be computed, as for a
+/// bound so small that the squares underflow, the row becomes zero, which is within any bound);
+/// returns whether it did.
 pub fn scale_to_norm(row: &mut [f64], bound: f64) -> bool {
     let n = norm(row);
     if n <= bound {
@@ -35,8 +37,14 @@ pub fn scale_to_norm(row: &mut [f64], bound: f64) -> bool {
     }
     let f = bound / n;
     row.iter_mut().for_each(|v| *v *= f);
-    while norm(row) > bound {
-        row.iter_mut().for_each(|v| *v *= 1.0 - f64::EPSILON);
+    for _ in 0..64 {
+        if norm(row) <= bound {
+            return true;
+        }
+        row.iter_mut().for_each(|v| *v *= 1.0 - 4.0 * f64::EPSILON);
+    }
+    if norm(row) > bound {
+        row.iter_mut().for_each(|v| *v = 0.0);
     }
     true
 }
@@ -202,8 +210,9 @@ fn excess(norm: f64, bound: f64) -> String {
 impl RecordUnit {
     /// Fits a member's own data (`features` row-major, `n_features` per row) to the run's
     /// record-level inputs: at least `min-records` rows, each of norm at most `feature-norm`. A
-    /// row above it by at most `feature-norm·NORM_SLACK + ROUNDING·√n_features` (what writing it
-    /// in decimal can add) is scaled to it; a longer one is refused. Returns the rows scaled.
+    /// row above it by at most `feature-norm·NORM_SLACK + min(ROUNDING·√n_features,
+    /// feature-norm/1000)` (what writing it in decimal can add) is scaled to it; a longer one is
+    /// refused. Returns the rows scaled.
     pub fn fit_rows(&self, features: &mut [f64], n_features: usize) -> Result<usize, OutsideUnit> {
         let rows = features.len().checked_div(n_features).unwrap_or(0) as u64;
         if rows < self.min_records {
@@ -213,7 +222,10 @@ impl RecordUnit {
             });
         }
         let bound = self.feature_norm;
-        let allowed = bound * NORM_SLACK + ROUNDING * (n_features as f64).sqrt();
+        // Rounding explains at most ROUNDING·√p, and never more than a thousandth of the bound
+        // (a bound that small is not written in six decimals).
+        let allowed =
+            bound * NORM_SLACK + (ROUNDING * (n_features as f64).sqrt()).min(bound * 1e-3);
         let mut scaled = 0;
         for (row, a) in features.chunks_exact_mut(n_features.max(1)).enumerate() {
             let norm = norm(a);

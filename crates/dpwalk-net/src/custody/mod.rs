@@ -150,6 +150,10 @@ struct Attempt<Id> {
     sent: bool,
     /// The request in flight, if any.
     inflight: Option<Id>,
+    /// Waited for past its hand-off timeout, in a run that keeps its path: tried at the pace of
+    /// [`DIAL_RECEIVER_EVERY`], not [`VERIFY_PAUSE`] (a walk stalled for hours wakes twice a
+    /// second, not fifty times).
+    stalled: bool,
 }
 
 /// The token handed on and acknowledged, kept until its receiver says it was passed on.
@@ -265,6 +269,7 @@ impl<Id: Copy + Eq> Machine<Id> {
             next_try: now,
             sent: false,
             inflight: None,
+            stalled: false,
         });
     }
 
@@ -362,7 +367,7 @@ impl<Id: Copy + Eq> Machine<Id> {
     /// `peer` runs our run file: tokens may go to it, and it is no longer down. Returns whether
     /// it had been said unreachable (the node says it is back).
     pub fn verified(&mut self, peer: PeerId, now: Instant) -> bool {
-        let avoided = self.is_down(&peer, now);
+        let avoided = self.is_down(&peer, now) && !self.config.keep_path;
         self.verified.insert(peer);
         self.mismatched.remove(&peer);
         self.down.remove(&peer);
@@ -387,11 +392,18 @@ impl<Id: Copy + Eq> Machine<Id> {
     pub fn closed(&mut self, peer: PeerId, now: Instant) {
         if self.verified.remove(&peer) && !self.down.contains_key(&peer) {
             self.down.insert(peer, now + self.config.handoff);
-            tracing::info!(
-                "{}'s connection closed: it is avoided from {:.1} s from now unless it reconnects first",
-                self.name(&peer),
-                self.config.handoff.as_secs_f64()
-            );
+            if self.config.keep_path {
+                tracing::info!(
+                    "{}'s connection closed: a token drawn for it waits for it to come back",
+                    self.name(&peer)
+                );
+            } else {
+                tracing::info!(
+                    "{}'s connection closed: it is avoided from {:.1} s from now unless it reconnects first",
+                    self.name(&peer),
+                    self.config.handoff.as_secs_f64()
+                );
+            }
         }
         self.mismatched.remove(&peer);
     }
@@ -426,11 +438,13 @@ impl<Id: Copy + Eq> Machine<Id> {
             Duration::ZERO
         };
         self.down.insert(peer, now + after);
-        tracing::info!(
-            "a dial to {} failed: it is avoided from {:.1} s from now until it connects and verifies, and the tokens sent meanwhile advise the others to avoid it",
-            self.name(&peer),
-            after.as_secs_f64()
-        );
+        if !self.config.keep_path {
+            tracing::info!(
+                "a dial to {} failed: it is avoided from {:.1} s from now until it connects and verifies, and the tokens sent meanwhile advise the others to avoid it",
+                self.name(&peer),
+                after.as_secs_f64()
+            );
+        }
     }
 
     /// Whether `peer` runs our run file.
@@ -489,13 +503,14 @@ impl<Id: Copy + Eq> Machine<Id> {
             };
             if peer != self.config.me {
                 let remaining = Duration::from_millis(u64::from(a.for_ms));
-                if self.hearsay.hear(peer, remaining, now) {
+                if self.hearsay.hear(peer, remaining, now) && !self.config.keep_path {
                     tracing::info!(
-                        "avoiding {} for {:.1} s: {} saw it fail to take a token or a dial {:.1} s ago",
+                        "avoiding {} for {:.1} s: {} advised it (it failed to take a token or a dial {:.1} s ago, as {} saw or heard)",
                         self.name(&peer),
                         remaining.min(AVOID_FOR).as_secs_f64(),
                         self.name(from),
                         AVOID_FOR.saturating_sub(remaining).as_secs_f64(),
+                        self.name(from),
                     );
                 }
             }
@@ -568,6 +583,7 @@ impl<Id: Copy + Eq> Machine<Id> {
             }
             if let Some(a) = self.attempt.as_mut() {
                 a.since = now;
+                a.stalled = self.config.keep_path;
             }
         } else if overdue {
             return vec![self.give_up(attempt, patience, now, connected)];
@@ -585,7 +601,12 @@ impl<Id: Copy + Eq> Machine<Id> {
                 seq: a.seq,
             }];
         }
-        a.next_try = now + VERIFY_PAUSE;
+        a.next_try = now
+            + if a.stalled {
+                DIAL_RECEIVER_EVERY
+            } else {
+                VERIFY_PAUSE
+            };
         let to = a.to;
         let recently = self
             .dialed

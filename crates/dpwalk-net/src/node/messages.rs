@@ -277,10 +277,17 @@ impl Node<'_> {
                 self.custody.superseded(seq, Instant::now());
             }
             other if is_token => {
-                tracing::warn!(peer = %peer, reason = %other, "token refused: re-routing");
                 let now = Instant::now();
-                if let Some(reroute) = self.custody.refused(peer, now) {
-                    self.perform(reroute, now)?;
+                match self.custody.refused(peer, now) {
+                    Some(reroute) => {
+                        tracing::warn!(peer = %peer, reason = %other, "token refused: re-routing");
+                        self.perform(reroute, now)?;
+                    }
+                    None => tracing::debug!(
+                        peer = %peer,
+                        reason = %other,
+                        "token refused: tried again (this run keeps its path)"
+                    ),
                 }
             }
             other => tracing::warn!(peer = %peer, reason = %other, "message refused"),

@@ -299,6 +299,10 @@ impl<'a> Node<'a> {
             }
         }
         let s = self.learner.state();
+        if s.last_seq.is_some() {
+            // Restarted after the walk reached this node: its failed dials count at once.
+            self.custody.reached();
+        }
         if let Some(c) = &s.outgoing {
             self.custody.restarted(c.token.seq, c.to, Instant::now());
         }

@@ -42,6 +42,10 @@ impl Node<'_> {
         let Some(since) = self.gate else {
             return Ok(());
         };
+        if self.leaving.is_some() {
+            // Told to stop before the walk started: it does not start here.
+            return Ok(());
+        }
         let missing = self.missing();
         let members = self.run.members().len();
         let verified = members - missing.len();

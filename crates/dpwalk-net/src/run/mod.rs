@@ -282,10 +282,10 @@ fn check_start(
             ));
         }
     }
-    if start.timeout == Some(0) {
+    if let Some(t) = start.timeout.filter(|&t| t == 0 || t > MAX_START_TIMEOUT) {
         return Err(SpecError::new(
             &["start", "timeout"],
-            "must be at least 1 second",
+            format!("{t} is not in 1..={MAX_START_TIMEOUT} seconds (a day)"),
         ));
     }
     let normalized = StartSpec {
@@ -317,6 +317,9 @@ pub struct MemberSpec {
 
 /// The default of `[start] timeout`, in seconds: ten minutes to start every host of a run.
 pub const DEFAULT_START_TIMEOUT: u64 = 600;
+
+/// The longest `[start] timeout`, in seconds: a day.
+pub const MAX_START_TIMEOUT: u64 = 24 * 60 * 60;
 
 /// `[start]`: when the member that starts the walk makes step 0 (issue 26). It waits until
 /// `quorum` members, itself included, have shown they run this run file (a hello), so that a

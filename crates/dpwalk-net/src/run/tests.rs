@@ -79,6 +79,10 @@ fn start_is_checked_and_its_defaults_keep_the_hash() {
     refused_at(with_start("quorum = 0").as_bytes(), "start.quorum");
     refused_at(with_start("quorum = 4").as_bytes(), "start.quorum");
     refused_at(with_start("timeout = 0").as_bytes(), "start.timeout");
+    refused_at(
+        with_start("timeout = 9223372036854775807").as_bytes(),
+        "start.timeout",
+    );
     refused_at(with_start("members = 2").as_bytes(), "start.members");
     let network = base
         .replace(

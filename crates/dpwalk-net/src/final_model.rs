@@ -59,7 +59,8 @@ pub struct FinalPrivacy {
     pub epsilon_local: Option<f64>,
     /// Network ε, "network (path hidden)": against any other member, who sees the token at its
     /// visits and the final model, the path hidden from it (`null` where none is proved or
-    /// computed: the ADMM walk, a graph other than the complete one).
+    /// computed: the ADMM walk, a graph other than the complete one, a run without a network
+    /// budget, which may route around members down and so leave the walk's law).
     #[serde(default)]
     pub epsilon_network: Option<f64>,
     /// What `epsilon_network` is (`network (path hidden)`), `null` without it.

@@ -254,15 +254,20 @@ pub(crate) fn curve_with(
 ) -> RdpCurve {
     let horizons: Vec<Horizon> = charges.0.iter().map(|p| p.0).collect();
     let mut logs = vec![0.0; horizons.len()];
+    let total: u64 = charges.0.iter().map(|&(_, count)| count).sum();
     let values = orders.as_slice().iter().zip(exps).map(|(&alpha, exps)| {
         let local = eps_loc(alpha, noise.sigma(), noise.clip());
         law.log_mgf(exps, &horizons, &mut logs);
-        charges
+        let sum = charges
             .0
             .iter()
             .zip(&logs)
             .map(|(&(_, count), &log)| count as f64 * (log / (alpha - 1.0)).clamp(0.0, local))
-            .sum::<f64>()
+            .sum::<f64>();
+        // Never above the local view of all the contributions, computed as `local_view` does:
+        // where every contribution is charged its local value (two users), the sum above may
+        // round an ulp over it.
+        sum.min(total as f64 * local)
     });
     RdpCurve::from_computed(orders.clone(), values)
 }

@@ -585,9 +585,49 @@ fn the_walk_survives_sigkill_of_the_holder_with_exact_ledgers() {
         ],
     );
     let kills = disrupted(&stdout, count);
-    check_final_models_agree(&out, 8, steps);
+    let z = check_final_models_agree(&out, 8, steps);
     let doubled = check_ledgers(&out, 8, steps);
-    eprintln!("{kills} kills, {doubled} steps made twice after a re-route");
+    // Issue 27, item 6: where no node routed around a member (no hand-off timed out, no backup
+    // was resumed, no member was avoided: each victim was back within the hand-off timeout, so
+    // every kill was waited for), the walk is the simulator's, bit for bit. On a machine too
+    // loaded for that, the path may differ, and the test says which it saw.
+    let logs: String = (0..8)
+        .map(|i| std::fs::read_to_string(out.join(format!("node-{i}/node.log"))).unwrap())
+        .collect();
+    let timeouts: u64 = logs
+        .lines()
+        .filter_map(|l| l.split("handoff_timeouts=").nth(1))
+        .filter_map(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    let resumed = logs.matches("resuming the walk from our copy").count();
+    // What a node logs (at info or above) when it draws or hands around a member.
+    let avoided = [
+        "re-routing the token",
+        "avoiding member",
+        "a dial to member",
+        "no longer avoided",
+    ]
+    .iter()
+    .map(|line| logs.matches(line).count())
+    .sum::<usize>();
+    let sets = ["--set", &format!("steps={steps}")];
+    let status = dpwalk()
+        .args(["sim", "sim/swarm.toml", "--quiet", "--out"])
+        .arg(out.join("sim"))
+        .args(sets)
+        .status()
+        .expect("runs");
+    assert!(status.success());
+    let same = z == z_bits(&json(&out.join("sim/final_model.json")));
+    eprintln!(
+        "{kills} kills, {doubled} steps made twice after a re-route, {timeouts} hand-off timeouts, {resumed} resumes, {avoided} lines of members avoided; the simulator's model: {same}"
+    );
+    if timeouts == 0 && resumed == 0 && avoided == 0 {
+        assert!(
+            same,
+            "no hand-off timed out and no backup resumed, yet the walk left the simulator's path"
+        );
+    }
     let _ = std::fs::remove_dir_all(&out);
 }
 

@@ -424,8 +424,13 @@ impl<Id: Copy + Eq> Machine<Id> {
         {
             return;
         }
-        if self.down.contains_key(&peer) {
-            if !self.config.relayed.contains(&peer) {
+        if let Some(&from) = self.down.get(&peer) {
+            // Already down: a new failure refreshes the advice. But a member whose connection
+            // closed (or whose relayed dial failed) less than a hand-off timeout ago is waited
+            // for: its restart may be under way, and advising it down now would send the walk
+            // around a member that is back within the timeout (issue 27: the walk left the
+            // simulator's path after holder kills that cost no hand-off timeout).
+            if now >= from && !self.config.relayed.contains(&peer) {
                 self.hearsay.observe(peer, now);
             }
             return;

@@ -637,3 +637,28 @@ fn a_run_that_keeps_its_path_waits_for_its_receivers_and_never_routes_around() {
     assert!(m.poll(u + RETRY_PAUSE + RESUME * 3, all).is_empty());
     assert!(m.poll(u + RETRY_PAUSE + RESUME * 9, all).is_empty());
 }
+
+/// Issue 27, item 6: a member killed and restarted within the hand-off timeout. Its connection
+/// closed, and the redials made while it restarts fail: neither is news before the timeout, so no
+/// token advises it down and no draw goes around it (the walk keeps the simulator's path).
+#[test]
+fn dials_failing_while_a_closed_member_restarts_are_no_news_within_the_timeout() {
+    let (mut m, p, t0) = machine(3);
+    m.reached();
+    let t = t0 + HANDOFF * 2;
+    m.closed(p[1], t);
+    m.dial_failed(p[1], t + ms(100));
+    m.dial_failed(p[1], t + HANDOFF - ms(1));
+    assert!(!m.is_down(&p[1], t + HANDOFF - ms(1)));
+    assert!(m.advice(&p[2], t + HANDOFF - ms(1)).is_empty());
+    assert!(m.avoid(t + HANDOFF - ms(1)).is_empty());
+    // Back within the timeout: never avoided, never advised.
+    m.verified(p[1], t + HANDOFF - ms(1));
+    assert!(m.advice(&p[2], t + HANDOFF).is_empty());
+    // Not back: down from the timeout on, and a failed dial after it is advised.
+    m.closed(p[1], t + HANDOFF * 2);
+    let late = t + HANDOFF * 3 + ms(1);
+    m.dial_failed(p[1], late);
+    assert!(m.is_down(&p[1], late));
+    assert_eq!(m.advice(&p[2], late).len(), 1);
+}

@@ -362,3 +362,43 @@ fn a_node_outside_the_record_level_inputs_refuses_to_start() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// Issue 27, item 2 (the starter's case): the member that starts the walk loses its state
+/// directory mid-run and is started again. From an empty state it would start the walk again and
+/// step on with its noise stream from the start, repeating noise it has published. Its first
+/// token is refused by a member that has seen later seqs, and it stops, saying its state was lost
+/// and what to do.
+#[test]
+fn a_starter_restarted_from_a_wiped_state_stops_instead_of_repeating_its_noise() {
+    let dir = temp_dir("faults-wiped");
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 3], 100_000, Noise::Sigma(0.5));
+    let starter = dpwalk_core::walk::start_holder(5, 3);
+    let mut reaper = Reaper::default();
+    for i in 0..3 {
+        reaper.0.push((i, cluster.spawn(i, &[])));
+    }
+    wait_until(Duration::from_secs(120), "the walk is under way", || {
+        cluster
+            .status(starter)
+            .and_then(|s| s.last_seq)
+            .is_some_and(|q| q >= 30)
+    });
+    let at = reaper.0.iter().position(|(j, _)| *j == starter).unwrap();
+    let (_, mut victim) = reaper.0.remove(at);
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    std::fs::remove_dir_all(cluster.members[starter].dir.join("state")).unwrap();
+    reaper.0.push((starter, cluster.spawn(starter, &[])));
+    let at = reaper.0.iter().position(|(j, _)| *j == starter).unwrap();
+    let status = wait_exit(&mut reaper.0[at].1, Duration::from_secs(120));
+    let log = cluster.log(starter);
+    assert!(status.is_some_and(|s| !s.success()), "{log}");
+    assert!(
+        log.contains("this node started the walk from an empty state directory")
+            && log.contains("this node's state was lost")
+            && log.contains("Restore the state directory it ran with"),
+        "{log}"
+    );
+    drop(reaper);
+    let _ = std::fs::remove_dir_all(&dir);
+}

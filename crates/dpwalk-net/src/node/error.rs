@@ -104,6 +104,19 @@ pub enum NodeError {
         /// The members missing, with their run-file addresses.
         missing: String,
     },
+    /// This node started the walk from an empty state, but the walk had gone on before: its
+    /// state directory was wiped or replaced.
+    #[error(
+        "this node started the walk from an empty state directory ({state_dir}), but {member} had already taken the walk to seq {last_seen}: this node's state was lost (wiped, or restored from elsewhere). It stops rather than step again, which would repeat the noise it has published and start its ledger from nothing. Restore the state directory it ran with, or leave the run (the others go on without it)"
+    )]
+    StateLost {
+        /// The member that had seen more.
+        member: String,
+        /// The seq it had seen.
+        last_seen: u64,
+        /// The state directory.
+        state_dir: PathBuf,
+    },
     /// Durable state, ledger or accountant.
     #[error(transparent)]
     Learner(#[from] LearnerError),

@@ -233,6 +233,7 @@ impl Node<'_> {
                 self.on_verified(peer);
             }
             Message::Ack { seq, .. } if is_token => {
+                self.fresh_start = None;
                 self.custody.acknowledged(seq, Instant::now());
                 if let Some((predecessor, given)) = self.learner.acknowledged(seq) {
                     let released = Message::Released {
@@ -271,7 +272,17 @@ impl Node<'_> {
                 let hello = Message::Hello(self.hello());
                 self.send(&peer, hello);
             }
-            Rejection::Replay { seq, .. } if is_token => {
+            Rejection::Replay { seq, last_seen } if is_token => {
+                if self.fresh_start == Some(seq) {
+                    // Our first token since a start from an empty state, refused before anyone
+                    // took it: the walk went on before this node's step 0, so the state it ran
+                    // with is gone, and stepping on would repeat its noise (issue 27).
+                    return Err(NodeError::StateLost {
+                        member: member_name(self.member_index(&peer)),
+                        last_seen,
+                        state_dir: self.state_dir.clone(),
+                    });
+                }
                 tracing::info!(peer = %peer, seq, "the walk has passed our token: dropping it");
                 self.learner.superseded(seq);
                 self.custody.superseded(seq, Instant::now());

@@ -191,6 +191,10 @@ struct Node<'a> {
     gate: Option<Instant>,
     /// When the starter last dialled the members it waits for.
     gate_dialled: Option<Instant>,
+    /// The seq of the first token this node handed on after starting the walk from an empty
+    /// state, until someone takes it: a refusal of it as already seen means the state was lost
+    /// (`NodeError::StateLost`).
+    fresh_start: Option<u64>,
 }
 
 impl Node<'_> {

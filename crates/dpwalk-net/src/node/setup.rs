@@ -262,6 +262,7 @@ impl<'a> Node<'a> {
             started: Instant::now(),
             gate: None,
             gate_dialled: None,
+            fresh_start: None,
         })
     }
 

@@ -273,10 +273,11 @@ impl Node<'_> {
                 self.send(&peer, hello);
             }
             Rejection::Replay { seq, last_seen } if is_token => {
-                if self.fresh_start == Some(seq) {
-                    // Our first token since a start from an empty state, refused before anyone
-                    // took it: the walk went on before this node's step 0, so the state it ran
-                    // with is gone, and stepping on would repeat its noise (issue 27).
+                if self.fresh_start == Some((seq, peer)) {
+                    // Our first token since a start from an empty state, refused by its first
+                    // receiver as already seen: the walk went on before this node's step 0, so
+                    // the state it ran with is gone, and stepping on would repeat its noise
+                    // (issue 27).
                     return Err(NodeError::StateLost {
                         member: member_name(self.member_index(&peer)),
                         last_seen,

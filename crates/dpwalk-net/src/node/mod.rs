@@ -191,10 +191,12 @@ struct Node<'a> {
     gate: Option<Instant>,
     /// When the starter last dialled the members it waits for.
     gate_dialled: Option<Instant>,
-    /// The seq of the first token this node handed on after starting the walk from an empty
-    /// state, until someone takes it: a refusal of it as already seen means the state was lost
-    /// (`NodeError::StateLost`).
-    fresh_start: Option<u64>,
+    /// The first token this node hands on after starting the walk from an empty state (its seq
+    /// and first receiver), until someone takes it: that receiver refusing it as already seen
+    /// means the walk had gone on before, so the state was lost (`NodeError::StateLost`). Only
+    /// the first receiver counts: after a re-route, another member may have seen later seqs of
+    /// this very walk (the first receiver took the token, but its acknowledgement was late).
+    fresh_start: Option<(u64, PeerId)>,
 }
 
 impl Node<'_> {

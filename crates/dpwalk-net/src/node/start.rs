@@ -56,8 +56,13 @@ impl Node<'_> {
             );
             let token = self.learner.initial_token();
             let outcome = self.learner.receive(token, None)?;
-            // The token handed on after step 0 (none for a one-step walk).
-            self.fresh_start = self.learner.state().outgoing.as_ref().map(|c| c.token.seq);
+            // The token handed on after step 0 and its first receiver (none for a one-step walk).
+            self.fresh_start = self
+                .learner
+                .state()
+                .outgoing
+                .as_ref()
+                .map(|c| (c.token.seq, c.to));
             return self.after_step(outcome);
         }
         let now = Instant::now();

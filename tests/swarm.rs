@@ -92,6 +92,17 @@ fn check_final_models_agree(out: &Path, nodes: usize, steps: u64) -> Vec<u64> {
     z0
 }
 
+/// `dpwalk sim` of `scenario` with the `--set`s of `sets`, into `out/sim`.
+fn simulate(out: &Path, scenario: &str, sets: &[&str]) {
+    let status = dpwalk()
+        .args(["sim", scenario, "--quiet", "--out"])
+        .arg(out.join("sim"))
+        .args(sets)
+        .status()
+        .expect("runs");
+    assert!(status.success(), "dpwalk sim {scenario} failed");
+}
+
 /// The rows of a run directory's `metrics.csv` without the consensus gap (the simulator's only:
 /// it needs every user's `u_i`), which the header must end with.
 fn metrics_rows(dir: &Path) -> Vec<String> {
@@ -128,23 +139,18 @@ fn five_daemons_end_with_the_simulators_z_bit_for_bit() {
             "eval-every=40",
         ],
     );
-    let status = dpwalk()
-        .args([
-            "sim",
-            "sim/swarm.toml",
-            "--quiet",
+    simulate(
+        &out,
+        "sim/swarm.toml",
+        &[
             "--set",
             "users=5",
             "--set",
             "steps=200",
             "--set",
             "eval-every=40",
-            "--out",
-        ])
-        .arg(out.join("sim"))
-        .status()
-        .expect("runs");
-    assert!(status.success());
+        ],
+    );
     check_metrics_match_the_simulators(&out, 5);
     let z = check_final_models_agree(&out.join("swarm"), 5, 200);
     assert_eq!(z, z_bits(&json(&out.join("sim/final_model.json"))));
@@ -197,13 +203,7 @@ fn with_a_budget_the_daemons_skip_the_simulators_steps_and_stay_within_it() {
         ]
         .concat(),
     );
-    let status = dpwalk()
-        .args(["sim", "sim/swarm.toml", "--quiet", "--out"])
-        .arg(out.join("sim"))
-        .args(sets)
-        .status()
-        .expect("runs");
-    assert!(status.success());
+    simulate(&out, "sim/swarm.toml", &sets);
     let z = check_final_models_agree(&out.join("swarm"), 5, 200);
     assert_eq!(z, z_bits(&json(&out.join("sim/final_model.json"))));
     let (mut skipped, mut recorded) = (0, 0);
@@ -252,13 +252,7 @@ fn the_quick_start_swarm_is_record_level_and_ends_with_the_simulators_z_bit_for_
         &out.join("swarm"),
         &[&["--nodes", "8"][..], &sets[..]].concat(),
     );
-    let status = dpwalk()
-        .args(["sim", "sim/swarm-record.toml", "--quiet", "--out"])
-        .arg(out.join("sim"))
-        .args(sets)
-        .status()
-        .expect("runs");
-    assert!(status.success());
+    simulate(&out, "sim/swarm-record.toml", &sets);
     let run = std::fs::read_to_string(out.join("swarm/run.toml")).unwrap();
     assert!(
         run.contains("[privacy]\nunit = \"record\"\nmin-records = 1000\n"),
@@ -306,13 +300,7 @@ fn a_dp_sgd_swarm_ends_with_the_simulators_model_bit_for_bit() {
         ]
         .concat(),
     );
-    let status = dpwalk()
-        .args(["sim", "sim/swarm-dpsgd.toml", "--quiet", "--out"])
-        .arg(out.join("sim"))
-        .args(sets)
-        .status()
-        .expect("runs");
-    assert!(status.success());
+    simulate(&out, "sim/swarm-dpsgd.toml", &sets);
     let run = std::fs::read_to_string(out.join("swarm/run.toml")).unwrap();
     assert!(
         run.contains("[algorithm]\nkind = \"dp-sgd\"\nlr = "),
@@ -377,13 +365,7 @@ fn ledger_certify_gives_the_simulators_certificate_given_the_walk() {
         ]
         .concat(),
     );
-    let status = dpwalk()
-        .args(["sim", "sim/swarm-dpsgd.toml", "--quiet", "--out"])
-        .arg(out.join("sim"))
-        .args(sets)
-        .status()
-        .expect("runs");
-    assert!(status.success());
+    simulate(&out, "sim/swarm-dpsgd.toml", &sets);
     let ledgers: Vec<PathBuf> = (0..5)
         .map(|i| out.join(format!("swarm/node-{i}/state/ledger.bin")))
         .collect();
@@ -498,13 +480,7 @@ fn a_network_budget_swarm_ends_with_the_simulators_model_and_within_its_budget()
         ]
         .concat(),
     );
-    let status = dpwalk()
-        .args(["sim", "sim/swarm-network.toml", "--quiet", "--out"])
-        .arg(out.join("sim"))
-        .args(sets)
-        .status()
-        .expect("runs");
-    assert!(status.success());
+    simulate(&out, "sim/swarm-network.toml", &sets);
     let run = std::fs::read_to_string(out.join("swarm/run.toml")).unwrap();
     assert!(run.contains("view = \"network\""), "{run}");
     let z = check_final_models_agree(&out.join("swarm"), 8, 1000);
@@ -611,13 +587,7 @@ fn the_walk_survives_sigkill_of_the_holder_with_exact_ledgers() {
     .map(|line| logs.matches(line).count())
     .sum::<usize>();
     let sets = ["--set", &format!("steps={steps}")];
-    let status = dpwalk()
-        .args(["sim", "sim/swarm.toml", "--quiet", "--out"])
-        .arg(out.join("sim"))
-        .args(sets)
-        .status()
-        .expect("runs");
-    assert!(status.success());
+    simulate(&out, "sim/swarm.toml", &sets);
     let same = z == z_bits(&json(&out.join("sim/final_model.json")));
     eprintln!(
         "{kills} kills, {doubled} steps made twice after a re-route, {timeouts} hand-off timeouts, {resumed} resumes, {avoided} lines of members avoided; the simulator's model: {same}"

@@ -2,6 +2,7 @@
 //! (graph, clip, contributions) that `account walk` and `dpwalk calibrate` share.
 
 use crate::cli::documents::ScenarioDoc;
+use crate::cli::eval::LossArg;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use dpwalk_core::rng::{Purpose, derive_seed};
@@ -121,22 +122,11 @@ pub struct RecordArgs {
     feature_norm: Option<f64>,
     /// Record level: the loss, which bounds a record's gradient by G₂ (logistic: R, multinomial:
     /// √2·R; the squared loss has no bound).
-    #[arg(long, value_enum, requires = "min_records", default_value_t = RecordLoss::Logistic)]
-    loss: RecordLoss,
+    #[arg(long, value_enum, requires = "min_records", default_value_t = LossArg::Logistic)]
+    loss: LossArg,
     /// Record level: γ of the ADMM step (1 for a DP-SGD walk, whose clip is min(C, G₂/m)).
     #[arg(long, requires = "min_records", default_value_t = 1.0)]
     gamma: f64,
-}
-
-/// `--loss` of [`RecordArgs`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RecordLoss {
-    /// Least squares (refused: no bound on a record's gradient).
-    Squared,
-    /// Binary logistic regression.
-    Logistic,
-    /// Multinomial logistic regression.
-    Multinomial,
 }
 
 /// The clip a scenario's figures are accounted with.
@@ -194,10 +184,11 @@ impl ScenarioArgs {
         };
         use dpwalk_core::problem::Loss;
         use dpwalk_core::spec::unit::{UnitName, UnitSpec};
+        // The gradient bound does not depend on the number of classes.
         let loss = match self.record.loss {
-            RecordLoss::Squared => Loss::Squared,
-            RecordLoss::Logistic => Loss::Logistic,
-            RecordLoss::Multinomial => Loss::Multinomial { classes: 2 },
+            LossArg::Squared => Loss::Squared,
+            LossArg::Logistic => Loss::Logistic,
+            LossArg::Multinomial => Loss::Multinomial { classes: 2 },
         };
         let unit = UnitSpec {
             unit: UnitName::Record,

@@ -394,8 +394,8 @@ fn a_starter_restarted_from_a_wiped_state_stops_instead_of_repeating_its_noise()
     let log = cluster.log(starter);
     assert!(status.is_some_and(|s| !s.success()), "{log}");
     assert!(
-        log.contains("this node started the walk from an empty state directory")
-            && log.contains("this node's state was lost")
+        log.contains("this node's state was lost")
+            && log.contains("state directory (")
             && log.contains("Restore the state directory it ran with"),
         "{log}"
     );

@@ -104,16 +104,19 @@ pub enum NodeError {
         /// The members missing, with their run-file addresses.
         missing: String,
     },
-    /// This node started the walk from an empty state, but the walk had gone on before: its
-    /// state directory was wiped or replaced.
+    /// This node's state is older than what the run has seen of it: its state directory was
+    /// wiped, or restored from an older copy (issue 27).
     #[error(
-        "this node started the walk from an empty state directory ({state_dir}), but {member} had already taken the walk to seq {last_seen}: this node's state was lost (wiped, or restored from elsewhere). It stops rather than step again, which would repeat the noise it has published and start its ledger from nothing. Restore the state directory it ran with, or leave the run (the others go on without it)"
+        "{member} {seen}, but this node's state directory ({state_dir}) {}: this node's state was lost (wiped, or restored from an older copy). It stops rather than step again, which would repeat noise it has published and leave contributions out of its ledger. Restore the state directory it ran with, or leave the run (the others go on without it)",
+        held_text(*.held)
     )]
     StateLost {
-        /// The member that had seen more.
+        /// The member whose word shows it.
         member: String,
-        /// The seq it had seen.
-        last_seen: u64,
+        /// What that member has seen, as a phrase ("has seen this node make step 12").
+        seen: String,
+        /// The last step in this node's state (none: empty).
+        held: Option<u64>,
         /// The state directory.
         state_dir: PathBuf,
     },
@@ -137,4 +140,12 @@ pub enum NodeError {
     /// Writing the final model failed.
     #[error(transparent)]
     FinalModel(#[from] FinalModelError),
+}
+
+/// What a state directory holds, for [`NodeError::StateLost`].
+fn held_text(held: Option<u64>) -> String {
+    held.map_or_else(
+        || "is empty".into(),
+        |last| format!("ends at this node's step {last}"),
+    )
 }

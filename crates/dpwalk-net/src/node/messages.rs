@@ -100,6 +100,16 @@ impl Node<'_> {
                     }
                     return Ok(());
                 }
+                if self.gate.is_some() {
+                    // This node starts the walk and has not made step 0, yet the walk reached
+                    // it: it started before, from this node, whose state was lost (issue 27).
+                    // Stepping would repeat its noise from the start of its stream.
+                    self.respond(channel, Message::Refused(Rejection::Leaving));
+                    return Err(self.state_lost(
+                        &peer,
+                        format!("sent it the token at seq {} before this node, the walk's starter, had made step 0", token.seq),
+                    ));
+                }
                 if self.leaving.is_some() || self.learner.state().final_model.is_some() {
                     self.respond(channel, Message::Refused(Rejection::Leaving));
                     // A token after the end is a branch of the walk that has not heard of it.
@@ -278,11 +288,10 @@ impl Node<'_> {
                     // receiver as already seen: the walk went on before this node's step 0, so
                     // the state it ran with is gone, and stepping on would repeat its noise
                     // (issue 27).
-                    return Err(NodeError::StateLost {
-                        member: member_name(self.member_index(&peer)),
-                        last_seen,
-                        state_dir: self.state_dir.clone(),
-                    });
+                    return Err(self.state_lost(
+                        &peer,
+                        format!("had taken the walk to seq {last_seen} before this node, its starter, made step 0 again"),
+                    ));
                 }
                 tracing::info!(peer = %peer, seq, "the walk has passed our token: dropping it");
                 self.learner.superseded(seq);
@@ -314,6 +323,17 @@ impl Node<'_> {
                 "{} is reachable again and runs our run file: no longer avoided",
                 member_name(self.member_index(&peer))
             );
+        }
+    }
+
+    /// [`NodeError::StateLost`], on `peer`'s word that it `seen` more of this node than its
+    /// state holds.
+    pub(super) fn state_lost(&self, peer: &PeerId, seen: String) -> NodeError {
+        NodeError::StateLost {
+            member: member_name(self.member_index(peer)),
+            seen,
+            held: self.learner.state().last_seq,
+            state_dir: self.state_dir.clone(),
         }
     }
 }

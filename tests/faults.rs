@@ -363,11 +363,89 @@ fn a_node_outside_the_record_level_inputs_refuses_to_start() {
     }
 }
 
-/// Issue 27, item 2 (the starter's case): the member that starts the walk loses its state
-/// directory mid-run and is started again. From an empty state it would start the walk again and
-/// step on with its noise stream from the start, repeating noise it has published. Its first
-/// token is refused by a member that has seen later seqs, and it stops, saying its state was lost
-/// and what to do.
+/// Kills member `victim` of `cluster` (started in `reaper`) and waits for it to exit.
+fn kill(reaper: &mut Reaper, victim: usize) {
+    let at = reaper.0.iter().position(|(j, _)| *j == victim).unwrap();
+    let (_, mut child) = reaper.0.remove(at);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// The steps recorded in member `i`'s ledger.
+fn ledger_seqs(cluster: &common::Cluster, i: usize) -> Vec<u64> {
+    let path = cluster.members[i]
+        .dir
+        .join("state")
+        .join(dpwalk_net::learner::LEDGER_FILE);
+    if path.exists() {
+        dpwalk_privacy::ledger::Ledger::seqs(&path).unwrap()
+    } else {
+        Vec::new()
+    }
+}
+
+/// Copies the files of directory `from` into `to` (created): a node's state directory is flat.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+/// Member `i`'s last step, as its status endpoint says.
+fn last_seq(cluster: &common::Cluster, i: usize) -> Option<u64> {
+    cluster.status(i).and_then(|s| s.last_seq)
+}
+
+/// Starts member `victim` again after `lose` replaced its state directory, waits for it to stop
+/// and checks that it stopped for its lost state, named by a member that saw it make a later
+/// step (`seen`), without a step: its ledger is what its state directory held. Returns its log.
+fn restarted_with_lost_state(
+    cluster: &common::Cluster,
+    reaper: &mut Reaper,
+    victim: usize,
+    lose: impl FnOnce(&std::path::Path),
+) -> String {
+    kill(reaper, victim);
+    let state = cluster.members[victim].dir.join("state");
+    lose(&state);
+    let before = ledger_seqs(cluster, victim);
+    reaper.0.push((victim, cluster.spawn(victim, &[])));
+    let at = reaper.0.iter().position(|(j, _)| *j == victim).unwrap();
+    let status = wait_exit(&mut reaper.0[at].1, Duration::from_secs(120));
+    let log = cluster.log(victim);
+    assert!(status.is_some_and(|s| !s.success()), "{log}");
+    assert!(
+        log.contains("this node's state was lost")
+            && log.contains(&format!("state directory ({})", state.display()))
+            && log.contains("Restore the state directory it ran with"),
+        "{log}"
+    );
+    // No step after the loss: the ledger holds what the state directory held (the visits the
+    // state had not flushed to it included), and nothing the restarted process stepped.
+    let after = ledger_seqs(cluster, victim);
+    assert!(
+        after.starts_with(&before),
+        "{before:?} then {after:?}\n{log}"
+    );
+    assert_eq!(
+        after.last().copied(),
+        log.split("ends at this node's step ").nth(1).map(|t| t
+            .split(':')
+            .next()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()),
+        "{log}"
+    );
+    log
+}
+
+/// Issue 27, item 2: the member that starts the walk loses its state directory mid-run and is
+/// started again. From an empty state it would start the walk again with its noise stream from
+/// the start, repeating noise it has published. The member that took its first token says so in
+/// its hello (or refuses that token, or the walk reaches it before its step 0), and it stops.
 #[test]
 fn a_starter_restarted_from_a_wiped_state_stops_instead_of_repeating_its_noise() {
     let dir = temp_dir("faults-wiped");
@@ -378,27 +456,81 @@ fn a_starter_restarted_from_a_wiped_state_stops_instead_of_repeating_its_noise()
         reaper.0.push((i, cluster.spawn(i, &[])));
     }
     wait_until(Duration::from_secs(120), "the walk is under way", || {
-        cluster
-            .status(starter)
-            .and_then(|s| s.last_seq)
-            .is_some_and(|q| q >= 30)
+        last_seq(&cluster, starter).is_some_and(|q| q >= 30)
     });
-    let at = reaper.0.iter().position(|(j, _)| *j == starter).unwrap();
-    let (_, mut victim) = reaper.0.remove(at);
-    victim.kill().unwrap();
-    victim.wait().unwrap();
-    std::fs::remove_dir_all(cluster.members[starter].dir.join("state")).unwrap();
-    reaper.0.push((starter, cluster.spawn(starter, &[])));
-    let at = reaper.0.iter().position(|(j, _)| *j == starter).unwrap();
-    let status = wait_exit(&mut reaper.0[at].1, Duration::from_secs(120));
-    let log = cluster.log(starter);
-    assert!(status.is_some_and(|s| !s.success()), "{log}");
+    let log = restarted_with_lost_state(&cluster, &mut reaper, starter, |state| {
+        std::fs::remove_dir_all(state).unwrap();
+    });
     assert!(
-        log.contains("this node's state was lost")
-            && log.contains("state directory (")
-            && log.contains("Restore the state directory it ran with"),
+        log.contains("state directory") && log.contains("is empty"),
         "{log}"
     );
+    drop(reaper);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 27, item 2: a member that does not start the walk loses its state directory mid-run.
+/// The members it handed tokens to tell it, in their hellos, the last step they saw it make; it
+/// hears them before it steps, and stops.
+#[test]
+fn a_member_restarted_from_a_wiped_state_stops_before_it_steps() {
+    let dir = temp_dir("faults-wiped-member");
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 3], 100_000, Noise::Sigma(0.5));
+    let victim = (dpwalk_core::walk::start_holder(5, 3) + 1) % 3;
+    let mut reaper = Reaper::default();
+    for i in 0..3 {
+        reaper.0.push((i, cluster.spawn(i, &[])));
+    }
+    wait_until(Duration::from_secs(120), "the member has stepped", || {
+        last_seq(&cluster, victim).is_some_and(|q| q >= 30)
+    });
+    let log = restarted_with_lost_state(&cluster, &mut reaper, victim, |state| {
+        std::fs::remove_dir_all(state).unwrap();
+    });
+    assert!(log.contains("has seen this node make step"), "{log}");
+    assert!(log.contains("is empty"), "{log}");
+    drop(reaper);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 27, item 2: a member's whole state directory is restored from a copy taken earlier in
+/// the run, after it has made later steps. Its state is consistent but old: it would step again
+/// from a position of its noise stream it has used, with a ledger missing contributions. A
+/// member that saw a later step says so, and it stops.
+#[test]
+fn a_member_restarted_from_an_older_copy_of_its_state_stops_before_it_steps() {
+    let dir = temp_dir("faults-restored");
+    let cluster = write_cluster(&dir, &["127.0.0.1"; 3], 100_000, Noise::Sigma(0.5));
+    let victim = (dpwalk_core::walk::start_holder(5, 3) + 2) % 3;
+    let state = cluster.members[victim].dir.join("state");
+    let copy = dir.join("copy");
+    let mut reaper = Reaper::default();
+    for i in 0..3 {
+        reaper.0.push((i, cluster.spawn(i, &[])));
+    }
+    wait_until(Duration::from_secs(120), "the member has stepped", || {
+        last_seq(&cluster, victim).is_some_and(|q| q >= 30)
+    });
+    // A copy of the whole directory, taken with the node stopped, then the node goes on.
+    kill(&mut reaper, victim);
+    copy_dir(&state, &copy);
+    let copied = ledger_seqs(&cluster, victim);
+    reaper.0.push((victim, cluster.spawn(victim, &[])));
+    let mut resumed = None;
+    wait_until(
+        Duration::from_secs(120),
+        "the member has stepped again",
+        || {
+            resumed = last_seq(&cluster, victim);
+            resumed.is_some_and(|q| copied.last().is_none_or(|&c| q > c + 30))
+        },
+    );
+    let log = restarted_with_lost_state(&cluster, &mut reaper, victim, |state| {
+        std::fs::remove_dir_all(state).unwrap();
+        copy_dir(&copy, state);
+    });
+    assert!(log.contains("has seen this node make step"), "{log}");
+    assert!(log.contains("ends at this node's step"), "{log}");
     drop(reaper);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -62,6 +62,7 @@ impl Speaker {
             hello: Hello {
                 run_hash: run.hash().0,
                 run: run.canonical_toml(),
+                your_last: None,
             },
             welcomed: HashSet::new(),
             tokens_refused: 0,

@@ -1,9 +1,9 @@
-//! The wire format of the token protocol [`PROTOCOL`] (`/dpwalk/token/2`), and the validation of
+//! The wire format of the token protocol [`PROTOCOL`] (`/dpwalk/token/3`), and the validation of
 //! what arrives on it.
 //!
 //! This module alone owns the bytes. A frame is
 //! ```text
-//! len: u32 LE | payload: len bytes = bincode 2 (serde, fixed-width little-endian ints) of Wire::V2(Message)
+//! len: u32 LE | payload: len bytes = bincode 2 (serde, fixed-width little-endian ints) of Wire::V3(Message)
 //! ```
 //! Decoding is layered so that nothing from the network is trusted before it has passed the layer
 //! below:
@@ -16,7 +16,7 @@
 //!    the run context decides, and a refusal carries a typed [`Rejection`] that is both logged and
 //!    sent back in [`Message::Refused`].
 //!
-//! The outer `Wire` enum is the version: a future `/dpwalk/token/3` adds `Wire::V3` and converts,
+//! The outer `Wire` enum is the version: a future `/dpwalk/token/4` adds `Wire::V4` and converts,
 //! while [`Message`] is what the daemon handles. `f64` values are written as their IEEE-754 bits,
 //! so a round trip is bit-exact (NaN payloads and `-0.0` included), which the determinism test of
 //! daemon against simulator relies on.
@@ -26,8 +26,8 @@
 //! sender's advice about members down ([`Avoided`], module [`crate::hearsay`]): which members
 //! were unreachable, nothing about anyone's data.
 //!
-//! Version 2 (`/dpwalk/token/2`) added that advice; version 1 had `Message::Token(Token)` alone.
-//! A node of one version and a node of the other do not agree on the protocol name, so libp2p
+//! Version 3 (`/dpwalk/token/3`) added [`Hello::your_last`] (module [`crate::witness`]); version
+//! 2 added the advice; version 1 had `Message::Token(Token)` alone. A node of one version and a node of the other do not agree on the protocol name, so libp2p
 //! refuses their streams rather than one end misreading the other's bytes.
 
 use std::collections::HashSet;
@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// The request-response protocol name.
-pub const PROTOCOL: &str = "/dpwalk/token/2";
+pub const PROTOCOL: &str = "/dpwalk/token/3";
 
 /// Largest model dimension a run may have: `w` is then exactly 1 MiB of `f64`.
 pub const MAX_DIM: usize = 1 << 17;
@@ -237,19 +237,24 @@ pub struct Hello {
     pub run_hash: [u8; 32],
     /// [`crate::run::Run::canonical_toml`], to name the differences on a mismatch.
     pub run: String,
+    /// The last step the sender saw the receiver make (it took a token the receiver handed on
+    /// after that step, or the receiver acknowledged its token of that seq), if any: how the
+    /// receiver tells that its own state is older than what the run has seen of it
+    /// ([`crate::witness`]). Each hello is addressed to one member and speaks only of its steps.
+    pub your_last: Option<u64>,
 }
 
 /// The versioned envelope, as decoded.
 #[derive(Deserialize)]
 enum Wire {
-    V2(Message),
+    V3(Message),
 }
 
 /// The versioned envelope, as encoded (borrowing, so a 1 MiB token is not cloned to be sent).
 /// Must stay variant-for-variant identical to [`Wire`].
 #[derive(Serialize)]
 enum WireRef<'a> {
-    V2(&'a Message),
+    V3(&'a Message),
 }
 
 /// Why bytes could not be encoded or decoded.
@@ -316,7 +321,7 @@ fn check_run_id(message: &Message) -> Result<(), CodecError> {
 /// so an oversized message fails here rather than on the peer.
 pub fn encode(message: &Message) -> Result<Vec<u8>, CodecError> {
     check_run_id(message)?;
-    let payload = bincode::serde::encode_to_vec(WireRef::V2(message), config())
+    let payload = bincode::serde::encode_to_vec(WireRef::V3(message), config())
         .map_err(CodecError::Encode)?;
     if payload.len() > MAX_PAYLOAD {
         return Err(CodecError::TooLarge {
@@ -359,7 +364,7 @@ pub fn decode_payload(payload: &[u8]) -> Result<Message, CodecError> {
             extra: (payload.len() - used) as u64,
         });
     }
-    let Wire::V2(message) = wire;
+    let Wire::V3(message) = wire;
     // What `encode` refuses is refused here too, so that every accepted payload has exactly one
     // encoding.
     check_run_id(&message)?;
@@ -532,6 +537,26 @@ mod tests {
     }
 
     #[test]
+    fn a_hello_says_the_last_step_seen_of_its_receiver() {
+        let hello = |your_last| {
+            Message::Hello(Hello {
+                run_hash: [7; 32],
+                run: "r".into(),
+                your_last,
+            })
+        };
+        for your_last in [None, Some(0), Some(u64::MAX)] {
+            let frame = encode(&hello(your_last)).unwrap();
+            assert_eq!(decode_frame(&frame).unwrap(), hello(your_last));
+        }
+        // The field is the frame's tail: an option tag, then the seq.
+        let frame = encode(&hello(Some(5))).unwrap();
+        let tail: Vec<u8> = [1u8].into_iter().chain(5u64.to_le_bytes()).collect();
+        assert!(frame.ends_with(&tail));
+        assert_eq!(encode(&hello(None)).unwrap().len() + 8, frame.len());
+    }
+
+    #[test]
     fn fixed_layout_of_a_token() {
         // The layout is the protocol: pin it so that an innocent change of config fails here.
         let frame = encode(&Message::Token {
@@ -549,7 +574,7 @@ mod tests {
         let mut expected = Vec::new();
         let payload_len: u32 = 4 + 4 + 8 + 2 + 8 + 8 + 8 + 8 + 4 + 4;
         expected.extend_from_slice(&payload_len.to_le_bytes());
-        expected.extend_from_slice(&0u32.to_le_bytes()); // Wire::V2
+        expected.extend_from_slice(&0u32.to_le_bytes()); // Wire::V3
         expected.extend_from_slice(&0u32.to_le_bytes()); // Message::Token
         expected.extend_from_slice(&2u64.to_le_bytes());
         expected.extend_from_slice(b"ab");

@@ -2,7 +2,7 @@
 //! state, the libp2p behaviour, custody of the token and the node's runtime.
 //!
 //! # Layout
-//! - [`codec`]: the wire format of `/dpwalk/token/1` (versioned messages, a size limit checked
+//! - [`codec`]: the wire format of `/dpwalk/token/3` (versioned messages, a size limit checked
 //!   before decoding, trailing bytes refused) and the validation of inbound tokens into typed
 //!   [`codec::Rejection`]s.
 //! - [`run`]: the run file every member shares (parameters, topology, members with PeerIds), its
@@ -31,6 +31,8 @@
 //! - [`ports`]: listen ports for members started together on one host, outside the kernel's
 //!   ephemeral range.
 //! - [`hearsay`]: what a token's sender tells its receiver about members down.
+//! - [`witness`]: what a node saw of each member's steps, told to that member in hellos, so that
+//!   a node restarted from a lost state stops instead of repeating its noise.
 //! - [`fault`]: fault injection for the tests of a fork at the last step (an environment variable).
 //! - [`quality`]: warnings on the model's quality a node can give alone (clip share, noise).
 //! - [`status`]: the status endpoint (JSON and Prometheus) and its client.
@@ -70,4 +72,5 @@ pub mod run;
 pub mod seal;
 pub mod state;
 pub mod status;
+pub mod witness;
 pub mod workspace;

@@ -78,7 +78,7 @@ impl Node<'_> {
     ) -> Result<(), NodeError> {
         let run_id = self.run.run_id().to_string();
         match request {
-            Message::Hello(hello) => self.on_hello(peer, hello, channel),
+            Message::Hello(hello) => self.on_hello(peer, hello, channel)?,
             Message::Token { token, avoid } => {
                 let ctx = self.run.context(self.learner.state().last_seq);
                 let valid = codec::validate(&peer, &token, &ctx)
@@ -100,6 +100,10 @@ impl Node<'_> {
                     }
                     return Ok(());
                 }
+                if let (Some(i), Some(made)) = (self.member_index(&peer), token.seq.checked_sub(1))
+                {
+                    self.witness.saw(i, made);
+                }
                 if self.gate.is_some() {
                     // This node starts the walk and has not made step 0, yet the walk reached
                     // it: it started before, from this node, whose state was lost (issue 27).
@@ -116,7 +120,9 @@ impl Node<'_> {
                     self.publish_to(peer);
                     return Ok(());
                 }
-                if !self.custody.is_verified(&peer) {
+                if !self.custody.is_verified(&peer) || !self.roll_called() {
+                    // Not verified yet, or this node has not yet heard what its neighbours saw
+                    // of it (`crate::witness`): its sender retries shortly.
                     self.respond(channel, Message::Refused(Rejection::NotVerified));
                     return Ok(());
                 }
@@ -173,7 +179,7 @@ impl Node<'_> {
         peer: PeerId,
         hello: Hello,
         channel: ResponseChannel<Message>,
-    ) {
+    ) -> Result<(), NodeError> {
         if self.member_index(&peer).is_none() {
             self.refuse(
                 peer,
@@ -182,18 +188,44 @@ impl Node<'_> {
                     peer: peer.to_base58(),
                 },
             );
-            return;
+            return Ok(());
         }
         match self.compare(&peer, &hello) {
             Ok(()) => {
+                self.greeted(&peer, &hello)?;
                 self.on_verified(peer);
-                let mine = Message::Welcome(self.hello());
+                let mine = Message::Welcome(self.hello(&peer));
                 self.respond(channel, mine);
             }
             Err(differences) => self.respond(
                 channel,
                 Message::Refused(Rejection::RunMismatch { differences }),
             ),
+        }
+        Ok(())
+    }
+
+    /// `peer`, verified, says in its hello the last step it saw this node make: a state that
+    /// ends before it was lost ([`crate::witness`]). A step past the walk's end is a claim no
+    /// member running our code makes: it is logged and not heeded.
+    fn greeted(&mut self, peer: &PeerId, hello: &Hello) -> Result<(), NodeError> {
+        let Some(i) = self.member_index(peer) else {
+            return Ok(());
+        };
+        let told = match hello.your_last {
+            Some(seq) if seq >= self.run.steps() => {
+                tracing::warn!(
+                    "{} ({peer}) says it saw this node make step {seq}, past the walk's {} steps: not heeded",
+                    member_name(Some(i)),
+                    self.run.steps()
+                );
+                None
+            }
+            told => told,
+        };
+        match self.witness.greeted(i, told, self.learner.state().last_seq) {
+            Ok(()) => Ok(()),
+            Err(seen) => Err(self.state_lost(peer, format!("has seen this node make step {seen}"))),
         }
     }
 
@@ -207,6 +239,10 @@ impl Node<'_> {
         }
         let differences = self.run.diff_text(&hello.run);
         let theirs = member_name(self.member_index(peer));
+        if let Some(i) = self.member_index(peer) {
+            // It takes no token from us and gives none: no witness of our steps.
+            self.witness.excuse(i);
+        }
         if self.custody.mismatched(*peer) {
             let described: Vec<String> = differences
                 .iter()
@@ -240,10 +276,14 @@ impl Node<'_> {
         }
         match response {
             Message::Welcome(hello) if self.compare(&peer, &hello).is_ok() => {
+                self.greeted(&peer, &hello)?;
                 self.on_verified(peer);
             }
             Message::Ack { seq, .. } if is_token => {
                 self.fresh_start = None;
+                if let Some(i) = self.member_index(&peer) {
+                    self.witness.saw(i, seq);
+                }
                 self.custody.acknowledged(seq, Instant::now());
                 if let Some((predecessor, given)) = self.learner.acknowledged(seq) {
                     let released = Message::Released {
@@ -279,7 +319,7 @@ impl Node<'_> {
             Rejection::NotVerified if is_token => {
                 self.custody.not_verified(Instant::now());
                 // Say hello again in case the first one was lost.
-                let hello = Message::Hello(self.hello());
+                let hello = Message::Hello(self.hello(&peer));
                 self.send(&peer, hello);
             }
             Rejection::Replay { seq, last_seen } if is_token => {

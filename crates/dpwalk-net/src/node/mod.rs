@@ -81,6 +81,7 @@ use crate::publish::Publish;
 use crate::reach::Links;
 use crate::run::Run;
 use crate::status::SharedStatus;
+use crate::witness::Witness;
 
 /// How often the status snapshot is refreshed; the slower housekeeping (redials, the ledger's
 /// flush, the report of members awaited) is checked at the same turns.
@@ -197,11 +198,17 @@ struct Node<'a> {
     /// the first receiver counts: after a re-route, another member may have seen later seqs of
     /// this very walk (the first receiver took the token, but its acknowledgement was late).
     fresh_start: Option<(u64, PeerId)>,
+    /// What this node saw of each member's steps, and the roll call before its first step here.
+    witness: Witness,
 }
 
 impl Node<'_> {
-    fn hello(&self) -> Hello {
-        self.hello.clone()
+    /// Our hello to `peer`, with the last step we saw it make ([`Witness::told`]).
+    fn hello(&self, peer: &PeerId) -> Hello {
+        Hello {
+            your_last: self.member_index(peer).and_then(|i| self.witness.told(i)),
+            ..self.hello.clone()
+        }
     }
 
     fn member_index(&self, peer: &PeerId) -> Option<usize> {
@@ -336,7 +343,7 @@ impl Node<'_> {
                 self.connected(peer_id, connection_id, &endpoint);
                 if num_established.get() == 1 && self.member_index(&peer_id).is_some() {
                     tracing::debug!(peer = %peer_id, "connected to a member: sending our run");
-                    let hello = Message::Hello(self.hello());
+                    let hello = Message::Hello(self.hello(&peer_id));
                     self.send(&peer_id, hello);
                     // A member that was away when the final model was published gets it now.
                     self.publish_to(peer_id);
@@ -374,6 +381,9 @@ impl Node<'_> {
             } if self.member_index(&peer).is_some() => {
                 tracing::trace!(%peer, %error, "a dial to a member failed");
                 self.custody.dial_failed(peer, Instant::now());
+                if let Some(i) = self.member_index(&peer) {
+                    self.witness.excuse(i);
+                }
             }
             SwarmEvent::Behaviour(BehaviourEvent::Token(event)) => self.on_token_event(event)?,
             SwarmEvent::IncomingConnectionError {

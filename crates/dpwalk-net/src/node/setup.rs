@@ -25,6 +25,7 @@ use crate::limits::{Limits, Refusals};
 use crate::reach::{self, Links};
 use crate::run::Run;
 use crate::status::SharedStatus;
+use crate::witness::Witness;
 use dpwalk_core::spec::{BudgetViewName, Noise};
 
 /// Everything a node needs, loaded and checked before any socket opens.
@@ -237,6 +238,7 @@ impl<'a> Node<'a> {
             hello: Hello {
                 run_hash: run.hash().0,
                 run: run.canonical_toml(),
+                your_last: None,
             },
             custody: Machine::new(
                 custody::Config {
@@ -263,6 +265,12 @@ impl<'a> Node<'a> {
             gate: None,
             gate_dialled: None,
             fresh_start: None,
+            witness: Witness::new(
+                run.members().len(),
+                eager_neighbours(run, loaded.index)
+                    .iter()
+                    .filter_map(|peer| run.index_of(peer)),
+            ),
         })
     }
 

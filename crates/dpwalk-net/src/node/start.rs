@@ -8,6 +8,10 @@
 //! for a member started 5 s late). While it waits, the starter dials every member not connected
 //! (not only its eager neighbours), every `REDIAL_EVERY`: a member started later is verified
 //! within a redial of its start.
+//!
+//! Every node, the starter included, also makes no step in a process before the roll call of its
+//! neighbours ([`Node::roll_called`], module [`crate::witness`]): each says the last step it saw
+//! this node make, so that a node restarted from a lost state stops instead of stepping.
 
 use std::time::Instant;
 
@@ -49,7 +53,7 @@ impl Node<'_> {
         let missing = self.missing();
         let members = self.run.members().len();
         let verified = members - missing.len();
-        if verified >= self.run.start_quorum() {
+        if verified >= self.run.start_quorum() && self.roll_called() {
             self.gate = None;
             tracing::info!(
                 "{verified} of the {members} members run our run file: this node starts the walk"
@@ -107,5 +111,29 @@ impl Node<'_> {
         let timeout = since + self.run.start_timeout();
         let dial = self.gate_dialled.map_or(since, |t| t + REDIAL_EVERY);
         Some(timeout.min(dial))
+    }
+
+    /// Whether this node may step: every neighbour of the roll call ([`crate::witness`]) has
+    /// said what it saw of this node, or was excused, or the hand-off timeout has passed since
+    /// the node started (then those not heard from are named and given up on).
+    pub(super) fn roll_called(&mut self) -> bool {
+        if self.witness.ready() {
+            return true;
+        }
+        if self.started.elapsed() < self.config.timeouts.handoff() {
+            tracing::debug!("a step waits for the roll call of the neighbours");
+            return false;
+        }
+        let silent: Vec<String> = self
+            .witness
+            .give_up()
+            .into_iter()
+            .map(|i| member_name(Some(i)))
+            .collect();
+        tracing::warn!(
+            "{} neither answered nor failed a dial within the hand-off timeout of this node's start: this node steps without their word on its last step, so a loss of its state seen only by them would go unnoticed",
+            silent.join(", ")
+        );
+        true
     }
 }

@@ -1,8 +1,9 @@
 //! Faults and an operator's mistakes, against real `dpwalk node` processes on loopback: the same
 //! `node.toml` started twice (the second process is refused, the first finishes the run), a
 //! status endpoint on a non-loopback address (a warning at start), the member that makes the last
-//! step stalled or crashed before it acknowledges it (one final model all the same), and a member
-//! down for the whole run (one hand-off timeout for the whole run, not one per node or per draw).
+//! step stalled or crashed for 6, 12 or 30 s before it acknowledges it (one final model all the
+//! same), a member down for the whole run (one hand-off timeout for the whole run, not one per
+//! node or per draw), and state directories wiped or restored (the node stops before it steps).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -150,85 +151,106 @@ fn logs_with(cluster: &common::Cluster, needle: &str) -> usize {
 /// another member: the line it logs when the hand-off timeout passes.
 const WAITED_FOR: &str = "it may have made it, so it is waited for rather than replaced";
 
-/// The member that makes step K stalls after committing it and before acknowledging it, well past
-/// the hand-off timeout (until the test, having seen its predecessor give up waiting the normal
-/// way, lets it go): no second member makes step K, and every member ends with its model.
-#[test]
-fn a_stall_after_the_last_step_leaves_one_final_model() {
-    let dir = temp_dir("faults-stall");
+/// How the member that makes step K is out, between committing the step and acknowledging it.
+#[derive(Debug, Clone, Copy)]
+enum Outage {
+    /// Stalled (a VM paused, a disk hung), then let go.
+    Stall,
+    /// Crashed, then started again without the fault.
+    Crash,
+}
+
+/// A predecessor that resumed the walk from its backup: the fork that made two final models
+/// (issue 27, item 1).
+const RESUMED: &str = "resuming the walk from our copy";
+
+/// The member that makes step K is out for `length` (longer than the run's resume timeout of
+/// 5 s: its predecessor's predecessor would resume from its backup unless told that the walk is
+/// still held). Every member ends with the same final model, made by that member; nobody made
+/// step K again, and no backup was resumed.
+fn step_k_out(tag: &str, outage: Outage, length: Duration) {
+    let dir = temp_dir(tag);
     let cluster = write_cluster(&dir, &["127.0.0.1"; 4], 400, Noise::Sigma(0.5));
     let go = dir.join("go");
-    let fault = format!("DPWALK_FAULT=after-last-step:wait-for:{}", go.display());
+    let fault = match outage {
+        Outage::Stall => format!("DPWALK_FAULT=after-last-step:wait-for:{}", go.display()),
+        Outage::Crash => "DPWALK_FAULT=after-last-step:abort".into(),
+    };
     let mut reaper = Reaper::default();
     for i in 0..4 {
         reaper.0.push((i, cluster.spawn(i, &["env", &fault])));
     }
     wait_until(
         Duration::from_secs(180),
-        "a member stalls after the last step",
-        || faulted(&cluster).is_some(),
-    );
-    let maker = faulted(&cluster).unwrap();
-    wait_until(
-        Duration::from_secs(120),
-        "the predecessor passes its hand-off timeout",
-        || logs_with(&cluster, WAITED_FOR) > 0,
-    );
-    std::fs::write(&go, b"").unwrap();
-    cluster.wait_all(&mut reaper.0, Duration::from_secs(120));
-    cluster.agreed_model();
-    assert_eq!(
-        logs_with(&cluster, "the walk is over"),
-        1,
-        "the last step was made twice"
-    );
-    assert!(cluster.log(maker).contains("the walk is over"));
-    assert_eq!(cluster.final_model(0).unwrap().maker_index, maker);
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// The member that makes step K crashes after committing it and before acknowledging it, and is
-/// restarted once its predecessor has waited past the hand-off timeout: the restarted member
-/// publishes the model it made, and nobody else makes step K.
-#[test]
-fn a_crash_after_the_last_step_leaves_one_final_model() {
-    let dir = temp_dir("faults-crash");
-    let cluster = write_cluster(&dir, &["127.0.0.1"; 4], 400, Noise::Sigma(0.5));
-    let fault = "DPWALK_FAULT=after-last-step:abort";
-    let mut reaper = Reaper::default();
-    for i in 0..4 {
-        reaper.0.push((i, cluster.spawn(i, &["env", fault])));
-    }
-    wait_until(
-        Duration::from_secs(180),
-        "a member crashes after the last step",
+        "the maker of the last step is out",
         || {
-            faulted(&cluster).is_some_and(|i| {
-                let (_, child) = reaper.0.iter_mut().find(|(j, _)| *j == i).unwrap();
-                child.try_wait().unwrap().is_some()
+            faulted(&cluster).is_some_and(|i| match outage {
+                Outage::Stall => true,
+                Outage::Crash => {
+                    let (_, child) = reaper.0.iter_mut().find(|(j, _)| *j == i).unwrap();
+                    child.try_wait().unwrap().is_some()
+                }
             })
         },
     );
     let maker = faulted(&cluster).unwrap();
-    wait_until(
-        Duration::from_secs(120),
-        "the predecessor passes its hand-off timeout",
-        || logs_with(&cluster, WAITED_FOR) > 0,
-    );
-    // Restart it (its log starts afresh), without the fault.
-    let at = reaper.0.iter().position(|(j, _)| *j == maker).unwrap();
-    let (_, mut dead) = reaper.0.remove(at);
-    assert!(!dead.wait().unwrap().success());
-    reaper.0.push((maker, cluster.spawn(maker, &[])));
+    // The outage's length, not a timing assertion: the others wait through it.
+    std::thread::sleep(length);
+    match outage {
+        Outage::Stall => std::fs::write(&go, b"").unwrap(),
+        Outage::Crash => {
+            let at = reaper.0.iter().position(|(j, _)| *j == maker).unwrap();
+            let (_, mut dead) = reaper.0.remove(at);
+            assert!(!dead.wait().unwrap().success());
+            // Its log starts afresh.
+            reaper.0.push((maker, cluster.spawn(maker, &[])));
+        }
+    }
     cluster.wait_all(&mut reaper.0, Duration::from_secs(120));
     cluster.agreed_model();
-    assert_eq!(
-        logs_with(&cluster, "the walk is over"),
-        0,
-        "a member other than the crashed one made the last step"
-    );
     assert_eq!(cluster.final_model(0).unwrap().maker_index, maker);
+    assert!(logs_with(&cluster, WAITED_FOR) > 0, "nobody waited");
+    assert_eq!(logs_with(&cluster, RESUMED), 0, "a backup was resumed");
+    let makers = logs_with(&cluster, "the walk is over");
+    match outage {
+        Outage::Stall => {
+            assert_eq!(makers, 1, "the last step was made twice");
+            assert!(cluster.log(maker).contains("the walk is over"));
+        }
+        // The restarted maker publishes the model it made before its crash.
+        Outage::Crash => assert_eq!(makers, 0, "another member made the last step"),
+    }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_stall_of_6_s_after_the_last_step_leaves_one_final_model() {
+    step_k_out("faults-stall-6", Outage::Stall, Duration::from_secs(6));
+}
+
+#[test]
+fn a_stall_of_12_s_after_the_last_step_leaves_one_final_model() {
+    step_k_out("faults-stall-12", Outage::Stall, Duration::from_secs(12));
+}
+
+#[test]
+fn a_stall_of_30_s_after_the_last_step_leaves_one_final_model() {
+    step_k_out("faults-stall-30", Outage::Stall, Duration::from_secs(30));
+}
+
+#[test]
+fn a_crash_after_the_last_step_and_a_restart_6_s_later_leave_one_final_model() {
+    step_k_out("faults-crash-6", Outage::Crash, Duration::from_secs(6));
+}
+
+#[test]
+fn a_crash_after_the_last_step_and_a_restart_12_s_later_leave_one_final_model() {
+    step_k_out("faults-crash-12", Outage::Crash, Duration::from_secs(12));
+}
+
+#[test]
+fn a_crash_after_the_last_step_and_a_restart_30_s_later_leave_one_final_model() {
+    step_k_out("faults-crash-30", Outage::Crash, Duration::from_secs(30));
 }
 
 /// Runs `up` of `members` members on loopback (the others never start), 1,500 steps, and returns

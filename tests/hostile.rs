@@ -442,6 +442,24 @@ async fn bad_peers_and_bytes_are_refused_and_the_walk_completes() {
     }
     assert_up(&cluster, &mut reaper, 0);
 
+    // A second process with member 3's key, on a connection of its own, while the first is
+    // verified on its connection: a well-sealed final model without a hello on that connection
+    // is refused (issue 27, item 4; it used to end the run with its `z`).
+    let mut twin = Speaker::silent(member3.clone(), &run);
+    twin.swarm
+        .add_peer_address(peer(0), cluster.members[0].multiaddr().parse().unwrap());
+    let by_twin = Message::FinalModel(sealed(&member3, run.hash().0));
+    assert_eq!(
+        refusal(twin.ask(peer(0), by_twin).await),
+        Rejection::NotVerified
+    );
+    assert!(
+        cluster.final_model(0).is_none(),
+        "node 0 took the twin's model"
+    );
+    assert_up(&cluster, &mut reaper, 0);
+    drop(twin);
+
     // An outsider: its connection is refused once Noise has proven who it is, before any
     // message; node 1 says so.
     let mut outsider = Speaker::new(Keypair::generate_ed25519(), &run);

@@ -26,7 +26,8 @@
 //! sender's advice about members down ([`Avoided`], module [`crate::hearsay`]): which members
 //! were unreachable, nothing about anyone's data.
 //!
-//! Version 3 (`/dpwalk/token/3`) added [`Hello::your_last`] (module [`crate::witness`]); version
+//! Version 3 (`/dpwalk/token/3`) added [`Hello::your_last`] (module [`crate::witness`]) and
+//! [`Message::Holding`]; version
 //! 2 added the advice; version 1 had `Message::Token(Token)` alone. A node of one version and a node of the other do not agree on the protocol name, so libp2p
 //! refuses their streams rather than one end misreading the other's bytes.
 
@@ -228,6 +229,17 @@ pub enum Message {
         /// The seq acknowledged downstream.
         seq: u64,
     },
+    /// From a holder to the peer that gave it token `seq`: it still holds the token it made from
+    /// it and is handing it on (its receiver is slow, restarting, or makes the last step). The
+    /// predecessor's backup of `seq` waits on: a holder alive and waiting is never forked by a
+    /// resume of its predecessor's backup (issue 27). Sent every quarter of a hand-off timeout
+    /// while a hand-off is pending ([`crate::custody::Machine::hold_due`]).
+    Holding {
+        /// The run.
+        run_id: String,
+        /// The seq of the token the holder took from its predecessor.
+        seq: u64,
+    },
 }
 
 /// A node's run as announced on connection.
@@ -303,7 +315,7 @@ fn run_id(message: &Message) -> Option<&str> {
         Message::Token { token: t, .. } => Some(&t.run_id),
         Message::Ack { run_id, .. } => Some(run_id),
         Message::FinalModel(f) => Some(&f.run_id),
-        Message::Released { run_id, .. } => Some(run_id),
+        Message::Released { run_id, .. } | Message::Holding { run_id, .. } => Some(run_id),
         Message::Refused(Rejection::WrongRun { got }) => Some(got),
         Message::Refused(_) | Message::Hello(_) | Message::Welcome(_) => None,
     }

@@ -107,6 +107,11 @@ impl Links {
             .max()
     }
 
+    /// How many connections with `peer` are open.
+    pub fn count(&self, peer: &PeerId) -> usize {
+        self.open.values().filter(|(p, _)| p == peer).count()
+    }
+
     /// The relayed connections with `peer`.
     pub fn relayed(&self, peer: &PeerId) -> Vec<ConnectionId> {
         self.open

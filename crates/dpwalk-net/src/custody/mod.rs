@@ -11,7 +11,9 @@
 //!
 //! # States of the outgoing token
 //! ```text
-//! stepped ─► handing to R ──Send──► in flight ──ack──► backup (until Released, or resume)
+//! stepped ─► handing to R ──Send──► in flight ──ack──► backup (until Released, or resume;
+//!               (the predecessor told Holding                  Holding from R restarts the wait)
+//!                every quarter hand-off)
 //!               ▲  │ not verified: dial, retry      │ failure: retry R after a pause
 //!               │  │ overdue (hand-off timeout)     │ refused: R down, re-route
 //!               └──┴──── Reroute (a fresh draw) ◄───┘ overdue: same, unless R may hold the
@@ -62,6 +64,9 @@ pub const RETRY_PAUSE: Duration = Duration::from_millis(100);
 pub const VERIFY_PAUSE: Duration = Duration::from_millis(20);
 /// Least pause between two dials of the same token receiver that is not connected.
 pub const DIAL_RECEIVER_EVERY: Duration = Duration::from_millis(500);
+/// The longest pause between two [`crate::codec::Message::Holding`] to the predecessor while a
+/// hand-off is pending (a quarter of the hand-off timeout when that is shorter).
+pub const HOLD_EVERY_MAX: Duration = Duration::from_secs(1);
 
 /// The run's facts custody needs.
 #[derive(Debug, Clone)]
@@ -154,6 +159,9 @@ struct Attempt<Id> {
     /// [`DIAL_RECEIVER_EVERY`], not [`VERIFY_PAUSE`] (a walk stalled for hours wakes twice a
     /// second, not fifty times).
     stalled: bool,
+    /// When the predecessor is next told that this node still holds the walk
+    /// ([`Machine::hold_due`]).
+    hold_due: Instant,
 }
 
 /// The token handed on and acknowledged, kept until its receiver says it was passed on.
@@ -270,7 +278,40 @@ impl<Id: Copy + Eq> Machine<Id> {
             sent: false,
             inflight: None,
             stalled: false,
+            hold_due: now + self.hold_every(),
         });
+    }
+
+    /// How often the predecessor is told, while a hand-off is pending, that this node holds the
+    /// walk: often enough that a predecessor whose resume timeout exceeds its hand-off timeout
+    /// (as `node.toml` requires) hears it at least twice before it would resume.
+    fn hold_every(&self) -> Duration {
+        (self.config.handoff / 4).min(HOLD_EVERY_MAX)
+    }
+
+    /// The seq of the token this node took, when its predecessor is due word that the token made
+    /// from it is still being handed on ([`crate::codec::Message::Holding`]); `None` otherwise
+    /// (no hand-off pending, not due yet, or this node started the walk: no predecessor).
+    pub fn hold_due(&mut self, now: Instant) -> Option<u64> {
+        let every = self.hold_every();
+        let a = self.attempt.as_mut()?;
+        if a.seq < 2 || now < a.hold_due {
+            return None;
+        }
+        a.hold_due = now + every;
+        Some(a.seq - 1)
+    }
+
+    /// `peer`, which took our token `seq`, still holds the walk and is handing it on: the backup
+    /// of `seq` waits on, its resume timeout counted from now.
+    pub fn holding(&mut self, peer: &PeerId, seq: u64, now: Instant) {
+        if let Some(b) = self.backup.as_mut()
+            && b.seq == seq
+            && b.to == *peer
+            && b.since.is_some()
+        {
+            b.since = Some(now);
+        }
     }
 
     /// The node holds the final model: nothing to hand on, no backup to resume.
@@ -704,7 +745,8 @@ impl<Id: Copy + Eq> Machine<Id> {
         let attempt = self.attempt.iter().flat_map(|a| {
             let overdue = a.since + self.patience(a, now);
             let next_try = a.inflight.is_none().then_some(a.next_try);
-            [Some(overdue), next_try]
+            let hold = (a.seq >= 2).then_some(a.hold_due);
+            [Some(overdue), next_try, hold]
         });
         let backup = self
             .backup

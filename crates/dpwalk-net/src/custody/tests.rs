@@ -290,7 +290,8 @@ fn a_receiver_that_does_not_answer_in_time_is_down_and_the_token_rerouted() {
     m.released(1);
     let t = t + HANDOFF * 6;
     sent(&mut m, 4, p[2], 10, t);
-    assert_eq!(m.next_deadline(t), Some(t + HANDOFF));
+    assert!(m.poll(t + HANDOFF - ms(1), all).is_empty());
+    assert!(rerouted(&m.poll(t + HANDOFF, all)));
 }
 
 #[test]
@@ -541,7 +542,46 @@ fn the_last_hop_is_waited_for_once_it_may_have_been_delivered() {
     );
     m.sent(8);
     assert!(m.poll(t0 + HANDOFF * 2, all).is_empty());
-    assert_eq!(m.next_deadline(t0 + HANDOFF * 2), Some(t0 + HANDOFF * 3));
+    // And again one hand-off timeout later, never replaced.
+    assert!(m.poll(t0 + HANDOFF * 3, all).is_empty());
+    assert!(m.poll(t0 + HANDOFF * 9, all).is_empty());
+    assert_eq!(m.handoff_timeouts(), 0);
+}
+
+#[test]
+fn a_holder_still_handing_on_tells_its_predecessor_every_quarter_hand_off() {
+    let (mut m, p, t0) = machine(3);
+    sent(&mut m, 5, p[1], 7, t0);
+    let every = HANDOFF / 4;
+    assert_eq!(m.next_deadline(t0), Some(t0 + every));
+    assert_eq!(m.hold_due(t0 + every - ms(1)), None);
+    assert_eq!(m.hold_due(t0 + every), Some(4), "the token it took");
+    assert_eq!(m.hold_due(t0 + every), None, "once per period");
+    assert_eq!(m.hold_due(t0 + every * 2), Some(4));
+    // Acknowledged: nothing pending, nothing to say.
+    assert!(m.answered(7));
+    m.acknowledged(5, t0 + every * 2);
+    assert_eq!(m.hold_due(t0 + every * 9), None);
+    // The walk's first hand-off (seq 1) has no predecessor to tell.
+    sent(&mut m, 1, p[2], 8, t0);
+    assert_eq!(m.hold_due(t0 + every * 9), None);
+}
+
+#[test]
+fn a_backup_waits_while_its_receiver_says_it_holds_the_walk() {
+    let (mut m, p, t0) = machine(3);
+    sent(&mut m, 5, p[1], 7, t0);
+    assert!(m.answered(7));
+    m.acknowledged(5, t0);
+    // Word from the receiver just before the resume timeout: the wait starts again.
+    let t = t0 + RESUME - ms(1);
+    m.holding(&p[1], 5, t);
+    assert!(m.poll(t0 + RESUME, all).is_empty());
+    assert_eq!(m.next_deadline(t0 + RESUME), Some(t + RESUME));
+    // Word from another member, or of another seq, does not count.
+    m.holding(&p[2], 5, t + RESUME - ms(1));
+    m.holding(&p[1], 4, t + RESUME - ms(1));
+    assert_eq!(m.poll(t + RESUME, all), vec![Action::Resume { gone: p[1] }]);
 }
 
 #[test]

@@ -38,6 +38,17 @@ const EAGER_MAX: usize = 16;
 pub(super) const REDIAL_EVERY: Duration = Duration::from_secs(2);
 
 impl Node<'_> {
+    /// Sends `peer` our hello once on each open connection with it: a token or a final model is
+    /// taken only on a connection that carried a hello (see [`super::messages`]). libp2p's
+    /// request-response puts a request on connection `request id mod connections`, and the ids
+    /// sent here follow one another, so each connection carries one.
+    pub(super) fn greet(&mut self, peer: &PeerId) {
+        for _ in 0..self.links.count(peer).max(1) {
+            let hello = Message::Hello(self.hello(peer));
+            self.send(peer, hello);
+        }
+    }
+
     /// Sends `message` to `peer`, dialling it at the address book's addresses if it is not
     /// connected; a hello or a release is kept until answered ([`Node::resend_note`]).
     pub(super) fn send(&mut self, peer: &PeerId, message: Message) -> OutboundRequestId {

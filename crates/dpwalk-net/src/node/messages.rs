@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use libp2p::PeerId;
 use libp2p::request_response::{self, OutboundRequestId, ResponseChannel};
+use libp2p::swarm::ConnectionId;
 
 use super::{Node, NodeError, member_name};
 use crate::codec::{self, Hello, Message, Rejection};
@@ -17,14 +18,18 @@ impl Node<'_> {
         event: request_response::Event<Message, Message>,
     ) -> Result<(), NodeError> {
         match event {
-            request_response::Event::Message { peer, message, .. } => match message {
+            request_response::Event::Message {
+                peer,
+                connection_id,
+                message,
+            } => match message {
                 request_response::Message::Request {
                     request, channel, ..
-                } => self.on_request(peer, request, channel)?,
+                } => self.on_request(peer, connection_id, request, channel)?,
                 request_response::Message::Response {
                     request_id,
                     response,
-                } => self.on_response(peer, request_id, response)?,
+                } => self.on_response(peer, connection_id, request_id, response)?,
             },
             request_response::Event::OutboundFailure {
                 peer,
@@ -73,12 +78,13 @@ impl Node<'_> {
     pub(super) fn on_request(
         &mut self,
         peer: PeerId,
+        connection: ConnectionId,
         request: Message,
         channel: ResponseChannel<Message>,
     ) -> Result<(), NodeError> {
         let run_id = self.run.run_id().to_string();
         match request {
-            Message::Hello(hello) => self.on_hello(peer, hello, channel)?,
+            Message::Hello(hello) => self.on_hello(peer, connection, hello, channel)?,
             Message::Token { token, avoid } => {
                 let ctx = self.run.context(self.learner.state().last_seq);
                 let valid = codec::validate(&peer, &token, &ctx)
@@ -120,9 +126,10 @@ impl Node<'_> {
                     self.publish_to(peer);
                     return Ok(());
                 }
-                if !self.custody.is_verified(&peer) || !self.roll_called() {
-                    // Not verified yet, or this node has not yet heard what its neighbours saw
-                    // of it (`crate::witness`): its sender retries shortly.
+                if !self.is_greeted(&peer, connection) || !self.roll_called() {
+                    // Not verified yet (on this connection), or this node has not yet heard
+                    // what its neighbours saw of it (`crate::witness`): its sender says hello
+                    // again and retries shortly.
                     self.respond(channel, Message::Refused(Rejection::NotVerified));
                     return Ok(());
                 }
@@ -151,8 +158,9 @@ impl Node<'_> {
                         return Ok(());
                     }
                 };
-                if !self.custody.is_verified(&peer) {
-                    // Only a member that showed it runs our run file may hand us the result.
+                if !self.is_greeted(&peer, connection) {
+                    // Only a member that showed, on this connection, that it runs our run file
+                    // may hand us the result.
                     self.respond(channel, Message::Refused(Rejection::NotVerified));
                     return Ok(());
                 }
@@ -167,6 +175,13 @@ impl Node<'_> {
                 }
                 self.respond(channel, Message::Ack { run_id, seq });
             }
+            Message::Holding { run_id: rid, seq } => {
+                if rid == run_id && self.member_index(&peer).is_some() {
+                    tracing::debug!(seq, "the token's receiver still hands it on");
+                    self.custody.holding(&peer, seq, Instant::now());
+                }
+                self.respond(channel, Message::Ack { run_id, seq });
+            }
             other => {
                 tracing::warn!(peer = %peer, message = ?std::mem::discriminant(&other), "a response sent as a request; ignored");
             }
@@ -177,6 +192,7 @@ impl Node<'_> {
     pub(super) fn on_hello(
         &mut self,
         peer: PeerId,
+        connection: ConnectionId,
         hello: Hello,
         channel: ResponseChannel<Message>,
     ) -> Result<(), NodeError> {
@@ -193,6 +209,7 @@ impl Node<'_> {
         match self.compare(&peer, &hello) {
             Ok(()) => {
                 self.greeted(&peer, &hello)?;
+                self.greeted_on.insert(connection);
                 self.on_verified(peer);
                 let mine = Message::Welcome(self.hello(&peer));
                 self.respond(channel, mine);
@@ -263,6 +280,7 @@ impl Node<'_> {
     pub(super) fn on_response(
         &mut self,
         peer: PeerId,
+        connection: ConnectionId,
         request_id: OutboundRequestId,
         response: Message,
     ) -> Result<(), NodeError> {
@@ -277,6 +295,7 @@ impl Node<'_> {
         match response {
             Message::Welcome(hello) if self.compare(&peer, &hello).is_ok() => {
                 self.greeted(&peer, &hello)?;
+                self.greeted_on.insert(connection);
                 self.on_verified(peer);
             }
             Message::Ack { seq, .. } if is_token => {
@@ -318,9 +337,9 @@ impl Node<'_> {
             }
             Rejection::NotVerified if is_token => {
                 self.custody.not_verified(Instant::now());
-                // Say hello again in case the first one was lost.
-                let hello = Message::Hello(self.hello(&peer));
-                self.send(&peer, hello);
+                // Say hello again, on every connection, in case the first one was lost or went
+                // on another connection.
+                self.greet(&peer);
             }
             Rejection::Replay { seq, last_seen } if is_token => {
                 if self.fresh_start == Some((seq, peer)) {
@@ -375,5 +394,12 @@ impl Node<'_> {
             held: self.learner.state().last_seq,
             state_dir: self.state_dir.clone(),
         }
+    }
+
+    /// Whether `peer` runs our run file and showed it on `connection` (issue 27, item 4): a
+    /// second process with a member's key, on a connection of its own, is not taken for the
+    /// member until it shows its run file there too.
+    fn is_greeted(&self, peer: &PeerId, connection: ConnectionId) -> bool {
+        self.custody.is_verified(peer) && self.greeted_on.contains(&connection)
     }
 }

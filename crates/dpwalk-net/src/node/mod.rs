@@ -27,7 +27,10 @@
 //!   while and the token is re-routed by a fresh draw of the walk.
 //! - Acknowledged, the token is kept as a backup until the receiver reports, with
 //!   [`Message::Released`], that its own successor acknowledged; if that does not come within
-//!   `resume` ms, the receiver is presumed gone and the backup resumes the walk elsewhere.
+//!   `resume` ms, the receiver is presumed gone and the backup resumes the walk elsewhere. A
+//!   receiver still handing the token on says so ([`Message::Holding`], every quarter of a
+//!   hand-off timeout), which restarts that wait: a holder alive and waiting for a slow
+//!   receiver (the maker of the last step stalled or restarting included) is never forked.
 //! - Members known to be down (their connection closed, a dial failed, or a hand-off to them
 //!   timed out) are avoided by every draw of the next hop, not only by re-routes, until they
 //!   verify again. Each token carries its sender's advice about members down
@@ -38,6 +41,9 @@
 //! - The last step is never made twice by this node's doing: once the token of step `K − 1`
 //!   may have reached its receiver, that receiver is waited for, not replaced, and a backup of
 //!   that token is never resumed (see [`crate::publish`]).
+//! - A token or a final model is taken only from a member that showed, by a hello or a welcome
+//!   on the same connection, that it runs our run file: a second process with a member's key
+//!   is not that member until it shows its run file on its own connection.
 //! - Duplicates are suppressed by `(run_id, seq)`: a token with the seq this node last handled is
 //!   acknowledged again without a step, an older one is refused as a replay, which tells its sender
 //!   the walk has passed it.
@@ -56,14 +62,14 @@ mod report;
 mod setup;
 mod start;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use dpwalk_core::step::Algorithm;
 use futures::StreamExt;
 use libp2p::request_response::OutboundRequestId;
-use libp2p::swarm::{DialError, ListenError, SwarmEvent};
+use libp2p::swarm::{ConnectionId, DialError, ListenError, SwarmEvent};
 use libp2p::{Multiaddr, PeerId, Swarm, allow_block_list, identify, kad, mdns};
 
 use connections::REDIAL_EVERY;
@@ -200,6 +206,9 @@ struct Node<'a> {
     fresh_start: Option<(u64, PeerId)>,
     /// What this node saw of each member's steps, and the roll call before its first step here.
     witness: Witness,
+    /// The open connections that carried the peer's hello or welcome: a token or a final model
+    /// is taken only on one of them (verification per connection, not per key).
+    greeted_on: HashSet<ConnectionId>,
 }
 
 impl Node<'_> {
@@ -341,12 +350,15 @@ impl Node<'_> {
                 ..
             } => {
                 self.connected(peer_id, connection_id, &endpoint);
-                if num_established.get() == 1 && self.member_index(&peer_id).is_some() {
+                if self.member_index(&peer_id).is_some() {
                     tracing::debug!(peer = %peer_id, "connected to a member: sending our run");
-                    let hello = Message::Hello(self.hello(&peer_id));
-                    self.send(&peer_id, hello);
-                    // A member that was away when the final model was published gets it now.
-                    self.publish_to(peer_id);
+                    // On each connection, the new one included: messages are taken only on a
+                    // connection that carried a hello.
+                    self.greet(&peer_id);
+                    if num_established.get() == 1 {
+                        // A member that was away when the final model was published gets it now.
+                        self.publish_to(peer_id);
+                    }
                 }
             }
             SwarmEvent::ConnectionClosed {
@@ -356,6 +368,7 @@ impl Node<'_> {
                 ..
             } => {
                 self.links.closed(connection_id);
+                self.greeted_on.remove(&connection_id);
                 if num_established == 0 {
                     self.custody.closed(peer_id, Instant::now());
                 }
@@ -484,6 +497,15 @@ impl Node<'_> {
 
     /// Performs what custody says is due (see [`CUSTODY_ROUNDS`]).
     fn drive_custody(&mut self) -> Result<(), NodeError> {
+        if let Some(seq) = self.custody.hold_due(Instant::now())
+            && let Some(predecessor) = self.learner.state().predecessor
+        {
+            let holding = Message::Holding {
+                run_id: self.run.run_id().to_string(),
+                seq,
+            };
+            self.send(&predecessor, holding);
+        }
         for _ in 0..CUSTODY_ROUNDS {
             let now = Instant::now();
             let actions = self.custody.poll(now, |p| self.swarm.is_connected(p));

@@ -65,8 +65,7 @@ impl Node<'_> {
             Message::Refused(Rejection::NotVerified) => {
                 // It has not compared run files with us yet (or lost our hello): say it again;
                 // the model is sent again at the next round.
-                let hello = Message::Hello(self.hello(&peer));
-                self.send(&peer, hello);
+                self.greet(&peer);
             }
             Message::Refused(why) => {
                 tracing::warn!(

@@ -271,6 +271,7 @@ impl<'a> Node<'a> {
                     .iter()
                     .filter_map(|peer| run.index_of(peer)),
             ),
+            greeted_on: HashSet::new(),
         })
     }
 

@@ -24,6 +24,7 @@
 
 use libp2p::request_response::OutboundRequestId;
 use libp2p::{Multiaddr, PeerId};
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use super::Node;
@@ -90,6 +91,31 @@ impl Node<'_> {
             let peer = self.neighbours[i];
             if !self.swarm.is_connected(&peer) {
                 self.dial(peer);
+            }
+        }
+        self.greet_again(self.neighbours.clone());
+    }
+
+    /// Says hello again to each of `peers` that is connected, has not compared run files with us
+    /// (neither verified nor known to run another run file), and has no hello of ours awaiting
+    /// its answer. A hello whose request or answer timed out (under the start-up load of hundreds
+    /// of members) is not resent by [`Node::resend_note`], and the member would otherwise stay
+    /// "comparing run files" for good, holding up the start's quorum.
+    pub(super) fn greet_again(&mut self, peers: impl IntoIterator<Item = PeerId>) {
+        let awaiting: HashSet<PeerId> = self
+            .notes
+            .values()
+            .filter(|(_, message)| matches!(message, Message::Hello(_)))
+            .map(|(peer, _)| *peer)
+            .collect();
+        for peer in peers {
+            if self.swarm.is_connected(&peer)
+                && !self.custody.is_verified(&peer)
+                && !self.custody.mismatched_peers().contains(&peer)
+                && !awaiting.contains(&peer)
+            {
+                tracing::debug!(%peer, "no answer to our hello: saying it again");
+                self.greet(&peer);
             }
         }
     }

@@ -15,6 +15,8 @@
 
 use std::time::Instant;
 
+use libp2p::PeerId;
+
 use super::connections::REDIAL_EVERY;
 use super::{Node, NodeError, member_name};
 
@@ -95,12 +97,16 @@ impl Node<'_> {
             .is_none_or(|t| now.duration_since(t) >= REDIAL_EVERY)
         {
             self.gate_dialled = Some(now);
-            for i in missing {
-                let peer = self.run.members()[i].peer;
+            let missing: Vec<PeerId> = missing
+                .into_iter()
+                .map(|i| self.run.members()[i].peer)
+                .collect();
+            for &peer in &missing {
                 if !self.swarm.is_connected(&peer) {
                     self.dial(peer);
                 }
             }
+            self.greet_again(missing);
         }
         Ok(())
     }

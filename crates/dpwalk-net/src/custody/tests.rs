@@ -369,6 +369,23 @@ fn a_receiver_that_has_not_verified_us_is_retried_shortly() {
 }
 
 #[test]
+fn a_hand_off_waiting_for_its_receiver_to_verify_goes_as_soon_as_it_does() {
+    // The receiver dialled for this hop: not connected, not verified.
+    let (mut m, p, t0) = fresh(3, &[]);
+    m.verified(p[2], t0);
+    assert_eq!(m.stepped(Some((1, p[1])), t0), None);
+    assert_eq!(m.poll(t0, none), vec![Action::Dial(p[1])]);
+    assert_eq!(m.next_deadline(t0), Some(t0 + VERIFY_PAUSE));
+    // Its hello arrives 1 ms later: the token goes at once, not at t0 + VERIFY_PAUSE.
+    m.verified(p[1], t0 + ms(1));
+    assert_eq!(m.next_deadline(t0 + ms(1)), Some(t0 + ms(1)));
+    assert_eq!(
+        m.poll(t0 + ms(1), all),
+        vec![Action::Send { to: p[1], seq: 1 }]
+    );
+}
+
+#[test]
 fn a_token_the_walk_has_passed_is_dropped() {
     let (mut m, p, t0) = machine(3);
     sent(&mut m, 1, p[1], 7, t0);

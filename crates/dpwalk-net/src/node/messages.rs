@@ -106,6 +106,11 @@ impl Node<'_> {
                     }
                     return Ok(());
                 }
+                if !self.is_greeted(&peer, connection) {
+                    // Not verified on this connection yet: the hello usually follows at once.
+                    self.park(peer, connection, Message::Token { token, avoid }, channel);
+                    return Ok(());
+                }
                 if let (Some(i), Some(made)) = (self.member_index(&peer), token.seq.checked_sub(1))
                 {
                     self.witness.saw(i, made);
@@ -126,10 +131,9 @@ impl Node<'_> {
                     self.publish_to(peer);
                     return Ok(());
                 }
-                if !self.is_greeted(&peer, connection) || !self.roll_called() {
-                    // Not verified yet (on this connection), or this node has not yet heard
-                    // what its neighbours saw of it (`crate::witness`): its sender says hello
-                    // again and retries shortly.
+                if !self.roll_called() {
+                    // This node has not yet heard what its neighbours saw of it
+                    // (`crate::witness`): its sender retries shortly.
                     self.respond(channel, Message::Refused(Rejection::NotVerified));
                     return Ok(());
                 }
@@ -160,8 +164,8 @@ impl Node<'_> {
                 };
                 if !self.is_greeted(&peer, connection) {
                     // Only a member that showed, on this connection, that it runs our run file
-                    // may hand us the result.
-                    self.respond(channel, Message::Refused(Rejection::NotVerified));
+                    // may hand us the result: it waits for the hello.
+                    self.park(peer, connection, Message::FinalModel(model), channel);
                     return Ok(());
                 }
                 let seq = model.seq;
@@ -213,6 +217,7 @@ impl Node<'_> {
                 self.on_verified(peer);
                 let mine = Message::Welcome(self.hello(&peer));
                 self.respond(channel, mine);
+                self.unpark(connection)?;
             }
             Err(differences) => self.respond(
                 channel,
@@ -297,6 +302,7 @@ impl Node<'_> {
                 self.greeted(&peer, &hello)?;
                 self.greeted_on.insert(connection);
                 self.on_verified(peer);
+                self.unpark(connection)?;
             }
             Message::Ack { seq, .. } if is_token => {
                 self.fresh_start = None;

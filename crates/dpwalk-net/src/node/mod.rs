@@ -43,7 +43,8 @@
 //!   that token is never resumed (see [`crate::publish`]).
 //! - A token or a final model is taken only from a member that showed, by a hello or a welcome
 //!   on the same connection, that it runs our run file: a second process with a member's key
-//!   is not that member until it shows its run file on its own connection.
+//!   is not that member until it shows its run file on its own connection. One that comes
+//!   before the hello on its connection waits for it, briefly (`node::parked`).
 //! - Duplicates are suppressed by `(run_id, seq)`: a token with the seq this node last handled is
 //!   acknowledged again without a step, an older one is refused as a replay, which tells its sender
 //!   the walk has passed it.
@@ -56,6 +57,7 @@
 mod connections;
 mod error;
 mod messages;
+mod parked;
 mod publishing;
 mod reach;
 mod report;
@@ -209,6 +211,8 @@ struct Node<'a> {
     /// The open connections that carried the peer's hello or welcome: a token or a final model
     /// is taken only on one of them (verification per connection, not per key).
     greeted_on: HashSet<ConnectionId>,
+    /// Requests that came before the hello on their connection ([`parked`]).
+    parked: Vec<parked::Parked>,
 }
 
 impl Node<'_> {
@@ -242,6 +246,7 @@ impl Node<'_> {
                     self.leaving = Some(Instant::now());
                 }
             }
+            self.expire_parked();
             self.redial();
             self.open_gate()?;
             self.drive_custody()?;
@@ -278,6 +283,7 @@ impl Node<'_> {
             self.custody.next_deadline(now),
             self.publish.as_ref().and_then(|p| p.next_deadline(now)),
             self.gate_deadline(),
+            self.parked_deadline(),
             leave,
             linger,
             redial,
@@ -369,6 +375,7 @@ impl Node<'_> {
             } => {
                 self.links.closed(connection_id);
                 self.greeted_on.remove(&connection_id);
+                self.forget_parked(connection_id);
                 if num_established == 0 {
                     self.custody.closed(peer_id, Instant::now());
                 }

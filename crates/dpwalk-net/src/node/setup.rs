@@ -272,6 +272,7 @@ impl<'a> Node<'a> {
                     .filter_map(|peer| run.index_of(peer)),
             ),
             greeted_on: HashSet::new(),
+            parked: Vec::new(),
         })
     }
 

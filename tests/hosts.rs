@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use common::netns::{Namespaces, status_in};
 use common::{
-    Reaper, lasso_run, lasso_scenario, scenario_records, simulated_model, temp_dir, write_cluster,
-    write_run,
+    Cluster, Reaper, lasso_run, lasso_scenario, scenario_records, simulated_model,
+    steps_made_twice, temp_dir, write_cluster, write_run,
 };
 use dpwalk_core::spec::Noise;
 use dpwalk_core::walk::start_holder;
@@ -65,6 +65,17 @@ impl Hosts {
         })
     }
 
+    /// Starts member `i` of `cluster` on host `i`, every one of them.
+    fn spawn_all(&self, cluster: &Cluster) -> Reaper {
+        let mut reaper = Reaper::default();
+        for (i, ns) in self.names.iter().enumerate() {
+            reaper
+                .0
+                .push((i, cluster.spawn(i, &["ip", "netns", "exec", ns])));
+        }
+        reaper
+    }
+
     /// Unplugs host `i` from the bridge (`up = false`: every packet to or from it is lost, its
     /// connections stay open on both sides) or plugs it back.
     fn plug(&self, i: usize, up: bool) {
@@ -92,12 +103,7 @@ fn three_hosts_in_network_namespaces_train_together() {
     let ips: Vec<&str> = addrs.iter().map(String::as_str).collect();
     let (epsilon, delta) = (4.0, 1e-5);
     let cluster = write_cluster(&dir, &ips, STEPS, Noise::Budget { epsilon, delta });
-    let mut reaper = Reaper::default();
-    for (i, ns) in hosts.names.iter().enumerate() {
-        reaper
-            .0
-            .push((i, cluster.spawn(i, &["ip", "netns", "exec", ns])));
-    }
+    let mut reaper = hosts.spawn_all(&cluster);
     cluster.wait_all(&mut reaper.0, Duration::from_secs(240));
     cluster.agreed_model();
 
@@ -297,12 +303,7 @@ fn a_host_cut_off_for_6_s_rejoins_and_the_walk_ends_with_one_model() {
     let addrs: Vec<String> = (0..HOSTS).map(Hosts::addr).collect();
     let ips: Vec<&str> = addrs.iter().map(String::as_str).collect();
     let cluster = write_cluster(&dir, &ips, PARTITION_STEPS, Noise::Sigma(0.5));
-    let mut reaper = Reaper::default();
-    for (i, ns) in hosts.names.iter().enumerate() {
-        reaper
-            .0
-            .push((i, cluster.spawn(i, &["ip", "netns", "exec", ns])));
-    }
+    let mut reaper = hosts.spawn_all(&cluster);
     // Host 2 is cut once the walk has passed seq 2,000 at host 0.
     let (cut, watcher) = (2, 0);
     let since = Instant::now();
@@ -328,21 +329,13 @@ fn a_host_cut_off_for_6_s_rejoins_and_the_walk_ends_with_one_model() {
     cluster.agreed_model();
 
     let logs: Vec<String> = (0..HOSTS).map(|i| cluster.log(i)).collect();
-    let mut seqs: Vec<u64> = (0..HOSTS)
+    let seqs: Vec<u64> = (0..HOSTS)
         .flat_map(|i| {
             let ledger = cluster.members[i].dir.join("state").join(LEDGER_FILE);
             Ledger::seqs(&ledger).unwrap()
         })
         .collect();
-    seqs.sort_unstable();
-    let made = seqs.len();
-    seqs.dedup();
-    assert_eq!(
-        seqs,
-        (0..PARTITION_STEPS).collect::<Vec<_>>(),
-        "every step of the walk is in a ledger"
-    );
-    let doubled = made - seqs.len();
+    let doubled = steps_made_twice(seqs, PARTITION_STEPS);
     let resumed = logs
         .iter()
         .map(|l| l.matches("resuming the walk from our copy").count())

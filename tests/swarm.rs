@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{json, z_bits};
+use common::{json, steps_made_twice, z_bits};
 
 use dpwalk_net::final_model::FinalModelFile;
 use dpwalk_privacy::ledger::Ledger;
@@ -67,15 +67,7 @@ fn check_ledgers(out: &Path, nodes: usize, steps: u64) -> usize {
         );
         all.extend(seqs);
     }
-    all.sort_unstable();
-    let made = all.len();
-    all.dedup();
-    assert_eq!(
-        all,
-        (0..steps).collect::<Vec<_>>(),
-        "every step of the walk was made"
-    );
-    made - all.len()
+    steps_made_twice(all, steps)
 }
 
 /// The walk ended: every node wrote the final model of the walk's last step, the same one.

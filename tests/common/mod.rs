@@ -303,6 +303,21 @@ pub fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// The seqs the members' ledgers recorded, all together: asserts that every step of a walk of
+/// `steps` is among them, and returns how many were recorded twice (a fork charges both of its
+/// branches).
+pub fn steps_made_twice(mut seqs: Vec<u64>, steps: u64) -> usize {
+    seqs.sort_unstable();
+    let made = seqs.len();
+    seqs.dedup();
+    assert_eq!(
+        seqs,
+        (0..steps).collect::<Vec<_>>(),
+        "every step of the walk is in a ledger"
+    );
+    made - seqs.len()
+}
+
 /// A final model's `z`, as bits: models are compared bit for bit.
 pub fn z_bits(model: &serde_json::Value) -> Vec<u64> {
     let z = model["z"].as_array().unwrap();

@@ -22,10 +22,11 @@
 //! an hour, see [`crate::behaviour`]), so a walk much longer than the number of members on a dense
 //! graph accumulates connections towards every neighbour again, within the connection limits.
 
-use libp2p::request_response::OutboundRequestId;
-use libp2p::{Multiaddr, PeerId};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
+
+use libp2p::request_response::OutboundRequestId;
+use libp2p::{Multiaddr, PeerId};
 
 use super::Node;
 use crate::addresses::AddressBook;

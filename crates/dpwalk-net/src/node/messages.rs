@@ -212,12 +212,9 @@ impl Node<'_> {
         }
         match self.compare(&peer, &hello) {
             Ok(()) => {
-                self.greeted(&peer, &hello)?;
-                self.greeted_on.insert(connection);
-                self.on_verified(peer);
+                self.accept(peer, connection, &hello)?;
                 let mine = Message::Welcome(self.hello(&peer));
                 self.respond(channel, mine);
-                self.unpark(connection)?;
             }
             Err(differences) => self.respond(
                 channel,
@@ -225,6 +222,21 @@ impl Node<'_> {
             ),
         }
         Ok(())
+    }
+
+    /// `peer` showed on `connection`, by a hello or a welcome, that it runs our run file: its
+    /// claim of our last step is checked, the connection may carry its tokens and final model
+    /// from now on, and the requests that came on it before are handled.
+    fn accept(
+        &mut self,
+        peer: PeerId,
+        connection: ConnectionId,
+        hello: &Hello,
+    ) -> Result<(), NodeError> {
+        self.greeted(&peer, hello)?;
+        self.greeted_on.insert(connection);
+        self.on_verified(peer);
+        self.unpark(connection)
     }
 
     /// `peer`, verified, says in its hello the last step it saw this node make: a state that
@@ -299,10 +311,7 @@ impl Node<'_> {
         }
         match response {
             Message::Welcome(hello) if self.compare(&peer, &hello).is_ok() => {
-                self.greeted(&peer, &hello)?;
-                self.greeted_on.insert(connection);
-                self.on_verified(peer);
-                self.unpark(connection)?;
+                self.accept(peer, connection, &hello)?;
             }
             Message::Ack { seq, .. } if is_token => {
                 self.fresh_start = None;

@@ -19,14 +19,16 @@
 //! assembles excursions (`E(t)`: `j` steps at `t`), and the first segment runs from the public
 //! initial holder to `j`'s first step; the figure takes the worst initial holder.
 //!
-//! # Where this deviates from the spec, on purpose
-//! The spec drops paths with more than `Q` visits of `i` in one excursion and adds their
-//! probability times `e^{θ·K_max}`; that probability needs a lower bound on the mass kept, which
-//! the certified tail (an upper bound) does not give. Here such visits are instead **kept in a
-//! saturated state** charged `e^{2θ}` each (`(2q−1)/r < 2` because `r ≥ q`): every path is
-//! charged at least its `Φ_UNI`, nothing is dropped, and no probability has to be bounded from
-//! below. With `Q = 40` the two agree wherever an excursion cannot hold 41 visits of `i` (all
-//! the spec's pinned cases).
+//! # Paths with many visits of `i` in one excursion
+//! As the spec says, a path with an excursion holding more than `Q` visits of `i` is dropped
+//! from the mixture and charged the local value: every path has `Ψ ≤ K_max` (`Φ ≤ c`, and `i`
+//! makes at most `K_max` contributions), so such paths add at most `P_drop·e^{θ·K_max}`. Where
+//! this deviates from the spec, on purpose: the spec computes `P_drop = 1 − M|_{θ=0}`, which
+//! needs a lower bound on the mass kept, and the certified tail beyond `L₀` is an upper bound.
+//! Here `P_drop` is bounded from the dropped paths' own mass instead ([`dropped`]: the
+//! recursion at `θ = 0` with the paths past `Q` visits kept in a state of their own, and every
+//! excursion longer than `L₀` counted as dropped), so no probability is bounded from below and
+//! no `1 − x` cancels.
 //!
 //! # Long walks
 //! On the complete graph every distance up to `K` is computed exactly (two classes: O(K·Q)), and
@@ -57,7 +59,8 @@ use rayon::prelude::*;
 /// recursion over the graph's edges.
 pub const MAX_PAIR_USERS: usize = 200;
 
-/// Visits of `i` in one excursion that are charged by their own factor before saturating.
+/// Visits of `i` in one excursion that are charged by their own factor; a path with more in one
+/// excursion is dropped and charged the local value (see the module docs).
 pub const DEFAULT_VISITS: usize = 40;
 
 /// Orders whose `θ·K_max` exceeds this take the local value (see the module docs, "Overflow").
@@ -70,7 +73,8 @@ const POWER_ITERATIONS: usize = 50;
 /// The knobs of the recursion; the defaults are the spec's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MixtureOptions {
-    /// Visits of `i` per excursion charged exactly (`Q`); more saturate at `e^{2θ}` each.
+    /// Visits of `i` per excursion charged exactly (`Q`); a path with more is dropped and charged
+    /// the local value.
     pub visits: usize,
     /// Distances computed exactly (`L₀`); `None`: `min(K, 64·n)`.
     pub horizon: Option<usize>,

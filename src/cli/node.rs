@@ -25,12 +25,14 @@ pub fn run(args: NodeArgs) -> anyhow::Result<()> {
         tracing::info!(
             contributions = report.contributions,
             handoff_timeouts = report.handoff_timeouts,
+            idle_closed = report.idle_closed,
             "run finished"
         );
     } else {
         tracing::info!(
             contributions = report.contributions,
             handoff_timeouts = report.handoff_timeouts,
+            idle_closed = report.idle_closed,
             "node stopped before the end of the run; restart it to resume"
         );
     }

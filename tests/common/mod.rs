@@ -34,6 +34,7 @@ pub const TIMEOUTS: Timeouts = Timeouts {
     handoff: 1000,
     resume: 5000,
     linger: 3000,
+    idle: 30_000,
 };
 
 /// One member of the run, as written to disk.

@@ -1,9 +1,9 @@
-//! The wire format of the token protocol [`PROTOCOL`] (`/dpwalk/token/3`), and the validation of
+//! The wire format of the token protocol [`PROTOCOL`] (`/dpwalk/token/4`), and the validation of
 //! what arrives on it.
 //!
 //! This module alone owns the bytes. A frame is
 //! ```text
-//! len: u32 LE | payload: len bytes = bincode 2 (serde, fixed-width little-endian ints) of Wire::V3(Message)
+//! len: u32 LE | payload: len bytes = bincode 2 (serde, fixed-width little-endian ints) of Wire::V4(Message)
 //! ```
 //! Decoding is layered so that nothing from the network is trusted before it has passed the layer
 //! below:
@@ -16,7 +16,7 @@
 //!    the run context decides, and a refusal carries a typed [`Rejection`] that is both logged and
 //!    sent back in [`Message::Refused`].
 //!
-//! The outer `Wire` enum is the version: a future `/dpwalk/token/4` adds `Wire::V4` and converts,
+//! The outer `Wire` enum is the version: a future `/dpwalk/token/5` adds `Wire::V5` and converts,
 //! while [`Message`] is what the daemon handles. `f64` values are written as their IEEE-754 bits,
 //! so a round trip is bit-exact (NaN payloads and `-0.0` included), which the determinism test of
 //! daemon against simulator relies on.
@@ -26,9 +26,9 @@
 //! sender's advice about members down ([`Avoided`], module [`crate::hearsay`]): which members
 //! were unreachable, nothing about anyone's data.
 //!
-//! Version 3 (`/dpwalk/token/3`) added [`Hello::your_last`] (module [`crate::witness`]) and
-//! [`Message::Holding`]; version
-//! 2 added the advice; version 1 had `Message::Token(Token)` alone. A node of one version and a node of the other do not agree on the protocol name, so libp2p
+//! Version 4 (`/dpwalk/token/4`) added [`Message::Parting`]; version 3 added
+//! [`Hello::your_last`] (module [`crate::witness`]) and [`Message::Holding`]; version 2 added the
+//! advice; version 1 had `Message::Token(Token)` alone. A node of one version and a node of the other do not agree on the protocol name, so libp2p
 //! refuses their streams rather than one end misreading the other's bytes.
 
 use std::collections::HashSet;
@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// The request-response protocol name.
-pub const PROTOCOL: &str = "/dpwalk/token/3";
+pub const PROTOCOL: &str = "/dpwalk/token/4";
 
 /// Largest model dimension a run may have: `w` is then exactly 1 MiB of `f64`.
 pub const MAX_DIM: usize = 1 << 17;
@@ -240,6 +240,14 @@ pub enum Message {
         /// The seq of the token the holder took from its predecessor.
         seq: u64,
     },
+    /// From a member about to close its idle connections with the receiver (it keeps a bounded
+    /// set open, `crate::limits::KEPT_PEERS`): the close that follows the answer is not a
+    /// failure, so the receiver does not count the sender down for it, and either end dials the
+    /// other again when a message needs it.
+    Parting {
+        /// The run.
+        run_id: String,
+    },
 }
 
 /// A node's run as announced on connection.
@@ -259,14 +267,14 @@ pub struct Hello {
 /// The versioned envelope, as decoded.
 #[derive(Deserialize)]
 enum Wire {
-    V3(Message),
+    V4(Message),
 }
 
 /// The versioned envelope, as encoded (borrowing, so a 1 MiB token is not cloned to be sent).
 /// Must stay variant-for-variant identical to [`Wire`].
 #[derive(Serialize)]
 enum WireRef<'a> {
-    V3(&'a Message),
+    V4(&'a Message),
 }
 
 /// Why bytes could not be encoded or decoded.
@@ -315,7 +323,9 @@ fn run_id(message: &Message) -> Option<&str> {
         Message::Token { token: t, .. } => Some(&t.run_id),
         Message::Ack { run_id, .. } => Some(run_id),
         Message::FinalModel(f) => Some(&f.run_id),
-        Message::Released { run_id, .. } | Message::Holding { run_id, .. } => Some(run_id),
+        Message::Released { run_id, .. }
+        | Message::Holding { run_id, .. }
+        | Message::Parting { run_id } => Some(run_id),
         Message::Refused(Rejection::WrongRun { got }) => Some(got),
         Message::Refused(_) | Message::Hello(_) | Message::Welcome(_) => None,
     }
@@ -333,7 +343,7 @@ fn check_run_id(message: &Message) -> Result<(), CodecError> {
 /// so an oversized message fails here rather than on the peer.
 pub fn encode(message: &Message) -> Result<Vec<u8>, CodecError> {
     check_run_id(message)?;
-    let payload = bincode::serde::encode_to_vec(WireRef::V3(message), config())
+    let payload = bincode::serde::encode_to_vec(WireRef::V4(message), config())
         .map_err(CodecError::Encode)?;
     if payload.len() > MAX_PAYLOAD {
         return Err(CodecError::TooLarge {
@@ -376,7 +386,7 @@ pub fn decode_payload(payload: &[u8]) -> Result<Message, CodecError> {
             extra: (payload.len() - used) as u64,
         });
     }
-    let Wire::V3(message) = wire;
+    let Wire::V4(message) = wire;
     // What `encode` refuses is refused here too, so that every accepted payload has exactly one
     // encoding.
     check_run_id(&message)?;
@@ -586,7 +596,7 @@ mod tests {
         let mut expected = Vec::new();
         let payload_len: u32 = 4 + 4 + 8 + 2 + 8 + 8 + 8 + 8 + 4 + 4;
         expected.extend_from_slice(&payload_len.to_le_bytes());
-        expected.extend_from_slice(&0u32.to_le_bytes()); // Wire::V3
+        expected.extend_from_slice(&0u32.to_le_bytes()); // Wire::V4
         expected.extend_from_slice(&0u32.to_le_bytes()); // Message::Token
         expected.extend_from_slice(&2u64.to_le_bytes());
         expected.extend_from_slice(b"ab");

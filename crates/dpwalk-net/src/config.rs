@@ -28,6 +28,7 @@
 //! handoff = 3000                    # retrying the same receiver before re-routing the token
 //! resume = 10000                    # a predecessor's wait before it resumes a vanished walk
 //! linger = 2000                     # after the final model, answering late peers before exiting
+//! idle = 30000                      # a member unused this long: its connection is closed
 //! ```
 //! Relative paths are relative to the directory of `node.toml`.
 
@@ -77,6 +78,10 @@ pub struct Timeouts {
     pub resume: u64,
     /// After the final model: how long to keep answering before exiting.
     pub linger: u64,
+    /// A member neither sent nor sending a message for this long has its connections closed,
+    /// unless the node keeps it (its eager neighbours, the token's peers; see
+    /// [`crate::limits`], "How many stay open").
+    pub idle: u64,
 }
 
 impl Default for Timeouts {
@@ -86,6 +91,7 @@ impl Default for Timeouts {
             handoff: 3_000,
             resume: 10_000,
             linger: 2_000,
+            idle: 30_000,
         }
     }
 }
@@ -106,6 +112,10 @@ impl Timeouts {
     /// As a duration.
     pub fn linger(&self) -> Duration {
         Duration::from_millis(self.linger)
+    }
+    /// As a duration.
+    pub fn idle(&self) -> Duration {
+        Duration::from_millis(self.idle)
     }
 }
 
@@ -211,6 +221,7 @@ impl NodeConfig {
             ("request", t.request),
             ("handoff", t.handoff),
             ("resume", t.resume),
+            ("idle", t.idle),
         ]
         .into_iter()
         .find_map(|(key, ms)| (ms == 0).then_some(key))

@@ -2,7 +2,7 @@
 //! state, the libp2p behaviour, custody of the token and the node's runtime.
 //!
 //! # Layout
-//! - [`codec`]: the wire format of `/dpwalk/token/3` (versioned messages, a size limit checked
+//! - [`codec`]: the wire format of `/dpwalk/token/4` (versioned messages, a size limit checked
 //!   before decoding, trailing bytes refused) and the validation of inbound tokens into typed
 //!   [`codec::Rejection`]s.
 //! - [`run`]: the run file every member shares (parameters, topology, members with PeerIds), its

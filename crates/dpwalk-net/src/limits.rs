@@ -22,6 +22,25 @@
 //!   dropped before it costs more than a moment's descriptor (members keep dialling out);
 //! - pending outgoing `A + SLACK`.
 //!
+//! # How many stay open
+//! The limits above are hard: libp2p refuses a connection beyond them. They must admit the
+//! moments when every member connects at once (the start, the final model's publication to
+//! every member). In between, a node keeps a bounded set open ([`crate::node`]'s idle
+//! connections): its eager neighbours both ways (at most 2 × 16), the token's peers, and the
+//! members it used within `timeouts.idle` of `node.toml` ([`crate::config::Timeouts::idle`]);
+//! above [`KEPT_PEERS`] connected peers, the least recently used idle for [`MIN_IDLE`] are
+//! closed. Why these:
+//! - [`KEPT_PEERS`] = 64: the 32 eager peers of a dense graph plus as many recent ones. A peer
+//!   costs one or two descriptors (a connection each way when both dialled) and about 200 KB
+//!   (Noise and Yamux buffers, identify, ping: 50 MB for 255 peers, measured); 64 peers are
+//!   about 13 MB and at most 128 descriptors, whatever the number of members, so that 1,000
+//!   members on one machine fit a default `ulimit -n` of 1,024 between the start and the end.
+//! - `idle` = 30 s by default: on a dense graph a node hands the token to a given member about
+//!   once every `n` of its own visits, so a connection idle that long is unlikely to be used
+//!   again soon, and dialling it again costs its hop a handshake (a few milliseconds).
+//! - [`MIN_IDLE`] = 2 s: a peer used within it (a hop just made, its acknowledgement or release
+//!   in flight) is never closed, whatever the bound.
+//!
 //! # Descriptors
 //! A node raises its soft `RLIMIT_NOFILE` to the hard limit at start ([`raise_descriptor_limit`]).
 //! Connections, the status endpoint ([`crate::status::MAX_CONNECTIONS`]) and [`RESERVE`] (state
@@ -50,6 +69,11 @@ pub const SLACK: u32 = 32;
 pub const RESERVE: u64 = 64;
 /// Concurrent streams per connection.
 pub const STREAMS_PER_CONNECTION: usize = 16;
+/// Connected peers above which idle members are closed, least recently used first (see the
+/// module docs, "How many stay open").
+pub const KEPT_PEERS: usize = 64;
+/// Above [`KEPT_PEERS`], a member used within this is not closed.
+pub const MIN_IDLE: Duration = Duration::from_secs(2);
 /// Least pause between two WARN summaries of refused peers.
 pub const SUMMARY_EVERY: Duration = Duration::from_secs(30);
 /// Non-members remembered for the once-per-peer debug line (a flood of fresh identities is

@@ -187,6 +187,9 @@ pub struct Machine<Id> {
     mismatched: HashSet<PeerId>,
     /// Members known to be down, and from when (see [`Machine::is_down`]).
     down: HashMap<PeerId, Instant>,
+    /// Members whose connections close because one end keeps them no longer, and since when
+    /// ([`Machine::parting`]): their close is not a failure.
+    parting: HashMap<PeerId, Instant>,
     /// What this node saw of members down, and what tokens' senders told it.
     hearsay: Hearsay,
     attempt: Option<Attempt<Id>>,
@@ -224,6 +227,7 @@ impl<Id: Copy + Eq> Machine<Id> {
             verified: HashSet::new(),
             mismatched: HashSet::new(),
             down: HashMap::new(),
+            parting: HashMap::new(),
             hearsay: Hearsay::default(),
             attempt: None,
             backup: None,
@@ -436,9 +440,31 @@ impl<Id: Copy + Eq> Machine<Id> {
         self.mismatched.remove(peer);
     }
 
+    /// The connections with `peer` are about to close on purpose (at `now`): this node, or
+    /// `peer`, keeps a bounded set of connections and these are idle
+    /// ([`crate::codec::Message::Parting`]). A close within the resume timeout is then not a
+    /// failure: `peer` is not counted down for it (it is dialled again when a token or a message
+    /// needs it, and counted down if that dial fails). Both ends may part at once, and a parting
+    /// may be called off (the peer was used again); the mark is used by the next close or
+    /// expires, so that it needs no cancelling and no race of the two ends undoes it.
+    pub fn parting(&mut self, peer: PeerId, now: Instant) {
+        self.parting.insert(peer, now);
+    }
+
     /// The last connection to `peer` closed at `now`: a verified member is down from the
-    /// hand-off timeout on, unless it verifies again first.
+    /// hand-off timeout on, unless it verifies again first, or unless the close follows a
+    /// parting ([`Machine::parting`]).
     pub fn closed(&mut self, peer: PeerId, now: Instant) {
+        if self
+            .parting
+            .remove(&peer)
+            .is_some_and(|at| now.saturating_duration_since(at) < self.config.resume)
+        {
+            tracing::debug!("{}'s idle connection closed", self.name(&peer));
+            self.verified.remove(&peer);
+            self.mismatched.remove(&peer);
+            return;
+        }
         if self.verified.remove(&peer) && !self.down.contains_key(&peer) {
             self.down.insert(peer, now + self.config.handoff);
             if self.config.keep_path {

@@ -719,3 +719,32 @@ fn dials_failing_while_a_closed_member_restarts_are_no_news_within_the_timeout()
     assert!(m.is_down(&p[1], late));
     assert_eq!(m.advice(&p[2], late).len(), 1);
 }
+
+#[test]
+fn a_parting_close_is_not_a_failure_and_is_dialled_again_when_drawn() {
+    let (mut m, p, t0) = machine(3);
+    m.parting(p[1], t0);
+    m.closed(p[1], t0 + ms(100));
+    let later = t0 + HANDOFF * 4;
+    assert!(
+        !m.is_down(&p[1], later),
+        "an idle connection closed on purpose"
+    );
+    assert!(m.avoid(later).is_empty());
+    assert!(
+        !m.is_verified(&p[1]),
+        "verified again on its next connection"
+    );
+    // Drawn later: dialled, not avoided.
+    assert_eq!(m.stepped(Some((1, p[1])), later), None);
+    assert_eq!(m.poll(later, none), vec![Action::Dial(p[1])]);
+    // The mark is used once: the next close of a verified member is a failure again.
+    m.verified(p[1], later);
+    m.closed(p[1], later);
+    assert!(m.is_down(&p[1], later + HANDOFF));
+    // A mark older than the resume timeout has expired: the close is a failure.
+    m.verified(p[2], t0);
+    m.parting(p[2], t0);
+    m.closed(p[2], t0 + RESUME);
+    assert!(m.is_down(&p[2], t0 + RESUME + HANDOFF));
+}

@@ -18,9 +18,9 @@
 //! 500 s, with 12.9 GB resident in all; with 16 per node the same walk ended in 38 s, with 4.0 GB. A walk of K hops uses at most K
 //! edges, and an on-demand connection costs its hop a handshake (a few milliseconds).
 //!
-//! Not done yet: a connection made on demand stays open like any other (libp2p's idle timeout of
-//! an hour, see [`crate::behaviour`]), so a walk much longer than the number of members on a dense
-//! graph accumulates connections towards every neighbour again, within the connection limits.
+//! A connection made on demand is closed again once idle ([`super::idle`]), so that a walk much
+//! longer than the number of members on a dense graph does not accumulate connections towards
+//! every neighbour again.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -54,6 +54,7 @@ impl Node<'_> {
     /// Sends `message` to `peer`, dialling it at the address book's addresses if it is not
     /// connected; a hello or a release is kept until answered ([`Node::resend_note`]).
     pub(super) fn send(&mut self, peer: &PeerId, message: Message) -> OutboundRequestId {
+        self.idle.touch(*peer, Instant::now());
         let addresses = self.book.addresses(peer);
         let note = matches!(message, Message::Hello(_) | Message::Released { .. })
             .then(|| message.clone());
@@ -95,6 +96,7 @@ impl Node<'_> {
             }
         }
         self.greet_again(self.neighbours.clone());
+        self.let_go_idle();
     }
 
     /// Says hello again to each of `peers` that is connected, has not compared run files with us
@@ -191,6 +193,21 @@ pub(super) fn eager_neighbours(run: &Run, index: usize) -> Vec<PeerId> {
         .collect()
 }
 
+/// The members kept connected to member `index` whatever their use ([`super::idle`]): its
+/// eager neighbours, and the members it is an eager neighbour of (they dial it every
+/// [`REDIAL_EVERY`] when not connected, so letting them go would only make them dial again).
+pub(super) fn eager_both_ways(run: &Run, index: usize) -> HashSet<PeerId> {
+    let me = run.members()[index].peer;
+    let mut eager: HashSet<PeerId> = eager_neighbours(run, index).into_iter().collect();
+    eager.extend(
+        run.topology()
+            .neighbors(index)
+            .filter(|&j| eager_neighbours(run, j).contains(&me))
+            .map(|j| run.members()[j].peer),
+    );
+    eager
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,5 +244,21 @@ mod tests {
         );
         let ring = run_of(40, "kind = \"ring\"");
         assert_eq!(indices(&ring, &eager_neighbours(&ring, 0)), vec![1, 39]);
+    }
+
+    #[test]
+    fn the_members_kept_are_the_eager_neighbours_both_ways() {
+        // Member 30 of 40 dials 31..39 and 0..6, and is dialled by the 16 before it, 14..29.
+        let complete = run_of(40, "kind = \"complete\"");
+        let kept: Vec<PeerId> = eager_both_ways(&complete, 30).into_iter().collect();
+        let mut kept = indices(&complete, &kept);
+        kept.sort_unstable();
+        let expected: Vec<usize> = (0..7).chain(14..30).chain(31..40).collect();
+        assert_eq!(kept, expected);
+        let ring = run_of(40, "kind = \"ring\"");
+        let kept: Vec<PeerId> = eager_both_ways(&ring, 0).into_iter().collect();
+        let mut kept = indices(&ring, &kept);
+        kept.sort_unstable();
+        assert_eq!(kept, vec![1, 39]);
     }
 }

@@ -37,6 +37,9 @@ impl Node<'_> {
                 error,
                 ..
             } => {
+                if self.parting_answered(&request_id, false) {
+                    return Ok(());
+                }
                 if let Some(p) = self.publish.as_mut() {
                     p.answered(&request_id, false);
                 }
@@ -83,6 +86,7 @@ impl Node<'_> {
         channel: ResponseChannel<Message>,
     ) -> Result<(), NodeError> {
         let run_id = self.run.run_id().to_string();
+        self.idle.touch(peer, Instant::now());
         match request {
             Message::Hello(hello) => self.on_hello(peer, connection, hello, channel)?,
             Message::Token { token, avoid } => {
@@ -178,6 +182,12 @@ impl Node<'_> {
                     self.custody.released(seq);
                 }
                 self.respond(channel, Message::Ack { run_id, seq });
+            }
+            Message::Parting { run_id: rid } => {
+                if rid == run_id && self.member_index(&peer).is_some() {
+                    self.custody.parting(peer, Instant::now());
+                }
+                self.respond(channel, Message::Ack { run_id, seq: 0 });
             }
             Message::Holding { run_id: rid, seq } => {
                 if rid == run_id && self.member_index(&peer).is_some() {
@@ -301,6 +311,9 @@ impl Node<'_> {
         request_id: OutboundRequestId,
         response: Message,
     ) -> Result<(), NodeError> {
+        if self.parting_answered(&request_id, true) {
+            return Ok(());
+        }
         self.notes.remove(&request_id);
         let is_token = self.custody.answered(request_id);
         let acknowledged = matches!(response, Message::Ack { .. });

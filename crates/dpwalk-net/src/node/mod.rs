@@ -56,6 +56,7 @@
 
 mod connections;
 mod error;
+mod idle;
 mod messages;
 mod parked;
 mod publishing;
@@ -115,6 +116,8 @@ pub struct NodeReport {
     /// Hand-offs given up after the hand-off timeout (the receiver did not take the token in
     /// time); a member down costs at most one, not one per draw of it.
     pub handoff_timeouts: u64,
+    /// Members whose idle connections this node closed ([`crate::config::Timeouts::idle`]).
+    pub idle_closed: u64,
 }
 
 /// Runs a node until the final model is written or `stop` resolves (then hands the token on
@@ -213,6 +216,8 @@ struct Node<'a> {
     greeted_on: HashSet<ConnectionId>,
     /// Requests that came before the hello on their connection ([`parked`]).
     parked: Vec<parked::Parked>,
+    /// When each peer was last used, for the bounded set of connections ([`idle`]).
+    idle: idle::Idle<OutboundRequestId>,
 }
 
 impl Node<'_> {
@@ -321,6 +326,7 @@ impl Node<'_> {
             finished: self.learner.state().final_model.is_some(),
             contributions: self.learner.state().contributions,
             handoff_timeouts: self.custody.handoff_timeouts(),
+            idle_closed: self.idle.closed(),
         };
         if let Some(since) = self.leaving {
             let handed = self.learner.state().outgoing.is_none();
@@ -356,6 +362,7 @@ impl Node<'_> {
                 ..
             } => {
                 self.connected(peer_id, connection_id, &endpoint);
+                self.idle.touch(peer_id, Instant::now());
                 if self.member_index(&peer_id).is_some() {
                     tracing::debug!(peer = %peer_id, "connected to a member: sending our run");
                     // On each connection, the new one included: messages are taken only on a
@@ -378,6 +385,7 @@ impl Node<'_> {
                 self.forget_parked(connection_id);
                 if num_established == 0 {
                     self.custody.closed(peer_id, Instant::now());
+                    self.idle.forget(&peer_id);
                 }
             }
             SwarmEvent::ListenerClosed {

@@ -12,7 +12,7 @@ use libp2p::{Multiaddr, PeerId};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Instant;
 
-use super::connections::{address_book, eager_neighbours};
+use super::connections::{address_book, eager_both_ways, eager_neighbours};
 use super::reach::Circuit;
 use super::{Node, NodeError};
 use crate::behaviour;
@@ -273,6 +273,7 @@ impl<'a> Node<'a> {
             ),
             greeted_on: HashSet::new(),
             parked: Vec::new(),
+            idle: super::idle::Idle::new(eager_both_ways(run, loaded.index)),
         })
     }
 

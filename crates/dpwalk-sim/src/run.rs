@@ -9,6 +9,7 @@ use crate::algorithm::Mode;
 use crate::given_walk::{GivenWalk, Recorder};
 use crate::metrics::{EvalPoint, Evaluator};
 use dpwalk_core::baselines::federated;
+use dpwalk_core::params::{AdmmParams, SgdParams};
 use dpwalk_core::problem::{LocalProx, Problem, ProblemError};
 use dpwalk_core::rng::{NodeRng, Purpose, derive_seed, node_rng};
 use dpwalk_core::step::{Algorithm, StepScratch, add_to_average, admm_contribution};
@@ -174,6 +175,12 @@ pub fn hop_bytes(dim: usize) -> u64 {
 /// contribution was made.
 pub const LATE_WINDOW: u64 = 65_536;
 
+/// An algorithm's parameters with what its steps need besides: ADMM's prox operators.
+enum Stepper<'a, 'p> {
+    Admm(&'a AdmmParams, LocalProx<'p>),
+    Sgd(&'a SgdParams),
+}
+
 /// Runs `algorithm` on `problem` with `schedule`; `progress(k)` is called as steps complete.
 /// With a `policy`, every contribution is first allowed by it (the run's budget, as a daemon
 /// asks its own); a walk holder it refuses makes a noise-only step
@@ -191,14 +198,16 @@ pub fn run(
     let start = Instant::now();
     let n = problem.n_users();
     let dim = problem.dim();
-    let prox = match algorithm {
-        Algorithm::Admm(p) => Some(problem.local_prox(p.gamma())?),
-        Algorithm::Sgd(_) => None,
+    // ADMM's prox operators are built once, beside the parameters that need them.
+    let stepper = match algorithm {
+        Algorithm::Admm(p) => Stepper::Admm(p, problem.local_prox(p.gamma())?),
+        Algorithm::Sgd(p) => Stepper::Sgd(p),
     };
-    let mut scratch = StepScratch::new(
-        dim,
-        prox.as_ref().map(LocalProx::scratch).unwrap_or_default(),
-    );
+    let prox = match &stepper {
+        Stepper::Admm(_, prox) => Some(prox),
+        Stepper::Sgd(_) => None,
+    };
+    let mut scratch = StepScratch::new(dim, prox.map(LocalProx::scratch).unwrap_or_default());
     let mut state = State::new(n, dim, algorithm, schedule.run_seed);
     let mut schedule_rng = node_rng(derive_seed(schedule.run_seed, Purpose::Schedule, 1), 0);
     let mut holder = start_holder(schedule.run_seed, n);
@@ -223,13 +232,12 @@ pub fn run(
             let seq = done + t;
             match schedule.mode {
                 Mode::Decentralized => {
-                    let update = match (algorithm, prox.as_ref()) {
-                        (Algorithm::Admm(params), Some(prox)) => {
+                    let update = match &stepper {
+                        Stepper::Admm(params, prox) => {
                             let u = &mut state.u[holder * dim..(holder + 1) * dim];
                             Update::Admm { prox, params, u }
                         }
-                        (Algorithm::Sgd(params), _) => Update::Sgd { params },
-                        (Algorithm::Admm(_), None) => unreachable!("prox is built above for ADMM"),
+                        Stepper::Sgd(params) => Update::Sgd { params },
                     };
                     let turn = if admit(per_user[holder]) {
                         Turn::Contribute
@@ -262,7 +270,7 @@ pub fn run(
                     bytes = bytes.saturating_add(hop_bytes);
                 }
                 Mode::Federated | Mode::Centralized => {
-                    let (Algorithm::Admm(params), Some(prox)) = (algorithm, prox.as_ref()) else {
+                    let Stepper::Admm(params, prox) = &stepper else {
                         return Err(RunError::SgdNeedsWalk);
                     };
                     let blocks: Vec<usize> = match schedule.mode {
@@ -301,8 +309,7 @@ pub fn run(
         let compute_seconds = start.elapsed().as_secs_f64() - eval_seconds;
         let t = Instant::now();
         let u = (!state.u.is_empty()).then_some(state.u.as_slice());
-        let mut row =
-            evaluator.evaluate(done, contributions, algorithm, &state.w, u, prox.as_ref());
+        let mut row = evaluator.evaluate(done, contributions, algorithm, &state.w, u, prox);
         row.bytes = bytes;
         row.compute_seconds = Some(compute_seconds);
         row.most_contributions = per_user.iter().copied().max();

@@ -87,7 +87,7 @@ fn every_kind_gets_the_same_number_of_configurations_and_its_best_is_the_lowest_
 fn the_tuned_tables_run_each_kind_with_its_best_keys_at_its_horizon() {
     let t = tuned(&[]).unwrap();
     let base = load(TEXT, &[]).unwrap();
-    let written = tuned_toml(base.scenario(), &t, "dpwalk tune inline.toml");
+    let written = tuned_toml(base.scenario(), &t, "dpwalk tune inline.toml").unwrap();
     let tables: toml::Table = toml::from_str(&written).expect("tuned.toml is TOML");
     let mut scenario: toml::Table = toml::from_str(TEXT).unwrap();
     scenario.insert("by-kind".into(), tables["by-kind"].clone());

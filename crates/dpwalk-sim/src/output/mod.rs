@@ -37,6 +37,14 @@ pub enum OutputError {
         /// The encoder's error.
         source: serde_json::Error,
     },
+    /// TOML encoding failed.
+    #[error("cannot encode {path}")]
+    Toml {
+        /// The file.
+        path: PathBuf,
+        /// The encoder's error.
+        source: toml::ser::Error,
+    },
     /// A plot could not be drawn.
     #[error(transparent)]
     Plot(#[from] PlotError),

@@ -20,10 +20,12 @@ pub fn write_all(
 ) -> Result<(), OutputError> {
     write_atomic(&dir.join("tune.csv"), tune_csv(tuned).as_bytes())?;
     write_json(&dir.join("tune.json"), &summary(tuned))?;
-    write_atomic(
-        &dir.join("tuned.toml"),
-        tuned_toml(scenario, tuned, command).as_bytes(),
-    )?;
+    let path = dir.join("tuned.toml");
+    let toml = tuned_toml(scenario, tuned, command).map_err(|source| OutputError::Toml {
+        path: path.clone(),
+        source,
+    })?;
+    write_atomic(&path, toml.as_bytes())?;
     write_line_plot_with_data(
         &by_horizon(tuned),
         Some(&format!(
@@ -68,7 +70,14 @@ fn best(k: &KindTrials) -> Option<&Trial> {
 
 /// `tuned.toml`: the best configuration of every kind, as the `[by-kind.<kind>]` table the
 /// scenario runs it with (its own keys over the scenario's table, `steps` = horizon × users).
-pub fn tuned_toml(scenario: &Scenario, tuned: &Tuned, command: &str) -> String {
+///
+/// # Errors
+/// The tables cannot be written as TOML (never an empty file in their place).
+pub fn tuned_toml(
+    scenario: &Scenario,
+    tuned: &Tuned,
+    command: &str,
+) -> Result<String, toml::ser::Error> {
     let mut by_kind = toml::Table::new();
     for k in &tuned.kinds {
         let Some(t) = best(k) else { continue };
@@ -90,7 +99,8 @@ pub fn tuned_toml(scenario: &Scenario, tuned: &Tuned, command: &str) -> String {
         TuneMetric::Objective => "validation objective",
         TuneMetric::Error => "validation error",
     };
-    format!(
+    let tables = toml::to_string(&doc)?;
+    Ok(format!(
         "# Written by `{command}`: the best of {} configurations per kind by final {metric}\n\
          # at epsilon = {} (tuning seed {}, {} training and {} validation records, {} users);\n\
          # `steps` is the tuned horizon times the scenario's {} users. Not privately accounted.\n\
@@ -102,8 +112,8 @@ pub fn tuned_toml(scenario: &Scenario, tuned: &Tuned, command: &str) -> String {
         tuned.validation_records,
         tuned.users,
         scenario.users,
-        toml::to_string(&doc).unwrap_or_default()
-    )
+        tables
+    ))
 }
 
 #[derive(Debug, Serialize)]

@@ -70,13 +70,19 @@ pub const MAX_PAYLOAD: usize = MAX_DIM * 8 + PAYLOAD_OVERHEAD;
 /// Largest frame (prefix included).
 pub const MAX_FRAME: usize = 4 + MAX_PAYLOAD;
 
-/// The bincode configuration of the wire: fixed-width little-endian integers (every frame of a
-/// given dimension has the same size, and lengths cannot hide in varints) and the payload limit.
-fn config() -> impl bincode::config::Config {
+/// The bincode configuration of dpwalk's binary formats (the wire here, the node's state in
+/// [`crate::state`]): fixed-width little-endian integers (every frame of a given dimension has
+/// the same size, and lengths cannot hide in varints) and a limit of `LIMIT` bytes.
+pub(crate) fn bincode_config<const LIMIT: usize>() -> impl bincode::config::Config {
     bincode::config::standard()
         .with_little_endian()
         .with_fixed_int_encoding()
-        .with_limit::<MAX_PAYLOAD>()
+        .with_limit::<LIMIT>()
+}
+
+/// The wire's configuration: [`bincode_config`] with the payload limit.
+fn config() -> impl bincode::config::Config {
+    bincode_config::<MAX_PAYLOAD>()
 }
 
 /// The walk's token: `w` after `seq` steps of run `run_id`.

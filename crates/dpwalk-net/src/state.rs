@@ -80,11 +80,10 @@ const TRAILER: usize = 4;
 /// and room for the rest.
 const MAX_PAYLOAD: usize = 4 * MAX_DIM * 8 + 4096;
 
+/// The state's bincode configuration: the wire's ([`crate::codec::bincode_config`]) with the
+/// state's own limit.
 fn config() -> impl bincode::config::Config {
-    bincode::config::standard()
-        .with_little_endian()
-        .with_fixed_int_encoding()
-        .with_limit::<MAX_PAYLOAD>()
+    crate::codec::bincode_config::<MAX_PAYLOAD>()
 }
 
 /// A token sent and not yet acknowledged.

@@ -55,14 +55,6 @@ pub struct CalibrateArgs {
     /// Target ε > 0.
     #[arg(long, value_name = "E", allow_negative_numbers = true)]
     epsilon: f64,
-    /// Target δ in (0, 1).
-    #[arg(
-        long,
-        value_name = "D",
-        default_value_t = dpwalk_core::spec::DEFAULT_DELTA,
-        allow_negative_numbers = true
-    )]
-    delta: f64,
     /// The view to protect against.
     #[arg(long, value_enum, default_value_t = CalibrateView::Local)]
     view: CalibrateView,
@@ -151,7 +143,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         &orders,
         accounted.clip,
         args.epsilon,
-        args.delta,
+        args.conv.delta,
         conversion.conversion(),
         REL_TOL,
     )
@@ -170,7 +162,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
             conversion: conversion.name(),
             target: TargetDoc {
                 epsilon: args.epsilon,
-                delta: args.delta,
+                delta: args.conv.delta,
             },
             relative_tolerance: REL_TOL,
             scenario: scenario.doc(),
@@ -193,7 +185,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         out,
         "Target: ({}, {:e})-DP against the {} view, {} conversion",
         args.epsilon,
-        args.delta,
+        args.conv.delta,
         args.view.name(),
         conversion.name()
     )?;

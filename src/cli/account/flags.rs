@@ -38,9 +38,17 @@ impl ConversionArg {
     }
 }
 
-/// The order grid and the conversion, shared by every accounting command.
+/// The order grid, the conversion and δ, shared by every accounting command.
 #[derive(Debug, Args)]
 pub struct ConversionArgs {
+    /// δ of the (ε, δ) figures, in (0, 1).
+    #[arg(
+        long,
+        value_name = "D",
+        default_value_t = dpwalk_core::spec::DEFAULT_DELTA,
+        allow_negative_numbers = true
+    )]
+    pub delta: f64,
     /// Rényi orders, comma-separated, each > 1, increasing
     /// [default: 198 orders, 1.01 … 1.09 by 0.01, 1.1 … 3 by 0.05, 3.1 … 10.9 by 0.1, every integer
     /// 11 … 64, then 72, 80, 96, 112, 128, 160, …, 1024].

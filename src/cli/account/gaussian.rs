@@ -26,14 +26,6 @@ pub struct GaussianArgs {
     /// Number of composed runs.
     #[arg(long, value_name = "K", default_value_t = 1)]
     steps: u64,
-    /// δ of the (ε, δ) guarantee, in (0, 1).
-    #[arg(
-        long,
-        value_name = "D",
-        default_value_t = dpwalk_core::spec::DEFAULT_DELTA,
-        allow_negative_numbers = true
-    )]
-    delta: f64,
     #[command(flatten)]
     conv: ConversionArgs,
     /// Print JSON.
@@ -49,7 +41,7 @@ pub(super) fn gaussian(args: GaussianArgs) -> anyhow::Result<()> {
         .context("invalid --noise-multiplier or --sample-rate")?
         .repeat(args.steps);
     let bound = curve
-        .to_dp(args.delta, conversion.conversion())
+        .to_dp(args.conv.delta, conversion.conversion())
         .context("invalid --delta")?;
     let figure = Figure::from(bound);
     if args.json {
@@ -57,7 +49,7 @@ pub(super) fn gaussian(args: GaussianArgs) -> anyhow::Result<()> {
             orders: orders.as_slice(),
             rdp: curve.values(),
             epsilon: figure.epsilon,
-            delta: args.delta,
+            delta: args.conv.delta,
             best_order: figure.order,
             conversion: conversion.name(),
             noise_multiplier: args.noise_multiplier,
@@ -84,7 +76,7 @@ pub(super) fn gaussian(args: GaussianArgs) -> anyhow::Result<()> {
         figure
             .epsilon
             .map_or("inf".to_string(), |e| format!("{e:.6}")),
-        args.delta,
+        args.conv.delta,
         fmt_eps(figure.epsilon, figure.order),
         conversion.name()
     )?;

@@ -54,14 +54,6 @@ pub struct WalkArgs {
     /// Noise σ > 0 of each step.
     #[arg(long, value_name = "S", allow_negative_numbers = true)]
     sigma: f64,
-    /// δ of the (ε, δ) figures, in (0, 1).
-    #[arg(
-        long,
-        value_name = "D",
-        default_value_t = dpwalk_core::spec::DEFAULT_DELTA,
-        allow_negative_numbers = true
-    )]
-    delta: f64,
     /// The step the walk runs.
     #[arg(long, value_enum, default_value_t = StepArg::Admm)]
     step: StepArg,
@@ -99,7 +91,7 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
     let setup = Setup {
         orders: args.conv.orders()?,
         noise,
-        delta: args.delta,
+        delta: args.conv.delta,
         conversion: args.conv.conversion.conversion(),
     };
     // δ is checked first, so that the message names the flag.

@@ -6,8 +6,9 @@
 //! descriptor, Noise and Yamux buffers, identify and ping. A node therefore keeps open only:
 //! - the peers it must keep: its eager neighbours and the members it is an eager neighbour of
 //!   (either end dials the other again every 2 s anyway), every peer that is not a member
-//!   (relays, bootstrap peers), the token's next receiver and its predecessor, and any peer with
-//!   a hello or a release of ours awaiting its answer;
+//!   (relays, bootstrap peers), the token's peers (its next receiver, the receiver of the
+//!   backup this node keeps until that one hands it on, and the predecessor), and any peer with a
+//!   hello or a release of ours awaiting its answer;
 //! - the others while they are in use: a member neither sent nor sent us a message for
 //!   `timeouts.idle` of `node.toml` (30 s by default) is let go, and above [`KEPT_PEERS`]
 //!   connected peers the least recently used are let go as soon as they have been idle for
@@ -144,7 +145,11 @@ impl Node<'_> {
         let now = Instant::now();
         let connected: Vec<PeerId> = self.swarm.connected_peers().copied().collect();
         let state = self.learner.state();
-        let token_peers = [state.outgoing.as_ref().map(|c| c.to), state.predecessor];
+        let token_peers = [
+            state.outgoing.as_ref().map(|c| c.to),
+            state.backup.as_ref().map(|c| c.to),
+            state.predecessor,
+        ];
         let awaited: Vec<PeerId> = self.notes.values().map(|(p, _)| *p).collect();
         let kept = |p: &PeerId| {
             self.member_index(p).is_none() || token_peers.contains(&Some(*p)) || awaited.contains(p)

@@ -2,7 +2,7 @@
 //!
 //! `cargo bench -p dpwalk-net --bench hop`
 //!
-//! - `codec_token_roundtrip_p64`: encode and decode one `/dpwalk/token/1` frame (what the sender
+//! - `codec_token_roundtrip_p64`: encode and decode one token frame of [`codec::PROTOCOL`] (what the sender
 //!   and the receiver pay in the codec).
 //! - `state_commit_p64`: one durable state commit (temporary file, fsync, rename, directory fsync).
 //! - `receive_p64`: a whole receive at the learner: the ADMM step on 100 records, the next hop,

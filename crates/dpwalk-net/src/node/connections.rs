@@ -194,11 +194,12 @@ pub(super) fn eager_neighbours(run: &Run, index: usize) -> Vec<PeerId> {
 }
 
 /// The members kept connected to member `index` whatever their use ([`super::idle`]): its
-/// eager neighbours, and the members it is an eager neighbour of (they dial it every
-/// [`REDIAL_EVERY`] when not connected, so letting them go would only make them dial again).
-pub(super) fn eager_both_ways(run: &Run, index: usize) -> HashSet<PeerId> {
+/// eager neighbours `own` ([`eager_neighbours`]), and the members it is an eager neighbour of
+/// (they dial it every [`REDIAL_EVERY`] when not connected, so letting them go would only make
+/// them dial again).
+pub(super) fn eager_both_ways(run: &Run, index: usize, own: &[PeerId]) -> HashSet<PeerId> {
     let me = run.members()[index].peer;
-    let mut eager: HashSet<PeerId> = eager_neighbours(run, index).into_iter().collect();
+    let mut eager: HashSet<PeerId> = own.iter().copied().collect();
     eager.extend(
         run.topology()
             .neighbors(index)
@@ -250,13 +251,15 @@ mod tests {
     fn the_members_kept_are_the_eager_neighbours_both_ways() {
         // Member 30 of 40 dials 31..39 and 0..6, and is dialled by the 16 before it, 14..29.
         let complete = run_of(40, "kind = \"complete\"");
-        let kept: Vec<PeerId> = eager_both_ways(&complete, 30).into_iter().collect();
+        let own = eager_neighbours(&complete, 30);
+        let kept: Vec<PeerId> = eager_both_ways(&complete, 30, &own).into_iter().collect();
         let mut kept = indices(&complete, &kept);
         kept.sort_unstable();
         let expected: Vec<usize> = (0..7).chain(14..30).chain(31..40).collect();
         assert_eq!(kept, expected);
         let ring = run_of(40, "kind = \"ring\"");
-        let kept: Vec<PeerId> = eager_both_ways(&ring, 0).into_iter().collect();
+        let own = eager_neighbours(&ring, 0);
+        let kept: Vec<PeerId> = eager_both_ways(&ring, 0, &own).into_iter().collect();
         let mut kept = indices(&ring, &kept);
         kept.sort_unstable();
         assert_eq!(kept, vec![1, 39]);

@@ -220,6 +220,9 @@ impl<'a> Node<'a> {
                 listener: None,
             })
             .collect();
+        // The neighbours this node dials eagerly: redialled, heard in the roll call, and kept
+        // connected with those that dial it eagerly.
+        let neighbours = eager_neighbours(run, loaded.index);
         Ok(Node {
             run,
             me,
@@ -233,7 +236,7 @@ impl<'a> Node<'a> {
             links: Links::default(),
             circuits,
             notes: HashMap::new(),
-            neighbours: eager_neighbours(run, loaded.index),
+            idle: super::idle::Idle::new(eager_both_ways(run, loaded.index, &neighbours)),
             refusals: Refusals::default(),
             hello: Hello {
                 run_hash: run.hash().0,
@@ -267,13 +270,11 @@ impl<'a> Node<'a> {
             fresh_start: None,
             witness: Witness::new(
                 run.members().len(),
-                eager_neighbours(run, loaded.index)
-                    .iter()
-                    .filter_map(|peer| run.index_of(peer)),
+                neighbours.iter().filter_map(|peer| run.index_of(peer)),
             ),
+            neighbours,
             greeted_on: HashSet::new(),
             parked: Vec::new(),
-            idle: super::idle::Idle::new(eager_both_ways(run, loaded.index)),
         })
     }
 

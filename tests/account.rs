@@ -83,11 +83,15 @@ fn gaussian_composes_k_alpha_over_two_z_squared() {
         .iter()
         .map(|&a| (tight(a, 7.0 * a / 2.0, 1e-5), a))
         .fold((f64::INFINITY, 0.0), |m, x| if x.0 < m.0 { x } else { m });
+    // The RDP figure is the cross-check; the figure is the exact conversion of √7-GDP
+    // (tests/gaussian_exact.rs checks it against an independent computation), below it.
     assert!(
-        close(f(&v["epsilon"]), want, 1e-12),
+        close(f(&v["rdp_epsilon"]), want, 1e-12),
         "{} vs {want}",
-        v["epsilon"]
+        v["rdp_epsilon"]
     );
+    assert!(close(f(&v["exact_gaussian_mu"]), 7.0_f64.sqrt(), 1e-14));
+    assert!(f(&v["epsilon"]) < 0.95 * want, "{} vs {want}", v["epsilon"]);
     assert_eq!(f(&v["best_order"]), at);
     assert_eq!(f(&v["delta"]), 1e-5);
 
@@ -109,7 +113,10 @@ fn gaussian_composes_k_alpha_over_two_z_squared() {
         .map(|a| a / 8.0 + (1e6_f64).ln() / (a - 1.0))
         .fold(f64::INFINITY, f64::min);
     assert_eq!(c["conversion"], "classic");
-    assert!(close(f(&c["epsilon"]), want, 1e-12));
+    // The conversion names the RDP cross-check's statement; the figure stays exact.
+    assert!(close(f(&c["rdp_epsilon"]), want, 1e-12));
+    assert!(close(f(&c["exact_gaussian_mu"]), 0.5, 1e-15));
+    assert!(f(&c["epsilon"]) < want);
 }
 
 #[test]
@@ -206,10 +213,13 @@ fn an_admm_walk_prints_the_local_figure_and_why_there_is_no_network_one() {
     let u = &v["users"][0];
     assert_eq!(u["all"], true);
     assert!(u["network"].is_null() && u["worst_observer"].is_null());
-    // 100 contributions at σ = 50, C = 1: RDP 100 · 8α/2500 = 0.32α, tight conversion.
-    let local = f(&u["local"]["epsilon"]);
+    // 100 contributions at σ = 50, C = 1: RDP 100 · 8α/2500 = 0.32α, tight conversion, beside
+    // the exact figure of μ = 4C√K/σ = 0.8.
+    let rdp = f(&u["local"]["rdp_epsilon"]);
     let order = f(&u["local"]["order"]);
-    assert!(close(local, tight(order, 0.32 * order, 1e-6), 1e-12));
+    assert!(close(rdp, tight(order, 0.32 * order, 1e-6), 1e-12));
+    assert!(close(f(&u["local"]["exact_gaussian_mu"]), 0.8, 1e-14));
+    assert!(f(&u["local"]["epsilon"]) < rdp);
     assert!(
         v["network_withheld"]
             .as_str()
@@ -259,7 +269,17 @@ fn a_dp_sgd_walk_has_a_path_hidden_network_figure_for_many_contributions() {
     let u = &v["users"][0];
     let (local, network) = (f(&u["local"]["epsilon"]), f(&u["network"]["epsilon"]));
     assert_eq!(u["contributions"], 18);
-    assert!(network < local / 3.0, "network {network} vs local {local}");
+    // A third of the local RDP figure; 0.34 of the local view's exact figure.
+    let local_rdp = f(&u["local"]["rdp_epsilon"]);
+    assert!(
+        network < local_rdp / 3.0,
+        "network {network} vs local {local_rdp}"
+    );
+    assert!(network < local / 2.9, "network {network} vs local {local}");
+    assert!(
+        u["network"]["exact_gaussian_mu"].is_null(),
+        "the RDP figure, below"
+    );
     assert!(
         (1.409 * 0.975..=1.409 * 1.01).contains(&network),
         "N1 {network} far from the spec's 1.409"
@@ -394,7 +414,9 @@ fn the_pair_recursion_on_a_graph_file_matches_the_complete_graph() {
     for (i, u) in users.iter().enumerate() {
         let got = f(&u["network"]["epsilon"]);
         assert!(close(got, want, 1e-9), "user {i}: {got} vs {want}");
-        assert!(got < f(&u["local"]["epsilon"]));
+        // Never above the local figure (here equal: the network RDP figure is above the local
+        // view's exact one, which bounds every observer).
+        assert!(got <= f(&u["local"]["epsilon"]));
         let row: Vec<f64> = pairs[i].as_array().expect("row").iter().map(f).collect();
         assert_eq!(row[i], 0.0);
         assert_eq!(row.iter().copied().fold(0.0, f64::max), got);

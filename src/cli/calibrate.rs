@@ -15,6 +15,7 @@ use crate::cli::documents::{CalibrateDoc, TargetDoc};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use dpwalk_privacy::calibrate::{REL_TOL, View, calibrate};
+use dpwalk_privacy::rdp::DpBound;
 use dpwalk_privacy::walk::ASSUMPTIONS;
 use std::fmt::Write as _;
 
@@ -158,6 +159,8 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
             accounted_clip: accounted.clip,
             epsilon: cal.achieved.epsilon,
             delta: cal.achieved.delta,
+            exact_gaussian_mu: cal.achieved.gaussian_mu,
+            rdp_epsilon: cal.achieved.rdp_epsilon,
             order: cal.achieved.order,
             conversion: conversion.name(),
             target: TargetDoc {
@@ -197,7 +200,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
     writeln!(
         out,
         "Achieved: {} at delta = {:e}",
-        fmt_eps(Some(cal.achieved.epsilon), Some(cal.achieved.order)),
+        fmt_eps(&DpBound::Finite(cal.achieved).into()),
         cal.achieved.delta
     )?;
     for note in &notes {

@@ -32,7 +32,12 @@ pub struct GaussianDoc<'a> {
     pub rdp: &'a [f64],
     pub epsilon: Option<f64>,
     pub delta: f64,
+    /// The order of the RDP figure.
     pub best_order: Option<f64>,
+    /// `μ` when ε is the exact Gaussian conversion (`--sample-rate 1`).
+    pub exact_gaussian_mu: Option<f64>,
+    /// The RDP figure when ε is exact.
+    pub rdp_epsilon: Option<f64>,
     pub conversion: &'static str,
     pub noise_multiplier: f64,
     pub sample_rate: f64,
@@ -59,8 +64,8 @@ pub struct UserDoc {
 pub struct WorstDoc {
     pub user: Option<usize>,
     pub observer: Option<usize>,
-    pub epsilon: Option<f64>,
-    pub order: Option<f64>,
+    #[serde(flatten)]
+    pub figure: Figure,
 }
 
 /// The paper's closed form, printed for comparison only.
@@ -123,6 +128,11 @@ pub struct CalibrateDoc<'a> {
     pub accounted_clip: f64,
     pub epsilon: f64,
     pub delta: f64,
+    /// `μ` when ε is the exact Gaussian conversion.
+    pub exact_gaussian_mu: Option<f64>,
+    /// The RDP figure at σ (above ε when ε is exact).
+    pub rdp_epsilon: f64,
+    /// The order of the RDP figure.
     pub order: f64,
     pub conversion: &'static str,
     pub target: TargetDoc,

@@ -3,10 +3,12 @@
 //! all of its members' ledgers brought together (`dpwalk_net::certify`, which says why the
 //! path-hidden figure no longer applies to whoever has read them).
 
+use crate::cli::account::fmt_eps;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use dpwalk_privacy::ledger::{Ledger, LedgerError};
-use dpwalk_privacy::rdp::{Conversion, DpBound};
+use dpwalk_privacy::rdp::Conversion;
+use dpwalk_privacy::walk::Figure;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -70,6 +72,11 @@ struct LedgerReport {
     last_visit_seq: Option<u64>,
     /// The total local ε at `delta`: `null` when no order gives a finite figure.
     epsilon: Option<f64>,
+    /// `μ` when ε is the exact conversion (every contribution recorded with its Gaussian bound).
+    exact_gaussian_mu: Option<f64>,
+    /// The RDP figure when ε is exact.
+    rdp_epsilon: Option<f64>,
+    /// The order of the RDP figure.
     order: Option<f64>,
     delta: f64,
     conversion: &'static str,
@@ -115,10 +122,7 @@ fn show(args: ShowArgs) -> anyhow::Result<()> {
         .total()
         .to_dp(args.delta, Conversion::Tight)
         .with_context(|| format!("--delta {}", args.delta))?;
-    let (epsilon, order) = match bound {
-        DpBound::Finite(g) => (Some(g.epsilon), Some(g.order)),
-        DpBound::NoFiniteGuarantee { .. } => (None, None),
-    };
+    let figure = Figure::from(bound);
     let orders = ledger.orders().as_slice();
     let report = LedgerReport {
         path: args.path.display().to_string(),
@@ -130,8 +134,10 @@ fn show(args: ShowArgs) -> anyhow::Result<()> {
         first_seq: seqs.first().copied(),
         last_seq: seqs.last().copied(),
         last_visit_seq: ledger.last_seq(),
-        epsilon,
-        order,
+        epsilon: figure.epsilon,
+        exact_gaussian_mu: figure.exact_gaussian_mu,
+        rdp_epsilon: figure.rdp_epsilon,
+        order: figure.order,
         delta: args.delta,
         conversion: "tight",
         seqs: args.records.then_some(seqs),
@@ -160,12 +166,13 @@ fn show(args: ShowArgs) -> anyhow::Result<()> {
         seq(report.last_seq),
         seq(report.last_visit_seq)
     );
-    match (report.epsilon, report.order) {
-        (Some(e), Some(o)) => println!(
-            "local eps  {e:.6} at delta {:e} (order {o}, tight conversion)",
+    match report.epsilon {
+        Some(_) => println!(
+            "local {} at delta {:e}, tight conversion",
+            fmt_eps(&figure),
             args.delta
         ),
-        _ => println!(
+        None => println!(
             "local eps  unbounded at delta {:e} (every order is infinite)",
             args.delta
         ),

@@ -1,8 +1,8 @@
 //! The certificate given the walk (N2) of a finished daemon run, from its members' ledgers brought
 //! together (`dpwalk ledger certify`).
 //!
-//! Every member's ledger (format 2, `dpwalk_privacy::ledger`) records each of its visits by seq:
-//! its contributions and its noise-only visits (the budget spent). Together the ledgers of all
+//! Every member's ledger (formats 2 and 3, `dpwalk_privacy::ledger`) records each of its visits by
+//! seq: its contributions and its noise-only visits (the budget spent). Together the ledgers of all
 //! members give the walk's holder at every step `0..K` and which steps were contributions, which
 //! is the input of the ex-post certificate [`certify`]
 //! (`specs/network-dp-2.md` §4). [`certify_ledgers`] reads them, checks that they are this run's

@@ -98,9 +98,10 @@ fn forwarded(outcome: Outcome) -> Token {
 
 /// Cuts the ledger's last record, a contribution's.
 fn remove_last_record(ledger: &Path) {
-    // A contribution's record is len (4) + seq (8) + one f64 per order + crc (4).
+    // A contribution's record (format 3) is len (4) + seq (8) + its Gaussian bound μ² (8) + one
+    // f64 per order + crc (4).
     let orders = dpwalk_privacy::rdp::Orders::default_grid().as_slice().len() as u64;
-    cut(ledger, 4 + 8 + 8 * orders + 4);
+    cut(ledger, 4 + 8 + 8 + 8 * orders + 4);
 }
 
 /// Cuts the ledger's last record, a noise-only visit's: len (4) + seq (8) + crc (4).

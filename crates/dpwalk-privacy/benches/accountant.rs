@@ -9,6 +9,8 @@
 //! - `all_pairs_regular_1000` / `all_pairs_ring_1000`: the certified first-passage laws of every
 //!   ordered pair of a random 4-regular graph and of a ring, 1,000 users each, folded into one
 //!   envelope per user (one core). Target: under 10 s.
+//! - `local_figure`: the local figure of 100 contributions at δ = 1e-6, the RDP conversion over
+//!   the default grid and the exact Gaussian one (a bisection on `δ(ε)`): what every report asks.
 //! - `calibrate_local_1000`: the smallest σ for (1, 1e-6) against the local view, 100
 //!   contributions: what a `[budget]` run calibrates.
 //! - `subsampled_gaussian_default_grid`: the Poisson-subsampled Gaussian's curve over the default
@@ -90,6 +92,17 @@ fn all_pairs_regular_1000(b: Bencher) {
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn all_pairs_ring_1000(b: Bencher) {
     all_pairs(b, TopologyKind::Ring);
+}
+
+#[divan::bench]
+fn local_figure(b: Bencher) {
+    let orders = Orders::default_grid();
+    let noise = Noise::new(20.0, 1.0).expect("valid noise");
+    b.bench_local(|| {
+        local_view(&orders, noise, 100)
+            .to_dp(1e-6, Conversion::Tight)
+            .expect("valid delta")
+    });
 }
 
 #[divan::bench(sample_count = 20)]

@@ -4,8 +4,9 @@
 //!
 //! # The view
 //! A run's budget is on the local view (an eavesdropper on every token): `ε_loc(α)` per
-//! contribution, so the policy is a count cap, the largest number of contributions within the
-//! budget ([`Policy::new`]). A DP-SGD walk on the complete graph may instead put its budget on
+//! contribution, converted exactly (`K` contributions are `4C√K/σ`-GDP, [`crate::gdp`]), so the
+//! policy is a count cap, the largest number of contributions within the budget
+//! ([`Policy::new`]). A DP-SGD walk on the complete graph may instead put its budget on
 //! the path-hidden network view (N1, [`crate::network::mixture`]), which is also monotone in the
 //! cap: the policy is again a count cap, the largest within the network budget
 //! ([`Policy::network`]). No network budget exists for the ADMM walk

@@ -31,11 +31,12 @@
 
 use crate::Noise;
 use crate::error::PrivacyError;
-use crate::local::eps_loc;
+use crate::local::{eps_loc, mu2_loc};
 use crate::mechanism::subsampled_gaussian;
 use crate::rdp::{Orders, RdpCurve};
 
-/// The centralized mode after `rounds` rounds of `users` users: `8αRC²/(nσ²)`.
+/// The centralized mode after `rounds` rounds of `users` users: `8αRC²/(nσ²)`, a composition of
+/// Gaussian mechanisms (`μ² = 16RC²/(nσ²)`), converted exactly ([`crate::gdp`]).
 pub fn centralized_view(
     orders: &Orders,
     noise: Noise,
@@ -50,7 +51,8 @@ pub fn centralized_view(
         .as_slice()
         .iter()
         .map(|&a| factor * eps_loc(a, noise.sigma(), noise.clip()));
-    Ok(RdpCurve::from_computed(orders.clone(), values))
+    Ok(RdpCurve::from_computed(orders.clone(), values)
+        .with_gaussian_bound(factor * mu2_loc(noise.sigma(), noise.clip())))
 }
 
 /// The federated mode after `rounds` rounds with Poisson user sampling at rate `q ∈ (0, 1]`.

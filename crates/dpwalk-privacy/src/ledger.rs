@@ -15,13 +15,18 @@
 //! observations: a holder sequence without them would split the excursions wrongly and
 //! under-charge.
 //!
-//! # Format 2 (little-endian)
+//! # Format 3 (little-endian)
 //! ```text
-//! header:       "DPWLEDG2" | run: 32 bytes | member: u64 | k: u32 | k orders: f64
+//! header:       "DPWLEDG3" | run: 32 bytes | member: u64 | k: u32 | k orders: f64
 //!                 | crc32(all previous header bytes): u32
-//! contribution: len: u32 (= 8 + 8k) | seq: u64 | k values: f64 | crc32(len bytes ‖ seq ‖ values): u32
-//! noise-only:   len: u32 (= 8)      | seq: u64 |                 crc32(len bytes ‖ seq): u32
+//! contribution: len: u32 (= 16 + 8k) | seq: u64 | μ²: f64 | k values: f64
+//!                 | crc32(len bytes ‖ seq ‖ μ² ‖ values): u32
+//! noise-only:   len: u32 (= 8)       | seq: u64 | crc32(len bytes ‖ seq): u32
 //! ```
+//! `μ²` is the contribution's Gaussian bound ([`RdpCurve::gaussian_mu2`]), or −1 where it has
+//! none: the total of Gaussian contributions is then converted exactly, as the budget policy
+//! that let them in converted it ([`crate::gdp`]). A record whose values exceed `α μ²/2` is
+//! refused as corrupt, so a damaged `μ²` can never lower a figure.
 //! The header names its owner ([`LedgerOwner`]: the run, by the 32 bytes its driver identifies
 //! it with, and the member's index), so that ledgers brought together say whose visits they hold
 //! without relying on file names. The orders are stored once; each contribution stores the curve
@@ -29,6 +34,10 @@
 //! differ). Records of both kinds have strictly increasing `seq` (the walk's step index), which
 //! refuses duplicates and replays. [`Ledger::records`] and [`Ledger::total`] count contributions
 //! only; [`Ledger::noise_only`] counts the others, and [`Ledger::last_seq`] is the last of either.
+//!
+//! Format 2 (`"DPWLEDG2"`) is format 3 without `μ²` (contributions are `len = 8 + 8k | seq |
+//! values`); it is still read and appended to in its own format, and its total is converted by
+//! RDP only (a figure above the exact one, never below).
 //!
 //! Format 1 (`"DPWLEDG1"`, no owner, contributions only) is refused with
 //! [`LedgerError::OtherVersion`]: it cannot say which steps were noise-only visits, and a run
@@ -47,9 +56,45 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
-const MAGIC: &[u8; 8] = b"DPWLEDG2";
 /// The bytes every format's magic starts with; the last byte is the format version.
 const MAGIC_STEM: &[u8; 7] = b"DPWLEDG";
+/// The `μ²` field of a contribution without a Gaussian bound (format 3).
+const NO_GAUSSIAN_BOUND: f64 = -1.0;
+
+/// The formats this version reads; it creates the newest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// Contributions without their Gaussian bound.
+    V2,
+    /// Contributions with their Gaussian bound `μ²`.
+    V3,
+}
+
+impl Format {
+    fn magic(self) -> &'static [u8; 8] {
+        match self {
+            Format::V2 => b"DPWLEDG2",
+            Format::V3 => b"DPWLEDG3",
+        }
+    }
+
+    fn of_magic(magic: &[u8]) -> Option<Self> {
+        [Format::V2, Format::V3]
+            .into_iter()
+            .find(|f| f.magic().as_slice() == magic)
+    }
+
+    /// Bytes of a contribution's payload (seq, `μ²` in format 3, one value per order) for `k`
+    /// orders, and of the whole record (length prefix, payload, checksum): the one place the
+    /// record layout's sizes are computed.
+    fn record_sizes(self, k: usize) -> (usize, usize) {
+        let payload = match self {
+            Format::V2 => 8 + 8 * k,
+            Format::V3 => 16 + 8 * k,
+        };
+        (payload, 4 + payload + 4)
+    }
+}
 /// Bytes of a noise-only record's payload (the seq alone).
 const NOISE_ONLY_PAYLOAD: usize = 8;
 
@@ -64,13 +109,13 @@ pub enum LedgerError {
     Header(String),
     /// The file is a ledger of another format version (another version of dpwalk wrote it).
     #[error(
-        "this ledger is of format {found:?}, written by {} version of dpwalk; this one reads format {expected:?} (which records every noise-only visit besides the contributions). The run was started by that version of dpwalk: finish the run with the version that started it, or start the run again with fresh state directories",
+        "this ledger is of format {found:?}, written by {} version of dpwalk; this one reads formats {expected} (which record every noise-only visit besides the contributions). The run was started by that version of dpwalk: finish the run with the version that started it, or start the run again with fresh state directories",
         if found < expected { "an older" } else { "another" }
     )]
     OtherVersion {
         /// The file's magic.
         found: String,
-        /// The magic this version reads.
+        /// The magics this version reads.
         expected: String,
     },
     /// The file ends inside its last record (a torn append): `discarded` bytes after `valid_len`.
@@ -188,6 +233,7 @@ pub struct LedgerVisit {
 pub struct Ledger {
     file: File,
     path: PathBuf,
+    format: Format,
     owner: LedgerOwner,
     total: RdpCurve,
     last_seq: Option<u64>,
@@ -200,9 +246,9 @@ pub struct Ledger {
 /// Bytes of the header before `k`: magic, run, member.
 const HEADER_FIXED: usize = 8 + 32 + 8;
 
-fn header_bytes(orders: &Orders, owner: LedgerOwner) -> Vec<u8> {
+fn header_bytes(format: Format, orders: &Orders, owner: LedgerOwner) -> Vec<u8> {
     let mut h = Vec::with_capacity(HEADER_FIXED + 8 + 8 * orders.len());
-    h.extend_from_slice(MAGIC);
+    h.extend_from_slice(format.magic());
     h.extend_from_slice(&owner.run);
     h.extend_from_slice(&owner.member.to_le_bytes());
     h.extend_from_slice(&(orders.len() as u32).to_le_bytes());
@@ -212,13 +258,6 @@ fn header_bytes(orders: &Orders, owner: LedgerOwner) -> Vec<u8> {
     let crc = crc32fast::hash(&h);
     h.extend_from_slice(&crc.to_le_bytes());
     h
-}
-
-/// Bytes of a record's payload (seq and one value per order) for `k` orders, and of the whole
-/// record (length prefix, payload, checksum): the one place the record layout's sizes are computed.
-fn record_sizes(k: usize) -> (usize, usize) {
-    let payload = 8 + 8 * k;
-    (payload, 4 + payload + 4)
 }
 
 fn read_u32(b: &[u8], at: usize) -> u32 {
@@ -233,19 +272,20 @@ fn read_u64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(x)
 }
 
-/// Parses the header; returns the orders, the owner and the header length.
-fn parse_header(bytes: &[u8]) -> Result<(Orders, LedgerOwner, usize), LedgerError> {
+/// Parses the header; returns the format, the orders, the owner and the header length.
+fn parse_header(bytes: &[u8]) -> Result<(Format, Orders, LedgerOwner, usize), LedgerError> {
     let bad = |s: &str| LedgerError::Header(s.to_string());
-    if bytes.len() >= 8 && &bytes[..7] == MAGIC_STEM && &bytes[..8] != MAGIC {
+    let format = bytes.get(..8).and_then(Format::of_magic);
+    if bytes.len() >= 8 && &bytes[..7] == MAGIC_STEM && format.is_none() {
         return Err(LedgerError::OtherVersion {
             found: String::from_utf8_lossy(&bytes[..8]).into_owned(),
-            expected: String::from_utf8_lossy(MAGIC).into_owned(),
+            expected: "DPWLEDG2 or DPWLEDG3".to_string(),
         });
     }
     let fixed = HEADER_FIXED + 4;
-    if bytes.len() < fixed || &bytes[..8] != MAGIC {
+    let Some(format) = format.filter(|_| bytes.len() >= fixed) else {
         return Err(bad("not a dpwalk ledger (bad magic or too short)"));
-    }
+    };
     let k = read_u32(bytes, HEADER_FIXED) as usize;
     let end = k
         .checked_mul(8)
@@ -266,7 +306,7 @@ fn parse_header(bytes: &[u8]) -> Result<(Orders, LedgerOwner, usize), LedgerErro
     let orders: Vec<f64> = (0..k)
         .map(|i| f64::from_bits(read_u64(bytes, fixed + 8 * i)))
         .collect();
-    Ok((Orders::new(&orders)?, owner, end + 4))
+    Ok((format, Orders::new(&orders)?, owner, end + 4))
 }
 
 /// Where the scan of the records stopped.
@@ -311,13 +351,14 @@ impl Ledger {
             .write(true)
             .create_new(true)
             .open(path)?;
-        let header = header_bytes(orders, owner);
+        let header = header_bytes(Format::V3, orders, owner);
         file.write_all(&header)?;
         file.sync_all()?;
         sync_parent(path)?;
         Ok(Self {
             file,
             path: path.to_path_buf(),
+            format: Format::V3,
             owner,
             total: RdpCurve::zero(orders),
             last_seq: None,
@@ -386,12 +427,13 @@ impl Ledger {
         let mut file = OpenOptions::new().read(true).write(true).open(path)?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
-        let (orders, owner, mut at) = parse_header(&bytes)?;
+        let (format, orders, owner, mut at) = parse_header(&bytes)?;
         let k = orders.len();
-        let (payload, _) = record_sizes(k);
+        let (payload, _) = format.record_sizes(k);
         let mut ledger = Self {
             file,
             path: path.to_path_buf(),
+            format,
             owner,
             total: RdpCurve::zero(&orders),
             last_seq: None,
@@ -444,14 +486,23 @@ impl Ledger {
                 });
             }
             if contribution {
+                let corrupt = |reason: String| LedgerError::Corrupt { offset, reason };
+                let (mu2, first) = match format {
+                    Format::V2 => (None, 12),
+                    Format::V3 => (Some(f64::from_bits(read_u64(body, 12))), 20),
+                };
                 let values = (0..k)
-                    .map(|i| f64::from_bits(read_u64(body, 12 + 8 * i)))
+                    .map(|i| f64::from_bits(read_u64(body, first + 8 * i)))
                     .collect();
                 let curve =
-                    RdpCurve::new(orders.clone(), values).map_err(|e| LedgerError::Corrupt {
-                        offset,
-                        reason: e.to_string(),
-                    })?;
+                    RdpCurve::new(orders.clone(), values).map_err(|e| corrupt(e.to_string()))?;
+                let curve = match mu2 {
+                    None => curve,
+                    Some(m) if m == NO_GAUSSIAN_BOUND => curve,
+                    Some(m) => curve.with_stored_gaussian_bound(m).ok_or_else(|| {
+                        corrupt(format!("its curve is not bounded by its mu^2 = {m}"))
+                    })?,
+                };
                 ledger.total.compose_in_place(&curve)?;
                 ledger.records += 1;
             } else {
@@ -506,12 +557,16 @@ impl Ledger {
             return Err(LedgerError::Duplicate { seq, last });
         }
         let payload = match curve {
-            Some(c) => record_sizes(c.values().len()).0,
+            Some(c) => self.format.record_sizes(c.values().len()).0,
             None => NOISE_ONLY_PAYLOAD,
         };
         let mut rec = Vec::with_capacity(payload + 8);
         rec.extend_from_slice(&(payload as u32).to_le_bytes());
         rec.extend_from_slice(&seq.to_le_bytes());
+        if let (Some(c), Format::V3) = (curve, self.format) {
+            let mu2 = c.gaussian_mu2().unwrap_or(NO_GAUSSIAN_BOUND);
+            rec.extend_from_slice(&mu2.to_le_bytes());
+        }
         for v in curve.map_or(&[][..], |c| c.values()) {
             rec.extend_from_slice(&v.to_le_bytes());
         }
@@ -536,7 +591,14 @@ impl Ledger {
         self.len += rec.len() as u64;
         match curve {
             Some(c) => {
-                self.total.compose_in_place(c)?;
+                // The total is what reopening the file gives: format 2 stores no bound.
+                match self.format {
+                    Format::V3 => self.total.compose_in_place(c)?,
+                    Format::V2 => self.total.compose_in_place(&RdpCurve::new(
+                        c.orders().clone(),
+                        c.values().to_vec(),
+                    )?)?,
+                }
                 self.records += 1;
             }
             None => self.noise_only += 1,
@@ -727,7 +789,7 @@ mod tests {
         let dir = TempDir::new("torn");
         let path = filled(&dir, 3);
         let full = fs::read(&path).unwrap();
-        let (_, record) = record_sizes(4);
+        let (_, record) = Format::V3.record_sizes(4);
         let prev_end = full.len() - record;
         for cut in prev_end + 1..full.len() {
             fs::write(&path, &full[..cut]).unwrap();
@@ -764,7 +826,7 @@ mod tests {
         let dir = TempDir::new("crc");
         let path = filled(&dir, 3);
         let full = fs::read(&path).unwrap();
-        let (_, record) = record_sizes(4);
+        let (_, record) = Format::V3.record_sizes(4);
         let header = full.len() - 3 * record;
         // Middle record: an error that recover refuses.
         let mut bad = full.clone();
@@ -894,7 +956,7 @@ mod tests {
         ));
         let (l, rec) = Ledger::recover(&path).unwrap();
         assert_eq!((rec.discarded_bytes as usize, l.noise_only()), (record, 2));
-        let (_, contribution) = record_sizes(4);
+        let (_, contribution) = Format::V3.record_sizes(4);
         let mut bad = full.clone();
         // The noise-only record at seq 5: after the header and the first contribution.
         let header = full.len() - 3 * contribution - 3 * record;
@@ -904,6 +966,102 @@ mod tests {
             Ledger::recover(&path),
             Err(LedgerError::Checksum { last: false, .. })
         ));
+    }
+
+    /// Contributions charged the local view keep their Gaussian bound through the file: the
+    /// reopened total is converted exactly, as the budget policy converted it.
+    #[test]
+    fn gaussian_contributions_are_converted_exactly_after_reopening() {
+        let dir = TempDir::new("gdp");
+        let path = dir.0.join("g.bin");
+        let g = Orders::default_grid();
+        let noise = crate::Noise::new(4.0, 1.0).unwrap();
+        let step = crate::local::local_view(&g, noise, 1);
+        let mut l = Ledger::create(&path, &g, OWNER).unwrap();
+        for s in 0..9 {
+            l.append(s, &step).unwrap();
+        }
+        l.append_noise_only(9).unwrap();
+        let want = crate::local::local_view(&g, noise, 9)
+            .to_dp(1e-6, Conversion::Tight)
+            .unwrap();
+        for total in [
+            l.total().clone(),
+            Ledger::open(&path).unwrap().total().clone(),
+        ] {
+            assert_eq!(total.gaussian_mu2(), Some(9.0));
+            let got = total.to_dp(1e-6, Conversion::Tight).unwrap();
+            assert_eq!(got.epsilon(), want.epsilon());
+            assert!(matches!(got, DpBound::Finite(f) if f.gaussian_mu == Some(3.0)));
+        }
+        // One contribution without a bound makes the total an RDP figure.
+        l.append(
+            10,
+            &RdpCurve::new(g.clone(), step.values().to_vec()).unwrap(),
+        )
+        .unwrap();
+        let mixed = Ledger::open(&path).unwrap();
+        assert_eq!(mixed.total().gaussian_mu2(), None);
+        assert_eq!(l.total(), mixed.total());
+    }
+
+    /// A record whose stored μ² does not bound its curve (damage the checksum missed, or a
+    /// writer's bug) is refused, never read as a smaller figure.
+    #[test]
+    fn a_gaussian_bound_below_the_curve_is_corrupt() {
+        let dir = TempDir::new("gdp-bad");
+        let path = dir.0.join("g.bin");
+        let g = orders();
+        let step = crate::mechanism::gaussian(&g, 2.0).unwrap();
+        let mut l = Ledger::create(&path, &g, OWNER).unwrap();
+        l.append(0, &step).unwrap();
+        drop(l);
+        let mut bytes = fs::read(&path).unwrap();
+        let (payload, record) = Format::V3.record_sizes(4);
+        let at = bytes.len() - record;
+        bytes[at + 12..at + 20].copy_from_slice(&0.01f64.to_le_bytes());
+        let crc = crc32fast::hash(&bytes[at..at + 4 + payload]);
+        bytes[at + 4 + payload..].copy_from_slice(&crc.to_le_bytes());
+        fs::write(&path, &bytes).unwrap();
+        assert!(matches!(
+            Ledger::open(&path),
+            Err(LedgerError::Corrupt { ref reason, .. }) if reason.contains("not bounded")
+        ));
+    }
+
+    /// A ledger of format 2 (a run started by the previous version) is read, and appended to in
+    /// its own format, with its total converted by RDP.
+    #[test]
+    fn a_format_2_ledger_is_read_and_extended_in_its_format() {
+        let dir = TempDir::new("v2");
+        let path = dir.0.join("v2.bin");
+        let g = orders();
+        let mut h = header_bytes(Format::V2, &g, OWNER);
+        let step = crate::mechanism::gaussian(&g, 2.0).unwrap();
+        let (payload, record) = Format::V2.record_sizes(4);
+        let mut rec = (payload as u32).to_le_bytes().to_vec();
+        rec.extend_from_slice(&4u64.to_le_bytes());
+        for v in step.values() {
+            rec.extend_from_slice(&v.to_le_bytes());
+        }
+        let crc = crc32fast::hash(&rec);
+        rec.extend_from_slice(&crc.to_le_bytes());
+        h.extend_from_slice(&rec);
+        fs::write(&path, &h).unwrap();
+        let mut l = Ledger::open(&path).unwrap();
+        assert_eq!((l.records(), l.owner(), l.last_seq()), (1, OWNER, Some(4)));
+        assert_eq!(l.total().values(), step.values());
+        assert_eq!(l.total().gaussian_mu2(), None);
+        l.append(5, &step).unwrap();
+        l.append_noise_only(6).unwrap();
+        assert_eq!(
+            fs::metadata(&path).unwrap().len() as usize,
+            h.len() + record + 4 + NOISE_ONLY_PAYLOAD + 4
+        );
+        let reopened = Ledger::open(&path).unwrap();
+        assert_eq!(reopened.total(), l.total());
+        assert_eq!(reopened.total().gaussian_mu2(), None);
+        assert_eq!(reopened.records(), 2);
     }
 
     #[test]
@@ -954,7 +1112,12 @@ mod tests {
         }
         let check = l.check_next(budget, &step, Conversion::Tight).unwrap();
         assert!(check.exceeds && check.now.epsilon() <= 1.0 && check.after.epsilon() > 1.0);
-        assert_eq!(taken, 6, "α/200 per step: 6 steps fit in ε = 1 at δ = 1e-5");
+        // Each step is 0.1-GDP, k steps 0.1·√k-GDP; at ε = 1 the exact δ is 8.03e-6 for k = 7
+        // and 2.35e-5 for k = 8 (mpmath, 40 digits): 7 steps fit (RDP conversion: only 6).
+        assert_eq!(
+            taken, 7,
+            "0.1-GDP per step: 7 steps fit in ε = 1 at δ = 1e-5"
+        );
         assert!(Budget::new(0.0, 1e-5).is_err() && Budget::new(1.0, 0.0).is_err());
     }
 }

@@ -42,6 +42,7 @@ pub mod budget;
 pub mod calibrate;
 pub mod central;
 pub mod error;
+pub mod gdp;
 pub mod ledger;
 pub mod linear_gaussian;
 pub mod local;

@@ -6,6 +6,10 @@
 //! sensitivity `s` and noise `τ` has RDP `α s² / (2 τ²)` (Mironov 2017, Prop. 7), hence
 //! `ε_loc(α) = α (2C)² / (2 (σ/2)²) = 8 α C² / σ²`.
 //!
+//! The same mechanism is `μ`-GDP with `μ = 2C/(σ/2) = 4C/σ`, and `K` contributions are
+//! `4C√K/σ`-GDP; the figure printed is that composition's exact (ε, δ) ([`crate::gdp`]), with the
+//! RDP conversion as a cross-check.
+//!
 //! `K` contributions compose additively: `K · ε_loc(α)`. This view needs no assumption: the
 //! eavesdropper sees every increment, so user `i`'s private state `u_i` (its past increments) is
 //! a function of what was released and adaptive composition applies as stated.
@@ -16,6 +20,12 @@ use crate::rdp::{Orders, RdpCurve};
 /// `ε_loc(α) = 8 α C² / σ²`: the one place this formula is written.
 pub(crate) fn eps_loc(alpha: f64, sigma: f64, clip: f64) -> f64 {
     8.0 * alpha * clip * clip / (sigma * sigma)
+}
+
+/// `μ² = (2C / (σ/2))² = 16 C² / σ²` of one contribution (`ε_loc(α) = α μ²/2`): the one place
+/// this formula is written.
+pub(crate) fn mu2_loc(sigma: f64, clip: f64) -> f64 {
+    16.0 * clip * clip / (sigma * sigma)
 }
 
 /// `ε_loc(α) = 8 α C² / σ²` for each order; `+∞` when `σ = 0` (no privacy). Unvalidated inputs,
@@ -33,7 +43,8 @@ pub fn local_rdp(orders: &[f64], sigma: f64, clip: f64) -> Vec<f64> {
         .collect()
 }
 
-/// The local view of `contributions` contributions: `K · 8αC²/σ²` at each order.
+/// The local view of `contributions` contributions: `K · 8αC²/σ²` at each order, a composition
+/// of Gaussian mechanisms with `μ² = 16KC²/σ²`, converted exactly ([`crate::gdp`]).
 pub fn local_view(orders: &Orders, noise: Noise, contributions: u64) -> RdpCurve {
     let k = contributions as f64;
     let values = orders
@@ -41,6 +52,7 @@ pub fn local_view(orders: &Orders, noise: Noise, contributions: u64) -> RdpCurve
         .iter()
         .map(|&a| k * eps_loc(a, noise.sigma(), noise.clip()));
     RdpCurve::from_computed(orders.clone(), values)
+        .with_gaussian_bound(k * mu2_loc(noise.sigma(), noise.clip()))
 }
 
 #[cfg(test)]

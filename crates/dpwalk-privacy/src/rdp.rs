@@ -21,6 +21,23 @@
 //! Orders where the curve is `+∞` are skipped; if no order is finite the answer is an explicit
 //! [`DpBound::NoFiniteGuarantee`], never a NaN.
 //!
+//! # Gaussian bounds
+//! Where every contribution is a Gaussian mechanism, the RDP conversion loses 6–8 % of ε against
+//! the exact one ([`crate::gdp`]). A curve may therefore carry a `μ²`
+//! ([`RdpCurve::gaussian_mu2`]), set only by this crate's formulas (and read back from a ledger
+//! with a check), meaning that the mechanism it describes is also `μ`-GDP: a composition
+//! of Gaussian mechanisms (the local view [`crate::local::local_view`], the centralized view,
+//! [`crate::mechanism::gaussian`]), or a function of one (every network view of a DP-SGD walk is
+//! a function of the tokens, whose local view is `μ`-GDP). Its values are then at most `α μ²/2`,
+//! equal for a composition of Gaussian mechanisms. [`RdpCurve::to_dp`] returns the exact
+//! conversion of `μ`-GDP ([`crate::gdp`]) where it is below the RDP figure, which stays in the
+//! guarantee as `rdp_epsilon`; so a Gaussian composition gets its exact figure and a network
+//! view is never printed above the local view's exact figure. The tag follows what is proved:
+//! composition adds `μ²` (Dong, Roth & Su 2022, Cor. 3.3), `repeat` multiplies it, the maximum of
+//! two tagged curves keeps the larger, and anything combined with an untagged curve (a curve
+//! from outside, [`RdpCurve::new`], or a ledger record of format 2) is untagged: an RDP curve of
+//! the form `α ρ` alone does not make a mechanism `√(2ρ)`-GDP.
+//!
 //! # The default grid
 //! [`Orders::default_grid`], 198 orders:
 //! - 1.01, 1.02, …, 1.09 (steps of 0.01), where the optimum lies when ε is in the hundreds or more;
@@ -46,6 +63,7 @@
 //! are closed forms, linear in the number of orders.
 
 use crate::error::PrivacyError;
+use crate::gdp;
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -116,11 +134,13 @@ impl Default for Orders {
     }
 }
 
-/// An RDP curve: `ε(α)` at each order of its grid, each `≥ 0` or `+∞`.
+/// An RDP curve: `ε(α)` at each order of its grid, each `≥ 0` or `+∞`; and, where the mechanism
+/// is also `μ`-GDP, that `μ²` (module docs, "Gaussian bounds").
 #[derive(Debug, Clone, PartialEq)]
 pub struct RdpCurve {
     orders: Orders,
     values: Vec<f64>,
+    gaussian_mu2: Option<f64>,
 }
 
 /// Which RDP → (ε, δ) statement was used (see the module docs).
@@ -137,13 +157,20 @@ pub enum Conversion {
 /// A finite `(ε, δ)` guarantee and where it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct DpGuarantee {
-    /// ε, finite and `≥ 0`.
+    /// ε, finite and `≥ 0`: the exact Gaussian conversion when `gaussian_mu` is set, else the
+    /// RDP figure `rdp_epsilon`.
     pub epsilon: f64,
     /// δ, in (0, 1).
     pub delta: f64,
-    /// The order that gave the smallest ε.
+    /// `μ` when the mechanism is `μ`-GDP and `epsilon` is its exact conversion ([`crate::gdp`]),
+    /// below the RDP figure; `None` when `epsilon` is the RDP figure.
+    pub gaussian_mu: Option<f64>,
+    /// The RDP figure: the smallest ε over the grid with `conversion`; a cross-check (never
+    /// below `epsilon`) when `gaussian_mu` is set.
+    pub rdp_epsilon: f64,
+    /// The order that gave `rdp_epsilon`.
     pub order: f64,
-    /// The statement used.
+    /// The RDP statement used for `rdp_epsilon`.
     pub conversion: Conversion,
 }
 
@@ -192,7 +219,33 @@ impl RdpCurve {
                 return Err(PrivacyError::RdpValue { order, value });
             }
         }
-        Ok(Self { orders, values })
+        Ok(Self {
+            orders,
+            values,
+            gaussian_mu2: None,
+        })
+    }
+
+    /// This curve, computed by a formula of this crate for a mechanism that is also `μ`-GDP
+    /// (module docs, "Gaussian bounds"): its values are at most `α μ²/2`. A `μ²` that is not
+    /// finite (the noise vanishing against the sensitivity) is not kept.
+    pub(crate) fn with_gaussian_bound(mut self, mu2: f64) -> Self {
+        debug_assert!(self.iter().all(|(a, v)| {
+            let cap = a * mu2 / 2.0;
+            v <= cap * (1.0 + 1e-12) || !mu2.is_finite()
+        }));
+        self.gaussian_mu2 = (mu2.is_finite() && mu2 >= 0.0).then_some(mu2);
+        self
+    }
+
+    /// This curve with a Gaussian bound `μ²` read back from storage (a ledger): `None` unless
+    /// `μ²` is finite, `≥ 0`, and bounds every value (`ε(α) ≤ α μ²/2`, to rounding), so that a
+    /// damaged `μ²` never lowers a figure.
+    pub(crate) fn with_stored_gaussian_bound(self, mu2: f64) -> Option<Self> {
+        let bounded = mu2.is_finite()
+            && mu2 >= 0.0
+            && self.iter().all(|(a, v)| v <= a * mu2 / 2.0 * (1.0 + 1e-12));
+        bounded.then(|| self.with_gaussian_bound(mu2))
     }
 
     /// A curve computed by this crate's formulas from validated inputs. Values are `≥ 0` by
@@ -209,14 +262,20 @@ impl RdpCurve {
             })
             .collect();
         debug_assert_eq!(values.len(), orders.len());
-        Self { orders, values }
+        Self {
+            orders,
+            values,
+            gaussian_mu2: None,
+        }
     }
 
-    /// The curve of a mechanism that reveals nothing (the identity of composition).
+    /// The curve of a mechanism that reveals nothing (the identity of composition): the
+    /// Gaussian curve with `μ = 0`.
     pub fn zero(orders: &Orders) -> Self {
         Self {
             orders: orders.clone(),
             values: vec![0.0; orders.len()],
+            gaussian_mu2: Some(0.0),
         }
     }
 
@@ -228,6 +287,12 @@ impl RdpCurve {
     /// `ε(α)` at each order.
     pub fn values(&self) -> &[f64] {
         &self.values
+    }
+
+    /// `μ²` when the mechanism is also `μ`-GDP (a composition of Gaussian mechanisms, or a
+    /// function of one; module docs); `None` otherwise.
+    pub fn gaussian_mu2(&self) -> Option<f64> {
+        self.gaussian_mu2
     }
 
     /// `(α, ε(α))` pairs.
@@ -254,6 +319,10 @@ impl RdpCurve {
         for (a, b) in self.values.iter_mut().zip(&other.values) {
             *a += b; // both ≥ 0 or +∞: no NaN possible
         }
+        self.gaussian_mu2 = match (self.gaussian_mu2, other.gaussian_mu2) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
         Ok(())
     }
 
@@ -269,6 +338,11 @@ impl RdpCurve {
                 .zip(&other.values)
                 .map(|(a, b)| a.max(*b))
                 .collect(),
+            // A mechanism bounded by either of two Gaussian curves is bounded by the larger.
+            gaussian_mu2: match (self.gaussian_mu2, other.gaussian_mu2) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                _ => None,
+            },
         }
     }
 
@@ -282,10 +356,12 @@ impl RdpCurve {
         RdpCurve {
             orders: self.orders.clone(),
             values: self.values.iter().map(|v| v * k).collect(),
+            gaussian_mu2: self.gaussian_mu2.map(|m| m * k),
         }
     }
 
-    /// The smallest ε over the grid at this δ, with the order and statement used.
+    /// The guarantee at this δ: the exact conversion of a Gaussian curve, else the smallest ε
+    /// over the grid with `conversion` (module docs), with the RDP figure's order and statement.
     pub fn to_dp(&self, delta: f64, conversion: Conversion) -> Result<DpBound, PrivacyError> {
         let delta = check_delta(delta)?;
         let mut best: Option<(f64, f64)> = None;
@@ -298,15 +374,24 @@ impl RdpCurve {
                 best = Some((eps, alpha));
             }
         }
-        Ok(match best {
-            Some((epsilon, order)) => DpBound::Finite(DpGuarantee {
-                epsilon,
-                delta,
-                order,
-                conversion,
-            }),
-            None => DpBound::NoFiniteGuarantee { delta },
-        })
+        let Some((rdp_epsilon, order)) = best else {
+            return Ok(DpBound::NoFiniteGuarantee { delta });
+        };
+        // The exact figure of the Gaussian bound, where it is below the RDP one (module docs).
+        let exact = self.gaussian_mu2.and_then(|mu2| {
+            let mu = mu2.sqrt();
+            gdp::epsilon(mu, delta)
+                .filter(|&e| e <= rdp_epsilon)
+                .map(|e| (mu, e))
+        });
+        Ok(DpBound::Finite(DpGuarantee {
+            epsilon: exact.map_or(rdp_epsilon, |(_, e)| e),
+            delta,
+            gaussian_mu: exact.map(|(mu, _)| mu),
+            rdp_epsilon,
+            order,
+            conversion,
+        }))
     }
 }
 

@@ -1,8 +1,11 @@
 //! Per-user privacy of a walk on a topology: the figures `dpwalk account walk` prints and the
 //! simulator, the daemon and the audit report, computed here once.
 //!
-//! - **local**: `K_i · ε_loc(α)` converted to (ε, δ) ([`crate::local`]). It holds for every step
-//!   the walk can run, ADMM included, and needs no assumption.
+//! - **local**: `K_i · ε_loc(α)`, a composition of Gaussian mechanisms (`4C√K_i/σ`-GDP), converted
+//!   to (ε, δ) exactly ([`crate::local`], [`crate::gdp`]). It holds for every step the walk can
+//!   run, ADMM included, and needs no assumption. It bounds every network figure too: each is the
+//!   smaller of its own RDP conversion and the local exact figure (the observer sees a function of
+//!   the tokens; [`crate::rdp`], "Gaussian bounds").
 //! - **network, path hidden** ([`path_hidden`], `specs/network-dp-2.md` §5; labelled
 //!   [`PATH_HIDDEN`]): the DP-SGD walk with any number of contributions per user, capped by the
 //!   budget policy. N1 on the complete graph (one figure for every pair), N3 pair by pair on any
@@ -317,13 +320,18 @@ pub struct Setup {
     pub conversion: Conversion,
 }
 
-/// One (ε, δ) figure and how it was obtained.
+/// One (ε, δ) figure and how it was obtained ([`crate::rdp::DpGuarantee`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Figure {
     /// ε; `null` when there is no finite guarantee at this δ.
     pub epsilon: Option<f64>,
-    /// The order that achieved it.
+    /// The order of the RDP figure (`rdp_epsilon`, or `epsilon` when that is the RDP figure).
     pub order: Option<f64>,
+    /// `μ` when ε is the exact conversion of a `μ`-GDP bound ([`crate::gdp`]); `null` when it is
+    /// the RDP figure.
+    pub exact_gaussian_mu: Option<f64>,
+    /// The RDP figure, above ε, when ε is exact: the cross-check.
+    pub rdp_epsilon: Option<f64>,
 }
 
 impl From<DpBound> for Figure {
@@ -332,16 +340,33 @@ impl From<DpBound> for Figure {
             DpBound::Finite(g) => Figure {
                 epsilon: Some(g.epsilon),
                 order: Some(g.order),
+                exact_gaussian_mu: g.gaussian_mu,
+                rdp_epsilon: g.gaussian_mu.map(|_| g.rdp_epsilon),
             },
-            DpBound::NoFiniteGuarantee { .. } => Figure {
-                epsilon: None,
-                order: None,
-            },
+            DpBound::NoFiniteGuarantee { .. } => Figure::none(),
         }
     }
 }
 
 impl Figure {
+    /// No finite guarantee.
+    pub fn none() -> Self {
+        Figure {
+            epsilon: None,
+            order: None,
+            exact_gaussian_mu: None,
+            rdp_epsilon: None,
+        }
+    }
+
+    /// ε = 0 (an observer of itself), with no order involved.
+    pub fn zero() -> Self {
+        Figure {
+            epsilon: Some(0.0),
+            ..Figure::none()
+        }
+    }
+
     /// ε with `+∞` for "no finite guarantee", for comparisons.
     pub fn epsilon_or_inf(&self) -> f64 {
         self.epsilon.unwrap_or(f64::INFINITY)
@@ -497,10 +522,7 @@ pub fn path_hidden(
             (0..n)
                 .map(|j| {
                     if i == j {
-                        Ok(Figure {
-                            epsilon: Some(0.0),
-                            order: None,
-                        })
+                        Ok(Figure::zero())
                     } else {
                         figure(&chain_of(i, j)?)
                     }
@@ -515,10 +537,7 @@ pub fn path_hidden(
         .map(|(i, row)| {
             // The worst observer; the first among equals.
             let mut worst = PathHiddenFigure {
-                figure: Figure {
-                    epsilon: Some(0.0),
-                    order: None,
-                },
+                figure: Figure::zero(),
                 observer: None,
             };
             for (j, f) in row.iter().enumerate().filter(|&(j, _)| j != i) {
@@ -582,7 +601,11 @@ mod tests {
         let f = user_figures(&setup(50.0), Some(&p), 4, &charges[4]).unwrap();
         let j = f.worst_observer.unwrap();
         assert!(j == 3 || j == 5, "worst observer {j}");
-        assert!(f.network.unwrap().epsilon_or_inf() < f.local.epsilon_or_inf());
+        // Never above the local figure; here the ring's network RDP figure (3-4 % below the local
+        // RDP one) is above the local view's exact figure (7 % below), which bounds it.
+        let network = f.network.unwrap();
+        assert_eq!(network.epsilon, f.local.epsilon);
+        assert!(network.exact_gaussian_mu.is_some());
     }
 
     #[test]

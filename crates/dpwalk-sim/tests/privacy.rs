@@ -506,7 +506,8 @@ fn replay(o: &Outputs) -> Vec<dpwalk_privacy::network::excursion::Visit> {
     path
 }
 
-/// N2 recomputed from a user's Ψ by hand: `min(K, Ψ)·8αC²/σ²`, tight conversion.
+/// N2 recomputed from a user's Ψ by hand: `min(K, Ψ)·8αC²/σ²`, tight conversion, or the local
+/// view's exact figure where that is smaller.
 fn n2_by_hand(psi: f64, k: u64, sigma: f64, clip: f64, delta: f64) -> f64 {
     use dpwalk_privacy::rdp::{Conversion, Orders, RdpCurve};
     let orders = Orders::default_grid();
@@ -514,11 +515,18 @@ fn n2_by_hand(psi: f64, k: u64, sigma: f64, clip: f64, delta: f64) -> f64 {
         .into_iter()
         .map(|e| e * psi.min(k as f64))
         .collect();
-    RdpCurve::new(orders, values)
+    let rdp = RdpCurve::new(orders.clone(), values)
         .expect("a curve")
         .to_dp(delta, Conversion::Tight)
         .expect("a bound")
-        .epsilon()
+        .epsilon();
+    // The local view (exact: K contributions are 4C√K/σ-GDP) bounds every observer too.
+    let noise = dpwalk_privacy::Noise::new(sigma, clip).expect("noise");
+    let local = dpwalk_privacy::local::local_view(&orders, noise, k)
+        .to_dp(delta, Conversion::Tight)
+        .expect("a bound")
+        .epsilon();
+    rdp.min(local)
 }
 
 #[test]

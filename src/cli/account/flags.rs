@@ -59,7 +59,9 @@ pub struct ConversionArgs {
         value_name = "A,B,..."
     )]
     orders: Option<Vec<f64>>,
-    /// How RDP is converted to (ε, δ).
+    /// How RDP is converted to (ε, δ). Gaussian views (the local view, the centralized view,
+    /// `account gaussian` without subsampling) are converted exactly whatever this says; it then
+    /// applies to the RDP figure printed beside them.
     #[arg(long, value_enum, default_value_t = ConversionArg::Tight)]
     pub conversion: ConversionArg,
 }

@@ -51,6 +51,8 @@ pub(super) fn gaussian(args: GaussianArgs) -> anyhow::Result<()> {
             epsilon: figure.epsilon,
             delta: args.conv.delta,
             best_order: figure.order,
+            exact_gaussian_mu: figure.exact_gaussian_mu,
+            rdp_epsilon: figure.rdp_epsilon,
             conversion: conversion.name(),
             noise_multiplier: args.noise_multiplier,
             sample_rate: args.sample_rate,
@@ -77,7 +79,7 @@ pub(super) fn gaussian(args: GaussianArgs) -> anyhow::Result<()> {
             .epsilon
             .map_or("inf".to_string(), |e| format!("{e:.6}")),
         args.conv.delta,
-        fmt_eps(figure.epsilon, figure.order),
+        fmt_eps(&figure),
         conversion.name()
     )?;
     writeln!(out, "{:>8}  {:>14}", "order", "RDP")?;

@@ -18,6 +18,7 @@ mod walk;
 
 use anyhow::Context;
 use clap::Subcommand;
+use dpwalk_privacy::walk::Figure;
 pub use flags::{ConversionArgs, ScenarioArgs};
 use gaussian::{GaussianArgs, gaussian};
 use std::io::Write as _;
@@ -51,10 +52,20 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
     }
 }
 
-/// ε for people: a number, or "no finite guarantee".
-pub fn fmt_eps(epsilon: Option<f64>, order: Option<f64>) -> String {
-    match (epsilon, order) {
-        (Some(e), Some(a)) => format!("eps = {e:.6} (order {a})"),
-        _ => "no finite guarantee".to_string(),
+/// ε for people, with how it was obtained: the exact Gaussian conversion (with the RDP figure
+/// beside it) or the RDP order; or "no finite guarantee".
+pub fn fmt_eps(figure: &Figure) -> String {
+    match (
+        figure.epsilon,
+        figure.exact_gaussian_mu,
+        figure.rdp_epsilon,
+        figure.order,
+    ) {
+        (Some(e), Some(mu), Some(rdp), Some(a)) => {
+            format!("eps = {e:.6} (exact, {mu:.4}-GDP; RDP gives {rdp:.6} at order {a})")
+        }
+        (Some(e), _, _, Some(a)) => format!("eps = {e:.6} (order {a})"),
+        (Some(e), _, _, None) => format!("eps = {e:.6}"),
+        (None, ..) => "no finite guarantee".to_string(),
     }
 }

@@ -161,8 +161,7 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
             .map(|(i, f)| WorstDoc {
                 user: (!all).then_some(i),
                 observer: f.observer,
-                epsilon: f.figure.epsilon,
-                order: f.figure.order,
+                figure: f.figure,
             })
     });
     let closed_form = match (&network, &scenario.topology) {
@@ -235,9 +234,10 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
     if network.is_some() {
         writeln!(out, "Network view: {walk_note}")?;
     }
-    let cell = |f: Option<Figure>| match f.map(|f| (f.epsilon, f.order)) {
-        Some((Some(e), Some(a))) => format!("{e:.6} ({a})"),
-        Some((Some(e), None)) => format!("{e:.6}"),
+    let cell = |f: Option<Figure>| match f.map(|f| (f.epsilon, f.exact_gaussian_mu, f.order)) {
+        Some((Some(e), Some(_), _)) => format!("{e:.6} (exact)"),
+        Some((Some(e), None, Some(a))) => format!("{e:.6} ({a})"),
+        Some((Some(e), None, None)) => format!("{e:.6}"),
         Some(_) => "no finite guarantee".to_string(),
         None => "-".to_string(),
     };
@@ -248,14 +248,14 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
             writeln!(
                 out,
                 "  local                 (eavesdropper on every token, bounds every observer): {}",
-                fmt_eps(local.epsilon, local.order)
+                fmt_eps(&local)
             )?;
         }
         if let Some(nw) = u.network {
             writeln!(
                 out,
                 "  {PATH_HIDDEN} (any other user, DP-SGD):                       {}",
-                fmt_eps(nw.epsilon, nw.order)
+                fmt_eps(&nw)
             )?;
         }
     } else {
@@ -282,7 +282,7 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
         writeln!(
             out,
             "  paper's Theorem 4 closed form 8*alpha*K*C^2*ln(n)/(sigma^2*n), for comparison only: {}",
-            fmt_eps(f.epsilon, f.order)
+            fmt_eps(&f)
         )?;
     }
     if let (Some(reason), true) = (withheld, args.view != WalkView::Local) {
@@ -295,10 +295,7 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
                 "Worst case: user {} against observer {}: {}",
                 w.user.map_or("-".to_string(), |i| i.to_string()),
                 w.observer.map_or("-".to_string(), |j| j.to_string()),
-                cell(Some(Figure {
-                    epsilon: w.epsilon,
-                    order: w.order
-                }))
+                cell(Some(w.figure))
             )?;
         }
         writeln!(out, "Assumptions of the network figures:")?;

@@ -15,7 +15,7 @@
 //! on the data).
 
 use crate::Noise;
-use crate::local::eps_loc;
+use crate::local::{eps_loc, mu2_loc};
 use crate::rdp::{Orders, RdpCurve};
 
 /// The label of N2 wherever it is printed (part of the spec).
@@ -31,7 +31,9 @@ pub fn given_walk_curve(orders: &Orders, noise: Noise, psi: f64, contributions: 
         .as_slice()
         .iter()
         .map(|&a| charge * eps_loc(a, noise.sigma(), noise.clip()));
+    // Never above the local view, which is Gaussian: its exact figure bounds this one too.
     RdpCurve::from_computed(orders.clone(), values)
+        .with_gaussian_bound(contributions as f64 * mu2_loc(noise.sigma(), noise.clip()))
 }
 
 #[cfg(test)]

@@ -51,7 +51,7 @@
 use super::{Transitions, renewal};
 use crate::Noise;
 use crate::error::PrivacyError;
-use crate::local::eps_loc;
+use crate::local::{eps_loc, mu2_loc};
 use crate::rdp::{Orders, RdpCurve};
 use rayon::prelude::*;
 
@@ -562,6 +562,8 @@ pub struct PairMixtures {
     orders: Orders,
     /// `ε_loc(α)` per order.
     per_step: Vec<f64>,
+    /// `μ²` of one contribution's local view (the Gaussian bound of the curve).
+    mu2_step: f64,
     /// `E exp(θ·Ψ_UNI)` per order and initial holder; `None` above [`LOCAL_ABOVE`] for one
     /// contribution (every cap takes the local value there).
     kept: Vec<Option<Vec<f64>>>,
@@ -616,6 +618,7 @@ impl PairMixtures {
         Self {
             orders: orders.clone(),
             per_step,
+            mu2_step: mu2_loc(noise.sigma(), noise.clip()),
             kept,
             dropped,
         }
@@ -654,7 +657,9 @@ impl PairMixtures {
                     _ => local,
                 }
             });
+        // The observer sees a function of the tokens, whose local view is Gaussian.
         RdpCurve::from_computed(self.orders.clone(), values)
+            .with_gaussian_bound(cap as f64 * self.mu2_step)
     }
 }
 

@@ -112,7 +112,7 @@ pub use law::{Horizon, PassageLaw};
 
 use crate::Noise;
 use crate::error::PrivacyError;
-use crate::local::eps_loc;
+use crate::local::{eps_loc, mu2_loc};
 use crate::rdp::{Orders, RdpCurve};
 
 /// What DP-SGD figures on the walk assume (see the module docs).
@@ -269,7 +269,9 @@ pub(crate) fn curve_with(
         // round an ulp over it.
         sum.min(total as f64 * local)
     });
+    // Never above the local view, which is Gaussian: its exact figure bounds this one too.
     RdpCurve::from_computed(orders.clone(), values)
+        .with_gaussian_bound(total as f64 * mu2_loc(noise.sigma(), noise.clip()))
 }
 
 /// The paper's Theorem 4 closed form `8 α K C² ln n / (σ² n)`, for printing beside the exact

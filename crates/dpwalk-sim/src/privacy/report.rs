@@ -64,13 +64,7 @@ impl PrivacyContext {
             let bound = account.bound(&self.orders, &point.method, self.delta, self.conversion);
             return PointPrivacy {
                 local: Some(Extreme {
-                    figure: bound.map_or(
-                        Figure {
-                            epsilon: None,
-                            order: None,
-                        },
-                        Figure::from,
-                    ),
+                    figure: bound.map_or(Figure::none(), Figure::from),
                     user: None,
                     contributions: rounds,
                 }),
@@ -609,13 +603,7 @@ impl NetworkExtreme {
                         (u, w)
                     }
                 });
-        let figure = worst.map_or(
-            Figure {
-                epsilon: None,
-                order: None,
-            },
-            |w| w.figure,
-        );
+        let figure = worst.map_or(Figure::none(), |w| w.figure);
         let mean = users.iter().map(|f| f.figure.epsilon_or_inf()).sum::<f64>()
             / users.len().max(1) as f64;
         NetworkExtreme {

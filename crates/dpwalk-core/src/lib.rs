@@ -16,12 +16,14 @@
 //! - [`baselines`]: other papers' algorithms (federated DP-IADMM, federated DP-SGD), compared
 //!   with the walk on the same problems.
 //! - [`data`]: datasets, loaders, synthetic generators, split and partition among users.
+//! - [`durable`]: making a file's directory entry durable (the ledger's and the node's files).
 //!
-//! No I/O beyond reading files, no async, no networking: the daemon and the simulator are thin
-//! drivers around these functions.
+//! No I/O beyond reading files and that one fsync, no async, no networking: the daemon and the
+//! simulator are thin drivers around these functions.
 
 pub mod baselines;
 pub mod data;
+pub mod durable;
 pub mod noise;
 pub mod params;
 pub mod problem;

@@ -146,7 +146,7 @@ fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     f.sync_all()?;
     drop(f);
     std::fs::rename(&temp, path)?;
-    crate::state::sync_parent(path)
+    dpwalk_core::durable::sync_parent(path)
 }
 
 #[cfg(test)]

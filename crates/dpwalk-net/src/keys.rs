@@ -80,7 +80,7 @@ pub fn generate(path: &Path) -> Result<Keypair, KeyError> {
     })?;
     file.write_all(&bytes).map_err(io(path))?;
     file.sync_all().map_err(io(path))?;
-    crate::state::sync_parent(path).map_err(io(path))?;
+    dpwalk_core::durable::sync_parent(path).map_err(io(path))?;
     Ok(keypair)
 }
 

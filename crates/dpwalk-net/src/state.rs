@@ -271,7 +271,7 @@ impl StateDir {
         };
         let slots = [open(SLOT_FILES[0])?, open(SLOT_FILES[1])?];
         if created {
-            sync_parent(&dir.join(SLOT_FILES[0])).map_err(io(dir))?;
+            dpwalk_core::durable::sync_parent(&dir.join(SLOT_FILES[0])).map_err(io(dir))?;
         }
         let mut states = StateDir {
             dir: dir.to_path_buf(),
@@ -492,22 +492,6 @@ fn decode(bytes: &[u8], path: &Path) -> Result<(u64, NodeState), StateError> {
         return Err(corrupt(format!("{} trailing bytes", payload.len() - used)));
     }
     Ok((u64::from_le_bytes(generation), state))
-}
-
-/// Fsyncs the directory containing `path`, so that a file created or renamed there survives a
-/// crash. A no-op where directories cannot be opened (not Unix).
-pub(crate) fn sync_parent(path: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        let parent = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        File::open(parent)?.sync_all()?;
-    }
-    #[cfg(not(unix))]
-    let _ = path;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -333,16 +333,6 @@ impl Tail {
     }
 }
 
-/// Fsyncs the directory holding `path`, so that a new or truncated file's entry is durable.
-fn sync_parent(path: &Path) -> Result<(), LedgerError> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    File::open(parent)?.sync_all()?;
-    Ok(())
-}
-
 impl Ledger {
     /// Creates a new ledger of `owner` (fails if the file exists) over `orders`, durably.
     pub fn create(path: &Path, orders: &Orders, owner: LedgerOwner) -> Result<Self, LedgerError> {
@@ -354,7 +344,7 @@ impl Ledger {
         let header = header_bytes(Format::V3, orders, owner);
         file.write_all(&header)?;
         file.sync_all()?;
-        sync_parent(path)?;
+        dpwalk_core::durable::sync_parent(path)?;
         Ok(Self {
             file,
             path: path.to_path_buf(),
@@ -405,7 +395,7 @@ impl Ledger {
             Tail::Torn { valid_len } | Tail::BadLast { valid_len } => {
                 ledger.file.set_len(valid_len)?;
                 ledger.file.sync_all()?;
-                sync_parent(path)?;
+                dpwalk_core::durable::sync_parent(path)?;
                 file_len - valid_len
             }
         };

@@ -68,6 +68,8 @@ pub(super) fn load(config: &NodeConfig) -> Result<(Loaded, Dataset), NodeError> 
             tracing::info!(
                 sigma = cal.sigma,
                 epsilon = cal.achieved.epsilon,
+                exact_gaussian_mu = cal.achieved.gaussian_mu,
+                rdp_epsilon = cal.achieved.rdp_epsilon,
                 order = cal.achieved.order,
                 planned_contributions = run.planned_contributions(),
                 unit = run.unit_label(),

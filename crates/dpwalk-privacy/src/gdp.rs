@@ -8,8 +8,8 @@
 //! `δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)` (their Cor. 2.13; Balle & Wang 2018, Thm. 8), and
 //! for no smaller δ: this is the mechanism's privacy profile, the tightest `(ε, δ)` statement.
 //! The RDP curve of the same composition is `α μ²/2`, and its conversions
-//! ([`crate::rdp::Conversion`]) are above this one: at δ = 10⁻⁶ on the default grid by 8.3 % for `μ` = 0.1, 7.3 % for 0.5 and
-//! 6.3 % for 2 (`tests/gaussian_exact.rs` prints them).
+//! ([`crate::rdp::Conversion`]) are above this one: at δ = 10⁻⁶ on the default grid by 8.3 % for
+//! `μ` = 0.1, 7.3 % for 0.5 and 6.3 % for 2 (`tests/gaussian_exact.rs` prints them).
 //!
 //! # Computing ε at a given δ
 //! `δ(ε)` decreases in `ε`, so [`epsilon`] bisects for the smallest `ε` with `δ(ε) ≤ δ` and

@@ -8,10 +8,11 @@
 //!   the tokens; [`crate::rdp`], "Gaussian bounds").
 //! - **network, path hidden** ([`path_hidden`], `specs/network-dp-2.md` §5; labelled
 //!   [`PATH_HIDDEN`]): the DP-SGD walk with any number of contributions per user, capped by the
-//!   budget policy. N1 on the complete graph (one figure for every pair), N3 pair by pair on any
-//!   other graph of at most [`MAX_PAIR_USERS`] users (each user against its worst observer);
+//!   budget policy. N1 on the complete graph (one figure for every pair), N3 on any other graph
+//!   of at most [`MAX_PAIR_USERS`] users (each user against its worst observer: its neighbours
+//!   pair by pair, every other observer through one coalition, [`crate::network::coalition`]);
 //!   refused with [`NOT_OFFERED_COST`] above that and where the arithmetic would pass
-//!   [`MAX_NETWORK_WORK`](crate::network::mixture::MAX_NETWORK_WORK) ([`PrivacyError::NetworkCost`]). The mixture itself is in
+//!   [`MAX_NETWORK_WORK`] ([`PrivacyError::NetworkCost`]). The mixture itself is in
 //!   [`crate::network::mixture`], the per-path charge `Ψ` in [`crate::network::excursion`].
 //! - **network given the walk** (N2, labelled [`GIVEN_WALK`]): `ε_loc·max_j Ψ_ij` for a realised
 //!   walk ([`crate::network::excursion::certify`], [`crate::network::given_walk`]).
@@ -33,8 +34,10 @@
 use crate::Noise;
 use crate::error::PrivacyError;
 use crate::local::local_view;
+use crate::network::coalition::Coalition;
 use crate::network::mixture::{
-    MAX_PAIR_USERS, MixtureOptions, PairChain, PairMixtures, check_cost, network_orders,
+    MAX_NETWORK_WORK, MAX_PAIR_USERS, MixtureOptions, PairChain, PairMixtures, check_cost,
+    check_work, network_orders, work,
 };
 use crate::network::{
     Charges, HittingOptions, InverseHitting, PassageLaw, complete_graph_inverse_hitting,
@@ -426,7 +429,9 @@ pub fn user_figures(
 pub struct PathHiddenFigure {
     /// The (ε, δ) figure, `min(local, network)` order by order.
     pub figure: Figure,
-    /// The observer it is about (`None` on the complete graph, where all are alike).
+    /// The observer it is about: `None` on the complete graph, where all are alike, and where
+    /// the worst is the coalition's figure, which bounds every observer beyond the user's
+    /// neighbours at once ([`crate::network::coalition`]).
     pub observer: Option<usize>,
 }
 
@@ -437,16 +442,27 @@ pub struct PathHiddenFigure {
 pub struct PathHidden {
     /// Per user; one entry for the complete graph, whose users are all alike.
     pub users: Vec<PathHiddenFigure>,
-    /// The ε of every ordered pair (`n × n`, row = user, column = observer, 0 on the diagonal),
-    /// when asked for.
+    /// An ε for every ordered pair (`n × n`, row = user, column = observer, 0 on the diagonal),
+    /// when asked for: a neighbour's own pair figure; beyond the neighbours the coalition's
+    /// figure, or the smaller of it and the pair's own where the far pairs were computed
+    /// ([`path_hidden`]).
     pub pairs: Option<Vec<f64>>,
 }
 
 /// The path-hidden network view of a DP-SGD walk of `steps` steps on `topology` in which every
 /// user contributes at most `cap` times (the budget policy enforces the cap; spent users take
 /// noise-only steps), on the orders calibration and the budget policy use
-/// ([`network_orders`]), so that a calibrated σ reads back as its target. Refused above [`MAX_PAIR_USERS`] users on a graph other than the complete
-/// one ([`NOT_OFFERED_COST`]), and where the computation would exceed [`MAX_NETWORK_WORK`](crate::network::mixture::MAX_NETWORK_WORK).
+/// ([`network_orders`]), so that a calibrated σ reads back as its target. Refused above
+/// [`MAX_PAIR_USERS`] users on a graph other than the complete one ([`NOT_OFFERED_COST`]), and
+/// where the computation would exceed [`MAX_NETWORK_WORK`].
+///
+/// On a graph other than the complete one, user `i`'s figure is the largest of its neighbours'
+/// pair figures and the coalition's ([`crate::network::coalition`]: one bound for every observer
+/// outside `N[i]`). Where the coalition's is above every neighbour's and all `n(n − 1)` pairs
+/// are within [`MAX_NETWORK_WORK`], the far pairs are computed too and each is charged the
+/// smaller of its own figure and the coalition's, so that no figure is above what all pairs
+/// give; above that limit the coalition's figure stands (proved, but up to a few per cent above
+/// the far pairs' own on the graphs measured).
 pub fn path_hidden(
     setup: &Setup,
     topology: &Topology,
@@ -464,27 +480,13 @@ pub fn path_hidden(
             max: MAX_PAIR_USERS,
         });
     }
-    let rows = if complete {
-        Vec::new()
-    } else {
-        transition_rows(topology)
-    };
-    let chain_of = |i: usize, j: usize| -> Result<PairChain, PrivacyError> {
-        if complete {
-            PairChain::complete(n)
-        } else {
-            PairChain::pair(&rows, i, j)
-        }
-    };
     let orders = network_orders(&setup.orders)?;
-    let pairs = if complete { 1.0 } else { (n * (n - 1)) as f64 };
-    check_cost(&chain_of(0, 1)?, k, pairs, orders.len())?;
     // The local figure bounds every observer too: on its finer grid it can be the smaller.
     let local: Figure = local_view(&setup.orders, setup.noise, cap)
         .to_dp(setup.delta, setup.conversion)?
         .into();
-    let figure = |chain: &PairChain| -> Result<Figure, PrivacyError> {
-        let network: Figure = PairMixtures::new(chain, k, &orders, setup.noise, &opts)
+    let figure = |mixtures: PairMixtures| -> Result<Figure, PrivacyError> {
+        let network: Figure = mixtures
             .curve(cap)
             .to_dp(setup.delta, setup.conversion)?
             .into();
@@ -494,8 +496,11 @@ pub fn path_hidden(
             network
         })
     };
+    let pair = |chain: &PairChain| figure(PairMixtures::new(chain, k, &orders, setup.noise, &opts));
     if complete {
-        let f = figure(&chain_of(0, 1)?)?;
+        let chain = PairChain::complete(n)?;
+        check_cost(&chain, k, 1.0, orders.len())?;
+        let f = pair(&chain)?;
         let pairs = with_pairs.then(|| {
             (0..n * n)
                 .map(|x| {
@@ -515,46 +520,93 @@ pub fn path_hidden(
             pairs,
         });
     }
-    // Each user's row of pairs, the users in parallel (rayon).
-    let rows: Vec<Vec<Figure>> = (0..n)
-        .into_par_iter()
-        .map(|i| {
-            (0..n)
-                .map(|j| {
-                    if i == j {
-                        Ok(Figure::zero())
-                    } else {
-                        figure(&chain_of(i, j)?)
-                    }
-                })
-                .collect::<Result<Vec<Figure>, PrivacyError>>()
+    let rows = transition_rows(topology);
+    // Each user's neighbours pair by pair, every other observer through its coalition
+    // ([`crate::network::coalition`]); the far pairs one by one only where the coalition is the
+    // worst and all pairs are within the cost limit.
+    let coalitions: Vec<Coalition> = (0..n)
+        .map(|i| Coalition::new(&rows, i))
+        .collect::<Result<_, _>>()?;
+    let pair_work = work(&PairChain::pair(&rows, 0, 1)?, k, &opts);
+    let neighbour_pairs: usize = coalitions.iter().map(|c| c.neighbours().count()).sum();
+    let coalition_work: f64 = coalitions.iter().map(|c| c.work(k, &opts)).sum();
+    let per_order = pair_work * neighbour_pairs as f64 + coalition_work;
+    check_work(per_order * orders.len() as f64, k, n)?;
+    let far_pairs = pair_work * (n * (n - 1)) as f64 * orders.len() as f64 <= MAX_NETWORK_WORK;
+    let rows_and_users: Vec<(Vec<Figure>, PathHiddenFigure)> = coalitions
+        .par_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            user_row(i, c, &rows, far_pairs, pair, |c| {
+                figure(c.mixtures(k, &orders, setup.noise, &opts))
+            })
         })
         .collect::<Result<_, _>>()?;
-    let matrix: Vec<f64> = rows.iter().flatten().map(Figure::epsilon_or_inf).collect();
-    let users = rows
+    let matrix: Vec<f64> = rows_and_users
         .iter()
-        .enumerate()
-        .map(|(i, row)| {
-            // The worst observer; the first among equals.
-            let mut worst = PathHiddenFigure {
-                figure: Figure::zero(),
-                observer: None,
-            };
-            for (j, f) in row.iter().enumerate().filter(|&(j, _)| j != i) {
-                if worst.observer.is_none() || f.epsilon_or_inf() > worst.figure.epsilon_or_inf() {
-                    worst = PathHiddenFigure {
-                        figure: *f,
-                        observer: Some(j),
-                    };
-                }
-            }
-            worst
-        })
+        .flat_map(|(row, _)| row.iter().map(Figure::epsilon_or_inf))
         .collect();
     Ok(PathHidden {
-        users,
+        users: rows_and_users.into_iter().map(|(_, u)| u).collect(),
         pairs: with_pairs.then_some(matrix),
     })
+}
+
+/// User `i`'s figures against every observer and against its worst: its neighbours' pair by
+/// pair (`pair`), every other observer's from the coalition's (`coalition`), or, where the
+/// coalition is above every neighbour and `far_pairs` allows, the smaller of the coalition's and
+/// the pair's own.
+fn user_row(
+    i: usize,
+    c: &Coalition,
+    rows: &[Vec<(usize, f64)>],
+    far_pairs: bool,
+    pair: impl Fn(&PairChain) -> Result<Figure, PrivacyError>,
+    coalition: impl Fn(&Coalition) -> Result<Figure, PrivacyError>,
+) -> Result<(Vec<Figure>, PathHiddenFigure), PrivacyError> {
+    let n = rows.len();
+    let mut row = vec![Figure::zero(); n];
+    for j in c.neighbours() {
+        row[j] = pair(&PairChain::pair(rows, i, j)?)?;
+    }
+    let near = c
+        .neighbours()
+        .map(|j| row[j].epsilon_or_inf())
+        .fold(0.0, f64::max);
+    // Observers whose figure is the coalition's (one bound for all of them, no worst among them).
+    let mut shared = vec![false; n];
+    if !c.observers().is_empty() {
+        let far = coalition(c)?;
+        let each = far_pairs && far.epsilon_or_inf() > near;
+        for &j in c.observers() {
+            row[j] = if each {
+                let own = pair(&PairChain::pair(rows, i, j)?)?;
+                if own.epsilon_or_inf() <= far.epsilon_or_inf() {
+                    own
+                } else {
+                    far
+                }
+            } else {
+                shared[j] = true;
+                far
+            };
+        }
+    }
+    // The worst observer; the first among equals, `None` for the coalition's shared figure.
+    let mut worst: Option<PathHiddenFigure> = None;
+    for (j, f) in row.iter().enumerate().filter(|&(j, _)| j != i) {
+        if worst.is_none_or(|w| f.epsilon_or_inf() > w.figure.epsilon_or_inf()) {
+            worst = Some(PathHiddenFigure {
+                figure: *f,
+                observer: (!shared[j]).then_some(j),
+            });
+        }
+    }
+    let worst = worst.unwrap_or(PathHiddenFigure {
+        figure: Figure::zero(),
+        observer: None,
+    });
+    Ok((row, worst))
 }
 
 #[cfg(test)]
@@ -606,6 +658,74 @@ mod tests {
         let network = f.network.unwrap();
         assert_eq!(network.epsilon, f.local.epsilon);
         assert!(network.exact_gaussian_mu.is_some());
+    }
+
+    #[test]
+    fn n3_is_never_above_all_pairs_and_equals_it_where_a_neighbour_is_the_worst() {
+        use dpwalk_core::topology::{TopologyKind, TopologySpec};
+        let mut spec = TopologySpec::new(TopologyKind::RandomRegular);
+        spec.degree = Some(4);
+        // A graph and walk where the coalition is above every pair for some users (so the far pairs
+        // are computed for them) and below the neighbours for the others.
+        let (n, steps, cap, seed) = (16, 320, 30, 2);
+        let topology = spec
+            .build(Some(n), std::path::Path::new("."), seed)
+            .unwrap();
+        let setup = setup(20.0);
+        let got = path_hidden(&setup, &topology, steps, cap, true).unwrap();
+        let rows = transition_rows(&topology);
+        let orders = network_orders(&setup.orders).unwrap();
+        let opts = MixtureOptions::default();
+        let local = local_view(&setup.orders, setup.noise, cap)
+            .to_dp(setup.delta, setup.conversion)
+            .map(Figure::from)
+            .unwrap()
+            .epsilon_or_inf();
+        let (mut equal, mut below, mut above) = (0, 0, 0);
+        for i in 0..n {
+            let c = Coalition::new(&rows, i).unwrap();
+            let neighbours: Vec<usize> = c.neighbours().collect();
+            // Every pair by itself, as N3 was computed before the coalition.
+            let mut worst = (0.0, 0);
+            for j in (0..n).filter(|&j| j != i) {
+                let chain = PairChain::pair(&rows, i, j).unwrap();
+                let e = PairMixtures::new(&chain, steps as usize, &orders, setup.noise, &opts)
+                    .curve(cap)
+                    .to_dp(setup.delta, setup.conversion)
+                    .map(Figure::from)
+                    .unwrap()
+                    .epsilon_or_inf()
+                    .min(local);
+                if e > worst.0 {
+                    worst = (e, j);
+                }
+            }
+            let user = got.users[i];
+            let coalition = c
+                .mixtures(steps as usize, &orders, setup.noise, &opts)
+                .curve(cap)
+                .to_dp(setup.delta, setup.conversion)
+                .map(Figure::from)
+                .unwrap()
+                .epsilon_or_inf();
+            above += usize::from(coalition > worst.0);
+            let e = user.figure.epsilon_or_inf();
+            assert!(e <= worst.0, "user {i}: {e} above all pairs' {}", worst.0);
+            for &j in &neighbours {
+                let pair = got.pairs.as_ref().unwrap()[i * n + j];
+                assert!(e >= pair, "user {i}: {e} below its neighbour {j}'s {pair}");
+            }
+            if neighbours.contains(&worst.1) {
+                assert_eq!(e, worst.0, "user {i}");
+                assert_eq!(user.observer, Some(worst.1), "user {i}");
+                equal += 1;
+            } else {
+                below += 1;
+            }
+        }
+        assert!(equal > 0, "some user's worst observer is a neighbour");
+        assert!(above > 0, "some user's coalition is above all its pairs");
+        assert_eq!(equal + below, n);
     }
 
     #[test]

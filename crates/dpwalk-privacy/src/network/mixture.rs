@@ -55,8 +55,9 @@ use crate::local::{eps_loc, mu2_loc};
 use crate::rdp::{Orders, RdpCurve};
 use rayon::prelude::*;
 
-/// Largest non-complete graph whose pairs are computed (N3): the cost is O(n²) pairs, each a
-/// recursion over the graph's edges.
+/// Largest non-complete graph whose pairs are computed (N3): each user's neighbours pair by
+/// pair, each pair a recursion over the graph's edges (and the far pairs too where their cost
+/// allows, [`crate::walk::path_hidden`]).
 pub const MAX_PAIR_USERS: usize = 200;
 
 /// Visits of `i` in one excursion that are charged by their own factor; a path with more in one
@@ -64,7 +65,7 @@ pub const MAX_PAIR_USERS: usize = 200;
 pub const DEFAULT_VISITS: usize = 40;
 
 /// Orders whose `θ·K_max` exceeds this take the local value (see the module docs, "Overflow").
-const LOCAL_ABOVE: f64 = 600.0;
+pub(super) const LOCAL_ABOVE: f64 = 600.0;
 
 /// Power iterations for the tail's eigenvector estimate (any `v > 0` gives a valid bound; a
 /// better one gives a smaller `ρ`).
@@ -169,7 +170,22 @@ impl PairChain {
         })
     }
 
-    fn states(&self) -> usize {
+    /// A chain on the states of `moves` (moves that leave them excluded) whose observation after
+    /// distance 1 has weight `ret[y]` from state `y`: what the coalition's excursions
+    /// ([`super::coalition`]) run the recursion on, one `ret` per way out.
+    pub(super) fn inside(moves: Vec<Vec<(usize, f64)>>, contributor: usize, ret: Vec<f64>) -> Self {
+        let states = moves.len();
+        Self {
+            moves,
+            ret,
+            entry: vec![0.0; states],
+            contributor,
+            users: states,
+            lumped: false,
+        }
+    }
+
+    pub(super) fn states(&self) -> usize {
         self.ret.len()
     }
 
@@ -199,10 +215,10 @@ pub enum Initial {
 /// The weights of one order on the `(state, q)` grid, `q ∈ 0..=Q+1`; `Q + 1` holds the paths with
 /// more than `Q` visits of `i` in one excursion: dropped (factor 0) for the mixture, kept with
 /// factor 1 for their probability.
-struct Weights {
-    theta: f64,
-    visits: usize,
-    keep_dropped: bool,
+pub(super) struct Weights {
+    pub(super) theta: f64,
+    pub(super) visits: usize,
+    pub(super) keep_dropped: bool,
 }
 
 impl Weights {
@@ -270,7 +286,7 @@ fn base(chain: &PairChain, w: &Weights, to_observer: bool) -> Vec<f64> {
 
 /// Which counts a series sums: the paths kept (`q ≤ Q`) or the dropped ones (`q = Q + 1`).
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Part {
+pub(super) enum Part {
     Kept,
     Dropped,
 }
@@ -287,13 +303,13 @@ fn sums(h: &[f64], qn: usize, part: Part) -> Vec<f64> {
 
 /// The excursion weights of one part, exact up to `l0` (index `L − 1`), and beyond it bounded by
 /// the tail.
-struct Series {
+pub(super) struct Series {
     /// `W(L) = Σ_y P(j → y) Σ_q h^L_ret(y, q)`.
     ret: Vec<f64>,
     /// `W_fin(L)`, the same for a last segment that ends with the final model.
     fin: Vec<f64>,
     /// `Σ_q h^L_ret(x₀, q)` per state, for the first segment: row `L − 1` of `states` values.
-    first: Vec<f64>,
+    pub(super) first: Vec<f64>,
     /// States per row of `first`.
     states: usize,
     /// `Σ_q h^K_fin(x₀, q)` per state when `K ≤ l0`.
@@ -301,14 +317,14 @@ struct Series {
 }
 
 /// The recursion of one order (or of the drop probability) for a walk of `k` steps.
-struct Recursion {
+pub(super) struct Recursion {
     l0: usize,
-    parts: Vec<Series>,
-    tail: Option<Tail>,
+    pub(super) parts: Vec<Series>,
+    pub(super) tail: Option<Tail>,
 }
 
 impl Recursion {
-    fn run(chain: &PairChain, w: &Weights, k: usize, l0: usize, parts: &[Part]) -> Self {
+    pub(super) fn run(chain: &PairChain, w: &Weights, k: usize, l0: usize, parts: &[Part]) -> Self {
         let qn = w.visits + 2;
         let mut ret = base(chain, w, true);
         let mut fin = base(chain, w, false);
@@ -446,7 +462,7 @@ impl Recursion {
 
 /// `L₀` for a walk of `k` steps: by default every distance on the complete graph's two classes
 /// (a step of the recursion costs O(Q) there), `min(K, 64·n)` on a general graph.
-fn horizon(chain: &PairChain, k: usize, opts: &MixtureOptions) -> usize {
+pub(super) fn horizon(chain: &PairChain, k: usize, opts: &MixtureOptions) -> usize {
     let default = if chain.lumped { k } else { 64 * chain.users };
     opts.horizon.unwrap_or(default).clamp(1, k.max(1))
 }
@@ -600,6 +616,19 @@ impl PairMixtures {
         opts: &MixtureOptions,
         dropped: Vec<f64>,
     ) -> Self {
+        Self::of(orders, noise, dropped, |theta| {
+            mixture(chain, steps, theta, opts)
+        })
+    }
+
+    /// The mixtures of any observer (a pair, or a [`super::coalition`]) given its mixture per
+    /// `θ` (one value per initial holder, as `dropped`) and its dropped paths' probability.
+    pub(super) fn of(
+        orders: &Orders,
+        noise: Noise,
+        dropped: Vec<f64>,
+        mixture: impl Fn(f64) -> Vec<f64> + Sync,
+    ) -> Self {
         let per_step: Vec<f64> = orders
             .as_slice()
             .iter()
@@ -612,7 +641,7 @@ impl PairMixtures {
             .zip(&per_step)
             .map(|(&alpha, &e)| {
                 let theta = (alpha - 1.0) * e;
-                (theta <= LOCAL_ABOVE).then(|| mixture(chain, steps, theta, opts))
+                (theta <= LOCAL_ABOVE).then(|| mixture(theta))
             })
             .collect();
         Self {
@@ -680,7 +709,7 @@ pub fn pair_curve(
 /// The arithmetic of one order of [`pair_curve`] in multiply-adds, roughly: the recursion over
 /// the distances computed exactly and the renewal over the walk's steps. What
 /// [`MAX_NETWORK_WORK`] limits (times the orders and the pairs).
-fn work(chain: &PairChain, steps: usize, opts: &MixtureOptions) -> f64 {
+pub(crate) fn work(chain: &PairChain, steps: usize, opts: &MixtureOptions) -> f64 {
     let l0 = horizon(chain, steps, opts);
     let moves: usize = chain.moves.iter().map(Vec::len).sum();
     let k = steps as f64;
@@ -705,11 +734,17 @@ pub fn check_cost(
     orders: usize,
 ) -> Result<(), PrivacyError> {
     let estimate = work(chain, steps, &MixtureOptions::default()) * pairs * orders as f64;
-    if estimate > MAX_NETWORK_WORK {
+    check_work(estimate, steps, chain.users)
+}
+
+/// Refuses, as [`check_cost`] does, an estimate of `work` multiply-adds for a walk of `steps`
+/// steps among `users` users above [`MAX_NETWORK_WORK`].
+pub(crate) fn check_work(work: f64, steps: usize, users: usize) -> Result<(), PrivacyError> {
+    if work > MAX_NETWORK_WORK {
         return Err(PrivacyError::NetworkCost {
-            work: estimate,
+            work,
             steps: steps as u64,
-            users: chain.users,
+            users,
             limit: MAX_NETWORK_WORK,
         });
     }
@@ -741,14 +776,14 @@ pub const MAX_NETWORK_WORK: f64 = 1e11;
 /// `B(y, x) = (y = i ? β : 1)·P(y → x)`: a nonnegative `S × S` map with no count structure. With
 /// `v > 0` from power iteration on `B`, `ρ = max (Bv)/v` (Collatz–Wielandt: `B v ≤ ρ v`) and
 /// `c = max u^{l0}/v`, `u^{l0+m} ≤ c·ρ^m·v`.
-struct Tail {
-    rho: f64,
-    c_ret: f64,
+pub(super) struct Tail {
+    pub(super) rho: f64,
+    pub(super) c_ret: f64,
     c_fin: f64,
     /// `Σ_y P(j → y)·v(y)`.
     entry_v: f64,
     /// `v` per state.
-    v_sums: Vec<f64>,
+    pub(super) v_sums: Vec<f64>,
 }
 
 impl Tail {

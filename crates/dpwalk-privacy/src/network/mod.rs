@@ -97,6 +97,7 @@
 //! To offer the figure, we need the theorem's text: the statement, its assumptions and its
 //! sensitivity convention.
 
+pub mod coalition;
 pub mod excursion;
 pub mod given_walk;
 mod hitting;

@@ -23,6 +23,14 @@
 //!   (1,000, 10⁵): under 10 s.
 //! - `calibrate_network_complete(n, K)`: the smallest σ for (1, 1e-6) against N1 (a `[budget]
 //!   view = "network"` run's calibration). Target for (1,000, 10⁵): under 60 s.
+//! - `n3_pair_regular(n)`: one pair's cap-free mixtures (every network order, and the dropped
+//!   paths' probability) on a random 4-regular graph of `n` users, a walk of `10·n` steps,
+//!   σ/C = 20: the unit N3 repeats for each neighbour of each user.
+//! - `n3_coalition_regular(n)`: the same for one user's coalition (every observer beyond its
+//!   neighbours at once).
+//! - `n3_regular_100`: N3 of every user of a random 4-regular graph of 100 users, a walk of
+//!   1,000 steps, 0.99-quantile cap: what `dpwalk account walk --topology T --total-steps 1000
+//!   --step dp-sgd` computes. The 200-user target (under 60 s) is measured with that command.
 //! - `n2_certify_1000_users_100k_hops`: the ex-post certificate N2 of every user from a realised
 //!   walk of 10⁵ hops among 1,000 users (uniform holders, every visit a contribution). Target:
 //!   under 2 s.
@@ -39,9 +47,11 @@ use dpwalk_privacy::calibrate::{View, calibrate};
 use dpwalk_privacy::ledger::{Ledger, LedgerOwner};
 use dpwalk_privacy::local::local_view;
 use dpwalk_privacy::mechanism::subsampled_gaussian;
+use dpwalk_privacy::network::coalition::Coalition;
+use dpwalk_privacy::network::mixture::{MixtureOptions, PairChain, PairMixtures, network_orders};
 use dpwalk_privacy::network::{Charges, HittingOptions};
 use dpwalk_privacy::rdp::{Conversion, Orders};
-use dpwalk_privacy::walk::{Passage, Setup, user_figures};
+use dpwalk_privacy::walk::{Passage, Setup, transition_rows, user_figures};
 use std::path::Path;
 
 fn main() {
@@ -169,6 +179,51 @@ fn calibrate_network_complete(b: Bencher, (n, steps): (usize, u64)) {
             dpwalk_privacy::calibrate::REL_TOL,
         )
         .expect("calibrates")
+    });
+}
+
+fn regular(n: usize) -> Topology {
+    let mut spec = TopologySpec::new(TopologyKind::RandomRegular);
+    spec.nodes = Some(n);
+    spec.degree = Some(4);
+    spec.build(None, Path::new("."), 1).expect("topology")
+}
+
+fn n3_setup() -> (Orders, Noise) {
+    (
+        network_orders(&Orders::default_grid()).expect("orders"),
+        Noise::new(20.0, 1.0).expect("valid noise"),
+    )
+}
+
+#[divan::bench(args = [100, 200], sample_count = 5, sample_size = 1)]
+fn n3_pair_regular(b: Bencher, n: usize) {
+    let rows = transition_rows(&regular(n));
+    let (orders, noise) = n3_setup();
+    // User 0 against its first neighbour.
+    let j = rows[0][0].0;
+    let chain = PairChain::pair(&rows, 0, j).expect("pair");
+    b.bench_local(|| PairMixtures::new(&chain, 10 * n, &orders, noise, &MixtureOptions::default()));
+}
+
+#[divan::bench(args = [100, 200], sample_count = 5, sample_size = 1)]
+fn n3_coalition_regular(b: Bencher, n: usize) {
+    let rows = transition_rows(&regular(n));
+    let (orders, noise) = n3_setup();
+    let coalition = Coalition::new(&rows, 0).expect("coalition");
+    b.bench_local(|| coalition.mixtures(10 * n, &orders, noise, &MixtureOptions::default()));
+}
+
+#[divan::bench(sample_count = 1, sample_size = 1)]
+fn n3_regular_100(b: Bencher) {
+    let setup = Setup {
+        noise: Noise::new(20.0, 1.0).expect("valid noise"),
+        ..setup()
+    };
+    let topology = regular(100);
+    b.bench_local(|| {
+        dpwalk_privacy::walk::path_hidden(&setup, &topology, 1000, planned(100, 1000), false)
+            .expect("N3")
     });
 }
 

@@ -496,11 +496,32 @@ pub fn path_hidden(
             network
         })
     };
-    let pair = |chain: &PairChain| figure(PairMixtures::new(chain, k, &orders, setup.noise, &opts));
+    let rows = if complete {
+        Vec::new()
+    } else {
+        transition_rows(topology)
+    };
+    // A pair's figure on the network orders, or at one order only (enough to show it below
+    // another figure: any order gives a valid bound).
+    let pair = |i: usize, j: usize, at: Option<f64>| -> Result<Figure, PrivacyError> {
+        let one;
+        let orders = match at {
+            Some(alpha) => {
+                one = Orders::new(&[alpha])?;
+                &one
+            }
+            None => &orders,
+        };
+        let chain = if complete {
+            PairChain::complete(n)?
+        } else {
+            PairChain::pair(&rows, i, j)?
+        };
+        figure(PairMixtures::new(&chain, k, orders, setup.noise, &opts))
+    };
     if complete {
-        let chain = PairChain::complete(n)?;
-        check_cost(&chain, k, 1.0, orders.len())?;
-        let f = pair(&chain)?;
+        check_cost(&PairChain::complete(n)?, k, 1.0, orders.len())?;
+        let f = pair(0, 1, None)?;
         let pairs = with_pairs.then(|| {
             (0..n * n)
                 .map(|x| {
@@ -520,7 +541,6 @@ pub fn path_hidden(
             pairs,
         });
     }
-    let rows = transition_rows(topology);
     // Each user's neighbours pair by pair, every other observer through its coalition
     // ([`crate::network::coalition`]); the far pairs one by one only where the coalition is the
     // worst and all pairs are within the cost limit.
@@ -537,7 +557,7 @@ pub fn path_hidden(
         .par_iter()
         .enumerate()
         .map(|(i, c)| {
-            user_row(i, c, &rows, far_pairs, pair, |c| {
+            user_row(i, c, far_pairs, &pair, |c| {
                 figure(c.mixtures(k, &orders, setup.noise, &opts))
             })
         })
@@ -555,32 +575,41 @@ pub fn path_hidden(
 /// User `i`'s figures against every observer and against its worst: its neighbours' pair by
 /// pair (`pair`), every other observer's from the coalition's (`coalition`), or, where the
 /// coalition is above every neighbour and `far_pairs` allows, the smaller of the coalition's and
-/// the pair's own.
+/// the pair's own. A far pair's own figure is first taken at the worst neighbour's order alone:
+/// where that is already below the neighbour, it is kept (a valid bound at one order) and the
+/// pair's full figure is not computed.
 fn user_row(
     i: usize,
     c: &Coalition,
-    rows: &[Vec<(usize, f64)>],
     far_pairs: bool,
-    pair: impl Fn(&PairChain) -> Result<Figure, PrivacyError>,
+    pair: &impl Fn(usize, usize, Option<f64>) -> Result<Figure, PrivacyError>,
     coalition: impl Fn(&Coalition) -> Result<Figure, PrivacyError>,
 ) -> Result<(Vec<Figure>, PathHiddenFigure), PrivacyError> {
-    let n = rows.len();
+    let n = c.users();
     let mut row = vec![Figure::zero(); n];
+    let mut near = Figure::zero();
     for j in c.neighbours() {
-        row[j] = pair(&PairChain::pair(rows, i, j)?)?;
+        row[j] = pair(i, j, None)?;
+        if row[j].epsilon_or_inf() > near.epsilon_or_inf() {
+            near = row[j];
+        }
     }
-    let near = c
-        .neighbours()
-        .map(|j| row[j].epsilon_or_inf())
-        .fold(0.0, f64::max);
+    let near_eps = near.epsilon_or_inf();
     // Observers whose figure is the coalition's (one bound for all of them, no worst among them).
     let mut shared = vec![false; n];
     if !c.observers().is_empty() {
         let far = coalition(c)?;
-        let each = far_pairs && far.epsilon_or_inf() > near;
+        let each = far_pairs && far.epsilon_or_inf() > near_eps;
         for &j in c.observers() {
             row[j] = if each {
-                let own = pair(&PairChain::pair(rows, i, j)?)?;
+                let screened = match near.order {
+                    Some(alpha) => Some(pair(i, j, Some(alpha))?),
+                    None => None,
+                };
+                let own = match screened {
+                    Some(f) if f.epsilon_or_inf() <= near_eps => f,
+                    _ => pair(i, j, None)?,
+                };
                 if own.epsilon_or_inf() <= far.epsilon_or_inf() {
                     own
                 } else {
@@ -726,6 +755,67 @@ mod tests {
         assert!(equal > 0, "some user's worst observer is a neighbour");
         assert!(above > 0, "some user's coalition is above all its pairs");
         assert_eq!(equal + below, n);
+    }
+
+    /// `user_row` on made-up figures (ring of 8, user 0: neighbours 1 and 7, far 2..=6): which
+    /// pairs it computes, at which orders, and what it keeps.
+    #[test]
+    fn far_pairs_are_screened_at_the_neighbours_order_and_charged_the_smaller_bound() {
+        use std::cell::RefCell;
+        let f = |e: f64| Figure {
+            epsilon: Some(e),
+            order: Some(5.0),
+            exact_gaussian_mu: None,
+            rdp_epsilon: None,
+        };
+        let rows = transition_rows(&ring(8));
+        let c = Coalition::new(&rows, 0).unwrap();
+        let calls = RefCell::new(Vec::new());
+        // Full figures: neighbours 1.0 and 0.8, observer 3 1.5, the others 0.5; at order 5
+        // alone: observer 3 1.6 (above the neighbours), observer 4 0.9, the others 0.7.
+        let pair = |_: usize, j: usize, at: Option<f64>| -> Result<Figure, PrivacyError> {
+            calls.borrow_mut().push((j, at.is_some()));
+            Ok(f(match (j, at) {
+                (1, None) => 1.0,
+                (7, None) => 0.8,
+                (3, None) => 1.5,
+                (3, Some(_)) => 1.6,
+                (4, Some(_)) => 0.9,
+                (_, None) => 0.5,
+                (_, Some(_)) => 0.7,
+            }))
+        };
+        let eps = |row: &[Figure]| -> Vec<f64> { row.iter().map(|x| x.epsilon_or_inf()).collect() };
+        let full = |calls: &RefCell<Vec<(usize, bool)>>| -> Vec<usize> {
+            let mut v: Vec<usize> = calls
+                .borrow()
+                .iter()
+                .filter(|c| !c.1)
+                .map(|c| c.0)
+                .collect();
+            v.sort_unstable();
+            calls.borrow_mut().clear();
+            v
+        };
+        // The coalition (2.0) above the neighbours: far pairs screened, observer 3 computed.
+        let (row, worst) = user_row(0, &c, true, &pair, |_| Ok(f(2.0))).unwrap();
+        assert_eq!(eps(&row), vec![0.0, 1.0, 0.7, 1.5, 0.9, 0.7, 0.7, 0.8]);
+        assert_eq!((worst.figure.epsilon, worst.observer), (Some(1.5), Some(3)));
+        assert_eq!(full(&calls), vec![1, 3, 7]);
+        // A coalition between: it bounds observer 3 better than its own figure.
+        let (row, worst) = user_row(0, &c, true, &pair, |_| Ok(f(1.2))).unwrap();
+        assert_eq!(row[3].epsilon, Some(1.2));
+        assert_eq!((worst.figure.epsilon, worst.observer), (Some(1.2), Some(3)));
+        full(&calls);
+        // Far pairs not affordable: the coalition's figure for every far observer.
+        let (row, worst) = user_row(0, &c, false, &pair, |_| Ok(f(2.0))).unwrap();
+        assert_eq!(eps(&row), vec![0.0, 1.0, 2.0, 2.0, 2.0, 2.0, 2.0, 0.8]);
+        assert_eq!((worst.figure.epsilon, worst.observer), (Some(2.0), None));
+        assert_eq!(full(&calls), vec![1, 7]);
+        // The coalition below the neighbours: no far pair at all.
+        let (_, worst) = user_row(0, &c, true, &pair, |_| Ok(f(0.9))).unwrap();
+        assert_eq!((worst.figure.epsilon, worst.observer), (Some(1.0), Some(1)));
+        assert_eq!(calls.borrow().len(), 2);
     }
 
     #[test]

@@ -17,6 +17,10 @@ use dpwalk_privacy::walk::{
 use dpwalk_privacy::{Noise, PrivacyError};
 use std::fmt::Write as _;
 
+/// The observer column of a user whose figure is the coalition's (every observer beyond its
+/// neighbours, `dpwalk_privacy::network::coalition`).
+const FAR: &str = "far";
+
 /// Which views `account walk` reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum WalkView {
@@ -274,7 +278,13 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
                 u.user.map_or("-".to_string(), |i| i.to_string()),
                 cell(u.local),
                 cell(u.network),
-                u.worst_observer.map_or("-".to_string(), |j| j.to_string()),
+                u.worst_observer.map_or(FAR.to_string(), |j| j.to_string()),
+            )?;
+        }
+        if users.iter().any(|u| u.worst_observer.is_none()) {
+            writeln!(
+                out,
+                "  ({FAR}: the figure bounds every observer beyond the user's neighbours at once, the coalition of them all; its own pair figure may be smaller)"
             )?;
         }
     }
@@ -294,7 +304,7 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
                 out,
                 "Worst case: user {} against observer {}: {}",
                 w.user.map_or("-".to_string(), |i| i.to_string()),
-                w.observer.map_or("-".to_string(), |j| j.to_string()),
+                w.observer.map_or(FAR.to_string(), |j| j.to_string()),
                 cell(Some(w.figure))
             )?;
         }
@@ -305,7 +315,7 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
         if let Some(pairs) = &p.pairs {
             writeln!(
                 out,
-                "Network eps of every pair (row = user, column = observer; inf = no finite guarantee):"
+                "Network eps of every pair (row = user, column = observer; inf = no finite guarantee; beyond a user's neighbours, the coalition's figure where it is the smaller or the pairs were not computed):"
             )?;
             for row in pairs.chunks(n.max(1)) {
                 let cells: Vec<String> = row.iter().map(|e| format!("{e:.4}")).collect();

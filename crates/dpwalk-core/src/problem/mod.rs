@@ -19,7 +19,7 @@
 //! module's conventions: real (squared), `±1` (logistic), `0, 1, …, classes − 1` (multinomial).
 
 mod clipped;
-pub(crate) mod linalg;
+pub mod linalg;
 mod loss;
 mod prox;
 pub mod reference;

@@ -32,7 +32,7 @@
 //! `E exp(θ·Ψ_UNI)` exactly (brute force over every path agrees, in the tests) when every
 //! distance is computed; beyond `L₀ = min(K, 64·(deg(i) + 1))` the certified geometric tail of
 //! [`super::mixture`] bounds the weights from above. Per order it costs
-//! O(K·(|E| + (deg(i) + 1)²·L₀)), against O(L₀·|E|·Q) for one pair.
+//! O(K·(|E| + (deg(i) + 1)²·L₀)), against O(K·|E|·Q) for one pair by the recursion.
 //!
 //! # Paths with many visits of `i` in one excursion
 //! As for a pair, they are dropped from the mixture and charged the local value through their
@@ -48,10 +48,25 @@
 //! then computes the far pairs where their cost is within the limit).
 
 use super::Transitions;
-use super::mixture::{MixtureOptions, PairChain, PairMixtures, Part, Recursion, Weights, horizon};
+use super::mixture::{MixtureOptions, PairChain, PairMixtures, Part, Recursion, Weights};
+use super::passage::dot;
 use crate::Noise;
 use crate::error::PrivacyError;
 use crate::rdp::Orders;
+
+/// Excursion lengths computed exactly per state of `N[i]` (`L₀ = 64·|N[i]|`, as for a pair's
+/// chain, unless the options set one); the certified tail bounds the longer ones. The tail
+/// freezes every visit's factor at `Q` visits, which over-charges where `L₀` is short: at
+/// `L₀ = 64` the coalition of a 200-user 4-regular graph took the local value, at 128 it was
+/// 2 % above the exact 3.4427, from 200 on exact (K = 2,000, σ = 20, cap 18).
+const EXCURSION_HORIZON: usize = 64;
+
+/// Excursion lengths whose weight meets the value after them one by one; the longer ones
+/// (up to `L₀`) are charged their total weight times the largest value after them (an upper
+/// bound: every term is nonnegative), which costs `(deg(i) + 1)²` multiply-adds per step
+/// instead of `(deg(i) + 1)²·L₀`. An excursion that long inside `N[i]` is rare: on a 200-user
+/// 4-regular graph the coalition's figure did not move in its fifth digit.
+const EXCURSIONS_ONE_BY_ONE: usize = 64;
 
 /// Value iterations for the return probability's upper bound (any count gives a valid bound;
 /// more give a smaller one).
@@ -133,6 +148,11 @@ impl Coalition {
         self.members.iter().copied().filter(move |&x| x != i)
     }
 
+    /// Users in the walk.
+    pub fn users(&self) -> usize {
+        self.users
+    }
+
     /// The users of the coalition (every observer it bounds), in index order.
     pub fn observers(&self) -> &[usize] {
         &self.outside
@@ -162,11 +182,12 @@ impl Coalition {
     /// [`super::mixture::check_cost`]'s limit counts).
     pub(crate) fn work(&self, steps: usize, opts: &MixtureOptions) -> f64 {
         let m = self.members.len();
-        let l0 = horizon(&self.chain(vec![0.0; m]), steps, opts) as f64;
+        let l0 = excursion_horizon(m, steps, opts) as f64;
         let moves = |v: &[Vec<(usize, f64)>]| v.iter().map(Vec::len).sum::<usize>() as f64;
         let recursion = (m + 1) as f64 * 2.0 * l0 * moves(&self.inside) * (opts.visits + 2) as f64;
         let per_step = moves(&self.stay) + moves(&self.enter) + moves(&self.exits);
-        recursion + steps as f64 * (per_step + (m * m) as f64 * l0)
+        let near = EXCURSIONS_ONE_BY_ONE.min(steps) as f64;
+        recursion + steps as f64 * (per_step + (m * m) as f64 * (near + 1.0))
     }
 }
 
@@ -184,7 +205,7 @@ pub fn mixture(c: &Coalition, steps: usize, theta: f64, opts: &MixtureOptions) -
         visits: opts.visits,
         keep_dropped: false,
     };
-    let l0 = horizon(&c.chain(vec![0.0; m]), k, opts);
+    let l0 = excursion_horizon(m, k, opts);
     // One recursion per way out `y` (index y), and one for the final model (index m: every state
     // ends it, as a base of ones).
     let recs: Vec<Recursion> = (0..=m)
@@ -195,49 +216,74 @@ pub fn mixture(c: &Coalition, steps: usize, theta: f64, opts: &MixtureOptions) -
             Recursion::run(&c.chain(ret), &w, k, l0, &[Part::Kept])
         })
         .collect();
-    // `w_y(x, L)`: exact up to l0, the tail's bound beyond.
-    let weight = |y: usize, x: usize, l: usize| -> f64 {
-        let r = &recs[y];
-        if l <= l0 {
-            r.parts[0].first[(l - 1) * m + x]
+    // `w_y(x, L)` for L = 1..=l0 contiguous in L (index (y·m + x)·l0 + L − 1); the final model's
+    // `w_fin(x, T)` for any T, exact up to l0 and the tail's bound beyond.
+    let mut weights = vec![0.0; m * m * l0];
+    for (y, r) in recs.iter().take(m).enumerate() {
+        for x in 0..m {
+            for l in 1..=l0 {
+                weights[(y * m + x) * l0 + l - 1] = r.parts[0].first[(l - 1) * m + x];
+            }
+        }
+    }
+    let fin = |x: usize, t: usize| -> f64 {
+        let r = &recs[m];
+        if t <= l0 {
+            r.parts[0].first[(t - 1) * m + x]
         } else {
-            r.tail.as_ref().map_or(0.0, |t| {
-                t.c_ret * t.rho.powi(i32::try_from(l - l0).unwrap_or(i32::MAX)) * t.v_sums[x]
+            r.tail.as_ref().map_or(0.0, |tail| {
+                tail.c_ret
+                    * tail.rho.powi(i32::try_from(t - l0).unwrap_or(i32::MAX))
+                    * tail.v_sums[x]
             })
         }
     };
     let o = c.outside.len();
-    // R(t, y) for every t (row t).
-    let mut exit_value = vec![0.0; k * m];
-    let exits = |v: &[f64], row: &mut [f64]| {
-        for (y, out) in row.iter_mut().enumerate() {
-            *out = c.exits[y].iter().map(|&(s, p)| p * v[s]).sum();
+    // R(t, y) for every t, contiguous in t per way out (index y·K + t).
+    let mut exit_value = vec![0.0; m * k];
+    let exits = |v: &[f64], t: usize, values: &mut [f64]| {
+        for y in 0..m {
+            values[y * k + t] = c.exits[y].iter().map(|&(s, p)| p * v[s]).sum();
         }
     };
     let mut v_next = vec![1.0; o];
-    let mut u_next: Vec<f64> = (0..m).map(|x| weight(m, x, 1)).collect();
-    exits(&v_next, &mut exit_value[(k - 1) * m..]);
+    let mut u_next: Vec<f64> = (0..m).map(|x| fin(x, 1)).collect();
+    exits(&v_next, k - 1, &mut exit_value);
     // `Σ_{L > l0} ρ_y^{L − l0}·R(t + L, y)` per way out, for the tail.
     let mut far = vec![0.0; m];
+    // Lengths in (near, l0] are charged their total weight times the largest R(t′, y) with
+    // t′ > t + near (module docs).
+    let near = EXCURSIONS_ONE_BY_ONE.min(l0);
+    let mass: Vec<f64> = weights.chunks(l0).map(|w| w[near..].iter().sum()).collect();
+    let mut latest = vec![0.0_f64; m];
     for t in (0..k - 1).rev() {
         for (y, f) in far.iter_mut().enumerate() {
             if let Some(tail) = &recs[y].tail {
-                let ahead = exit_value.get((t + l0 + 1) * m + y).copied().unwrap_or(0.0);
+                let ahead = if t + l0 + 1 < k {
+                    exit_value[y * k + t + l0 + 1]
+                } else {
+                    0.0
+                };
                 *f = tail.rho * (ahead + *f);
             }
         }
+        if t + near < k - 1 {
+            for (y, r) in latest.iter_mut().enumerate() {
+                *r = r.max(exit_value[y * k + t + near + 1]);
+            }
+        }
+        let len = near.min(k - 1 - t);
         let u: Vec<f64> = (0..m)
             .map(|x| {
-                let mut v = weight(m, x, k - t);
-                for l in 1..=l0.min(k - 1 - t) {
-                    let row = &exit_value[(t + l) * m..(t + l + 1) * m];
-                    for (y, &r) in row.iter().enumerate() {
-                        v += recs[y].parts[0].first[(l - 1) * m + x] * r;
+                let mut v = fin(x, k - t);
+                for y in 0..m {
+                    let w = &weights[(y * m + x) * l0..(y * m + x) * l0 + len];
+                    v += dot(w, &exit_value[y * k + t + 1..y * k + t + 1 + len]);
+                    if len == near {
+                        v += mass[y * m + x] * latest[y];
                     }
-                }
-                for (y, &f) in far.iter().enumerate() {
                     if let Some(tail) = &recs[y].tail {
-                        v += tail.c_ret * tail.v_sums[x] * f;
+                        v += tail.c_ret * tail.v_sums[x] * far[y];
                     }
                 }
                 v
@@ -249,7 +295,7 @@ pub fn mixture(c: &Coalition, steps: usize, theta: f64, opts: &MixtureOptions) -
                     + c.enter[s].iter().map(|&(x, p)| p * u_next[x]).sum::<f64>()
             })
             .collect();
-        exits(&v, &mut exit_value[t * m..(t + 1) * m]);
+        exits(&v, t, &mut exit_value);
         v_next = v;
         u_next = u;
     }
@@ -285,6 +331,13 @@ pub fn dropped(c: &Coalition, steps: usize, visits: usize) -> f64 {
     let r = step(&g, i);
     let exponent = i32::try_from(visits).unwrap_or(i32::MAX);
     (steps as f64 * r.powi(exponent)).min(1.0)
+}
+
+/// `L₀` of the excursions inside a neighbourhood of `members` users for a walk of `steps` steps.
+fn excursion_horizon(members: usize, steps: usize, opts: &MixtureOptions) -> usize {
+    opts.horizon
+        .unwrap_or(EXCURSION_HORIZON * members)
+        .clamp(1, steps.max(1))
 }
 
 #[cfg(test)]

@@ -33,7 +33,11 @@
 //! # Long walks
 //! On the complete graph every distance up to `K` is computed exactly (two classes: O(K·Q)), and
 //! the renewal, a convolution, is solved in O(K log² K) (the `renewal` module). On a general graph
-//! the distances beyond `L₀ = min(K, 64·n)` take the certified tail below.
+//! the distances beyond `L₀ = min(K, 64·n)` take the certified tail below; where `L₀ = K` (and
+//! the passages fit in memory), [`PairMixtures`] computes the same mixture and drop probability
+//! by first passages instead ([`super::passage`]), which costs O(Q·K·64 + K²) per order instead
+//! of O(K·|E|·Q). [`mixture`] and [`dropped`] stay the recursion: the reference the passages
+//! are tested against.
 //!
 //! # Truncation with a certified tail
 //! Beyond distance `L₀` the weights are frozen at `L₀ + 1` (they only decrease with `r`, so this
@@ -48,6 +52,7 @@
 //! or undefined `E`) also takes the local value. Both are sound: the local value holds on every
 //! path.
 
+use super::passage::{self, EXACT_RETURNS, Passages};
 use super::{Transitions, renewal};
 use crate::Noise;
 use crate::error::PrivacyError;
@@ -95,13 +100,13 @@ impl Default for MixtureOptions {
 #[derive(Debug, Clone)]
 pub struct PairChain {
     /// `moves[y]`: `(x, P(y → x))` over states `x` (moves to `j` excluded).
-    moves: Vec<Vec<(usize, f64)>>,
+    pub(super) moves: Vec<Vec<(usize, f64)>>,
     /// `P(y → j)`.
-    ret: Vec<f64>,
+    pub(super) ret: Vec<f64>,
     /// `P(j → y)` (summed over a lumped class).
-    entry: Vec<f64>,
+    pub(super) entry: Vec<f64>,
     /// The state of `i`.
-    contributor: usize,
+    pub(super) contributor: usize,
     /// Users in the walk (for the default horizon).
     users: usize,
     /// The complete graph's two classes (every distance is cheap to compute exactly).
@@ -468,7 +473,7 @@ pub(super) fn horizon(chain: &PairChain, k: usize, opts: &MixtureOptions) -> usi
 }
 
 /// Walks longer than this solve the renewal by divide and conquer (when there is no tail).
-const FAST_RENEWAL: usize = 1024;
+pub(super) const FAST_RENEWAL: usize = 1024;
 
 /// `E exp(θ·Ψ_UNI)` over the paths whose excursions hold at most `Q` visits of `i` each (the
 /// others omitted), for every initial holder: every state of `chain`, then `j` last.
@@ -596,6 +601,13 @@ impl PairMixtures {
         noise: Noise,
         opts: &MixtureOptions,
     ) -> Self {
+        if by_passages(chain, steps, opts) {
+            let passages = Passages::new(chain, steps);
+            let drop = passage::dropped(&passages, opts.visits);
+            return Self::of(orders, noise, drop, |theta| {
+                passage::mixture(&passages, theta, opts.visits)
+            });
+        }
         Self::with_dropped(
             chain,
             steps,
@@ -616,6 +628,12 @@ impl PairMixtures {
         opts: &MixtureOptions,
         dropped: Vec<f64>,
     ) -> Self {
+        if by_passages(chain, steps, opts) {
+            let passages = Passages::new(chain, steps);
+            return Self::of(orders, noise, dropped, |theta| {
+                passage::mixture(&passages, theta, opts.visits)
+            });
+        }
         Self::of(orders, noise, dropped, |theta| {
             mixture(chain, steps, theta, opts)
         })
@@ -711,16 +729,43 @@ pub fn pair_curve(
 /// [`MAX_NETWORK_WORK`] limits (times the orders and the pairs).
 pub(crate) fn work(chain: &PairChain, steps: usize, opts: &MixtureOptions) -> f64 {
     let l0 = horizon(chain, steps, opts);
-    let moves: usize = chain.moves.iter().map(Vec::len).sum();
     let k = steps as f64;
-    let recursion = 2.0 * l0 as f64 * (moves * (opts.visits + 2)) as f64;
+    // Divide and conquer: about log₂K levels of FFTs of total length 4K, ~5·N·log₂N each.
+    let fft = 20.0 * k * k.log2() * k.log2();
+    if by_passages(chain, steps, opts) {
+        // Two sets of levels and the excursions from j, each a running convolution with an
+        // exact window; G and the renewal term by term (FFT above `passage::FAST_RENEWAL`);
+        // every initial holder.
+        let window = EXACT_RETURNS.min(steps) as f64 + 2.0;
+        let levels = 2.0 * (opts.visits as f64 + 1.0) * k * window;
+        let renewal = if steps > passage::FAST_RENEWAL {
+            fft
+        } else {
+            k * k / 2.0
+        };
+        return levels + k * k / 2.0 + renewal + 3.0 * (chain.states() as f64) * k;
+    }
     let renewal = if l0 >= steps && steps > FAST_RENEWAL {
-        // Divide and conquer: about log₂K levels of FFTs of total length 4K, ~5·N·log₂N each.
-        20.0 * k * k.log2() * k.log2()
+        fft
     } else {
         k * l0 as f64
     };
+    let moves: usize = chain.moves.iter().map(Vec::len).sum();
+    let recursion = 2.0 * l0 as f64 * (moves * (opts.visits + 2)) as f64;
     recursion + 2.0 * renewal
+}
+
+/// The most numbers the first passages of one pair may hold (3·K·n; 64 MiB).
+const PASSAGE_NUMBERS: usize = 1 << 23;
+
+/// Whether a pair's mixture is computed by first passages ([`super::passage`]) rather than by the
+/// recursion: on a general graph whose distances are all computed (no tail), when the passages
+/// fit in [`PASSAGE_NUMBERS`].
+fn by_passages(chain: &PairChain, steps: usize, opts: &MixtureOptions) -> bool {
+    !chain.lumped
+        && steps > 0
+        && horizon(chain, steps, opts) >= steps
+        && 3 * (steps + 1) * chain.states() <= PASSAGE_NUMBERS
 }
 
 /// Refuses, as "not offered: cost" ([`PrivacyError::NetworkCost`]), a path-hidden figure of
@@ -767,8 +812,9 @@ pub fn network_orders(orders: &Orders) -> Result<Orders, PrivacyError> {
 }
 
 /// The most arithmetic (multiply-adds, all orders and pairs together) a path-hidden view may take
-/// before it is refused as "not offered: cost": about half a minute on one core here.
-pub const MAX_NETWORK_WORK: f64 = 1e11;
+/// before it is refused as "not offered: cost": about four minutes on one core here (N3 of a
+/// 200-user 4-regular graph at K = 2,000, estimated 4.6e11, took 105 s of CPU time).
+pub const MAX_NETWORK_WORK: f64 = 1e12;
 
 /// The certified geometric tail beyond `l0`, on the counts summed: `u^r(x) = Σ_q h^r(x, q)`.
 /// Beyond `l0` every factor of a visit of `i` is at most `β = e^{θ(2Q−1)/(l0+1)}` (factors only

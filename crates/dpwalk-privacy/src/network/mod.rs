@@ -103,6 +103,7 @@ pub mod given_walk;
 mod hitting;
 pub mod law;
 pub mod mixture;
+pub mod passage;
 mod renewal;
 
 pub use hitting::{

@@ -1,6 +1,18 @@
 use super::*;
 use crate::rdp::Conversion;
 
+/// The transition rows of a random `degree`-regular graph on `n` users (the topology module's
+/// generator): what the N3 tests walk on.
+pub(super) fn random_regular(n: usize, degree: usize, seed: u64) -> Vec<Vec<(usize, f64)>> {
+    use dpwalk_core::topology::{TopologyKind, TopologySpec};
+    let mut spec = TopologySpec::new(TopologyKind::RandomRegular);
+    spec.degree = Some(degree);
+    let topology = spec
+        .build(Some(n), std::path::Path::new("."), seed)
+        .unwrap();
+    crate::walk::transition_rows(&topology)
+}
+
 /// `k` contributions at the latest steps a walk without self-loops allows: `h = 1, 3, 5, …`.
 fn latest(k: u64) -> Charges {
     Charges::from_pairs((0..k).map(|c| (Horizon::Final(1 + 2 * c), 1)))

@@ -1,17 +1,7 @@
 //! The coalition's mixture against brute force over every path.
 
 use super::*;
-
-/// A random 4-regular graph on `n` users (the topology module's generator).
-fn regular(n: usize, seed: u64) -> Vec<Vec<(usize, f64)>> {
-    use dpwalk_core::topology::{TopologyKind, TopologySpec};
-    let mut spec = TopologySpec::new(TopologyKind::RandomRegular);
-    spec.degree = Some(4);
-    let topology = spec
-        .build(Some(n), std::path::Path::new("."), seed)
-        .unwrap();
-    crate::walk::transition_rows(&topology)
-}
+use crate::network::tests::random_regular;
 
 /// A directed walk: user `x` moves to `x + 1` or `x + 3` (mod n), or back to 0 from 4.
 fn directed(n: usize) -> Vec<Vec<(usize, f64)>> {
@@ -121,7 +111,7 @@ fn check(rows: &[Vec<(usize, f64)>], i: usize, horizon: Option<usize>, exact: bo
 
 #[test]
 fn the_coalition_mixture_equals_brute_force_over_every_path() {
-    let rows = regular(10, 3);
+    let rows = random_regular(10, 4, 3);
     for i in [0, 4] {
         check(&rows, i, None, true);
     }
@@ -130,7 +120,7 @@ fn the_coalition_mixture_equals_brute_force_over_every_path() {
 
 #[test]
 fn the_coalition_tail_only_over_charges() {
-    let rows = regular(10, 3);
+    let rows = random_regular(10, 4, 3);
     check(&rows, 1, Some(2), false);
     check(&directed(8), 0, Some(1), false);
 }

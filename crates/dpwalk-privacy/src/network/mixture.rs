@@ -813,7 +813,7 @@ pub fn network_orders(orders: &Orders) -> Result<Orders, PrivacyError> {
 
 /// The most arithmetic (multiply-adds, all orders and pairs together) a path-hidden view may take
 /// before it is refused as "not offered: cost": about four minutes on one core here (N3 of a
-/// 200-user 4-regular graph at K = 2,000, estimated 4.6e11, took 105 s of CPU time).
+/// 200-user 4-regular graph at K = 2,000, estimated at about 5e11, took 100–105 s of CPU time).
 pub const MAX_NETWORK_WORK: f64 = 1e12;
 
 /// The certified geometric tail beyond `l0`, on the counts summed: `u^r(x) = Σ_q h^r(x, q)`.

@@ -74,7 +74,7 @@ pub(super) fn write_privacy_details(
             .flatten()
         {
             heatmap(
-                "path hidden, a priori",
+                "path hidden, a priori (far observers: one bound)",
                 "path hidden",
                 pairs,
                 "privacy_heatmap",

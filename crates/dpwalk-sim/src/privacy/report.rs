@@ -484,9 +484,10 @@ impl PrivacyContext {
 
     /// The path-hidden network ε of every (user, observer) pair of a DP-SGD walk point on a
     /// graph other than the complete one (N3, for the heatmap; `n × n`, row = user, column =
-    /// observer, 0 on the diagonal, `+∞` without a finite guarantee). `None` on the complete
-    /// graph, where every pair has the same figure (N1, in `summary.json`), and where the figure
-    /// is not offered.
+    /// observer, 0 on the diagonal, `+∞` without a finite guarantee; beyond a user's neighbours
+    /// the coalition's bound where the far pairs were not computed: `path_hidden`'s docs).
+    /// `None` on the complete graph, where every pair has the same figure (N1, in
+    /// `summary.json`), and where the figure is not offered.
     pub fn pairs(&self, scenario: &Scenario, resolved: &Resolved) -> Option<Vec<f64>> {
         let view = self.network_view(scenario, resolved)?.ok()?;
         view.hidden.pairs.clone()

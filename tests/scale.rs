@@ -4,7 +4,10 @@
 //! short walk; the swarm checks that every node wrote a final model and that all are the same, bit
 //! for bit, and it fails if any node does not finish. The members' ledgers together must hold
 //! every seq once, contributions and noise-only steps
-//! together: no fork at start-up.
+//! together: no fork at start-up. On 2 cores the swarm lengthens the nodes' timeouts 16-fold
+//! (`crowded_timeouts` in `src/cli/swarm/plan.rs`): with the defaults, a member starved while
+//! 256 daemons connected took more than the 3 s hand-off timeout to acknowledge, was routed
+//! around, and seqs 14 to 77 were stepped twice (a CI run, 2026-12-07).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 

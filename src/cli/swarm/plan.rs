@@ -5,6 +5,7 @@
 use anyhow::{Context, bail, ensure};
 use dpwalk_core::spec::{BudgetSpec, BudgetViewName, ProblemSpec, UnitName, UnitSpec};
 use dpwalk_core::topology::TopologyKind;
+use dpwalk_net::config::Timeouts;
 use dpwalk_net::run::{AlgorithmSpec, RunFile};
 use dpwalk_net::workspace::{self, MemberPlan, NodeOptions};
 use dpwalk_sim::algorithm::Mode;
@@ -129,6 +130,32 @@ fn record_unit(loaded: &LoadedScenario, prepared: &Prepared) -> anyhow::Result<O
     }))
 }
 
+/// Nodes per core from which the timeouts are lengthened ([`crowded_timeouts`]).
+const NODES_PER_CORE: usize = 8;
+
+/// The nodes' timeouts when `nodes` daemons share `cores` cores: the defaults (one node per host)
+/// times `⌈nodes / (NODES_PER_CORE · cores)⌉`, for the request, the hand-off and the resume; `None`
+/// (the defaults) up to `NODES_PER_CORE` nodes per core.
+///
+/// Why: a receiver that does not acknowledge within the hand-off timeout is routed around, and if
+/// it had taken the token the walk forks (README, "Limits"). Daemons crowded on one machine
+/// starve each other: with 256 nodes on 2 cores, at start-up while they all connect, a member's
+/// event loop ran about twice a second and one took longer than the default 3 s to acknowledge
+/// (tests/scale.rs failed on it: seqs 14 to 77 stepped twice). Hosts of a real run are not
+/// crowded like this, and a swarm of a few nodes keeps the defaults, so the fault tests still
+/// see the defaults' timings.
+fn crowded_timeouts(nodes: usize, cores: usize) -> Option<Timeouts> {
+    let factor = nodes.div_ceil(NODES_PER_CORE * cores.max(1));
+    let factor = u64::try_from(factor).ok().filter(|&f| f > 1)?;
+    let d = Timeouts::default();
+    Some(Timeouts {
+        request: d.request * factor,
+        handoff: d.handoff * factor,
+        resume: d.resume * factor,
+        ..d
+    })
+}
+
 /// Keys, data files, `node.toml`s and the shared run file ([`dpwalk_net::workspace`]), each
 /// node on two free ports of 127.0.0.1 (libp2p and status) and holding its user's rows.
 pub(super) fn write_nodes(
@@ -149,9 +176,22 @@ pub(super) fn write_nodes(
             n_features: data.data.n_features,
         })
         .collect();
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let timeouts = crowded_timeouts(n, cores);
+    if let Some(t) = timeouts {
+        tracing::info!(
+            nodes = n,
+            cores,
+            handoff_ms = t.handoff,
+            resume_ms = t.resume,
+            request_ms = t.request,
+            "{n} nodes on {cores} cores: the hand-off, resume and request timeouts are lengthened {}-fold, so that a member slowed by the others is waited for rather than routed around (which would fork the walk)",
+            t.handoff / Timeouts::default().handoff
+        );
+    }
     let options = NodeOptions {
         eval_every: Some(loaded.scenario().eval_interval(run_file.steps)),
-        timeouts: None,
+        timeouts,
     };
     let written = workspace::write(out, run_file, &plans, options)
         .with_context(|| format!("writing the nodes' files in {}", out.display()))?;
@@ -167,4 +207,30 @@ pub(super) fn write_nodes(
             child: None,
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crowded_daemons_get_longer_timeouts_and_a_few_keep_the_defaults() {
+        let d = Timeouts::default();
+        // Up to eight nodes per core: the defaults (the fault tests run 5 to 8 nodes).
+        assert_eq!(crowded_timeouts(8, 1), None);
+        assert_eq!(crowded_timeouts(16, 2), None);
+        assert_eq!(crowded_timeouts(3, 0), None);
+        // 256 nodes on 2 cores: 16 times the defaults, resume still above the hand-off.
+        let t = crowded_timeouts(256, 2).unwrap();
+        assert_eq!(
+            (t.request, t.handoff, t.resume),
+            (16 * d.request, 16 * d.handoff, 16 * d.resume)
+        );
+        assert_eq!((t.linger, t.idle), (d.linger, d.idle));
+        assert!(t.resume > t.handoff);
+        // One node past the threshold rounds up.
+        assert_eq!(crowded_timeouts(17, 2).unwrap().handoff, 2 * d.handoff);
+        // The same swarm on the 16-core machine: 2 times.
+        assert_eq!(crowded_timeouts(256, 16).unwrap().handoff, 2 * d.handoff);
+    }
 }

@@ -4,7 +4,8 @@
 Each cell is the final figure, mean ± standard deviation over the repetitions, from the run's
 summary.json (no other input, nothing recomputed); the last rows are the all-zero model's figure
 (summary.json's zero_model), the line a private model has to get below, and for the test error
-the non-private optimum's (optimum_model):
+the majority class's (majority_class; where it differs from the zero model's, which predicts -1
+or the first class) and the non-private optimum's (optimum_model):
 
     python3 scripts/compare_table.py runs/compare-lasso/summary.json [relative_gap|test_error]
 
@@ -20,13 +21,14 @@ import sys
 def main() -> None:
     args = sys.argv[1:]
     metric = args.pop() if args and args[-1] in ("relative_gap", "test_error") else "relative_gap"
-    points, zero, optimum = [], {}, {}
+    points, zero, majority, optimum = [], {}, {}, {}
     for path in args:
         with open(path, encoding="utf-8") as f:
             summary = json.load(f)
         name = summary.get("scenario", "")
         points.extend((name, p) for p in summary["points"])
         zero.setdefault(name, summary.get("zero_model"))
+        majority.setdefault(name, summary.get("majority_class"))
         optimum.setdefault(name, summary.get("optimum_model"))
     several = len(zero) > 1
     views = {((p["privacy"].get("budget") or {}).get("view")) for _, p in points}
@@ -59,6 +61,9 @@ def main() -> None:
                 print(f"| {key} | " + " | ".join(cells.get(b, "") for b in budgets) + " |")
         references = [("zero model", zero[scenario])]
         if metric != "relative_gap":
+            m, z = majority[scenario], zero[scenario]
+            if m is not None and (z is None or m.get(metric) != z.get(metric)):
+                references.append((f'majority class ({m["label"]:g})', m))
             references.append(("non-private optimum", optimum[scenario]))
         for label, model in references:
             if model is not None and model.get(metric) is not None:

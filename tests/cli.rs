@@ -119,7 +119,7 @@ fn quickstart_writes_a_complete_run_directory() {
 }
 
 #[test]
-fn summary_reports_the_zero_model_for_scale() {
+fn summary_reports_the_zero_model_and_the_majority_class_for_scale() {
     // The all-zero model of a 10-class multinomial problem has F(0) = ln 10 exactly (every
     // class equally likely, r(0) = 0), and predicts one class, so it errs on most test digits.
     let out = sim(
@@ -140,6 +140,24 @@ fn summary_reports_the_zero_model_for_scale() {
     assert!((gap - (f0 - opt) / opt.abs()).abs() < 1e-12, "gap {gap}");
     let error = zero["test_error"].as_f64().expect("test error");
     assert!((0.5..1.0).contains(&error), "one class predicted: {error}");
+    // The majority class beside it: a class of the problem, the best constant prediction on the
+    // training records (so below 0.9 with ten classes), and the zero model's error where the
+    // majority is the first class, which the zero model predicts.
+    let majority = &summary["majority_class"];
+    let label = majority["label"].as_f64().expect("label");
+    assert!(
+        label.fract() == 0.0 && (0.0..10.0).contains(&label),
+        "{label}"
+    );
+    let train = majority["train_error"].as_f64().expect("train error");
+    assert!(train > 0.0 && train < 0.9, "{train}");
+    let test = majority["test_error"].as_f64().expect("test error");
+    assert!((0.0..1.0).contains(&test), "{test}");
+    assert_eq!(
+        label == 0.0,
+        test == error,
+        "label {label}: {test} against {error}"
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
 

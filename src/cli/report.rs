@@ -96,11 +96,31 @@ pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
             );
         }
     }
+    if let Some(line) = references(summary) {
+        println!("{line}");
+    }
     println!(
         "optimum objective {:.6e}; results in {}",
         optimum,
         out.display()
     );
+}
+
+/// The test errors that make the table's readable (classifiers with test records): the zero
+/// model's, the majority class's where it differs, and the non-private optimum's.
+fn references(summary: &Summary) -> Option<String> {
+    let zero = summary.zero_model.test_error?;
+    let mut line = format!("references, test error: zero model {zero:.4}");
+    if let Some(m) = &summary.majority_class
+        && let Some(e) = m.test_error
+        && e != zero
+    {
+        line.push_str(&format!(", majority class (label {}) {e:.4}", m.label));
+    }
+    if let Some(e) = summary.optimum_model.test_error {
+        line.push_str(&format!(", non-private optimum {e:.4}"));
+    }
+    Some(line)
 }
 
 /// `YYYYMMDD-HHMMSS` in UTC, from the system clock (civil-from-days, Hinnant's algorithm).

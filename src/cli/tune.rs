@@ -68,6 +68,14 @@ pub fn run(args: TuneArgs) -> anyhow::Result<()> {
         );
     };
     reference("zero model", &tuned.zero_model);
+    if let Some((label, error)) = tuned.majority_class
+        && Some(error) != tuned.zero_model.validation_error
+    {
+        println!(
+            "{:<10} {:>7} {:>8}  {:>12} {error:>10.4}  (label {label})",
+            "majority", "", "", "-"
+        );
+    }
     reference("optimum", &tuned.optimum);
     println!(
         "wrote {}: tune.csv (every configuration), tuned.toml (the [by-kind] tables to use)",

@@ -72,6 +72,13 @@ impl Dataset {
     pub fn row(&self, r: usize) -> &[f64] {
         &self.features[r * self.n_features..(r + 1) * self.n_features]
     }
+
+    /// The share of rows whose label is not `label`: the error rate of predicting `label` for
+    /// every row (NaN without rows).
+    pub fn share_not_labelled(&self, label: f64) -> f64 {
+        let other = self.labels.iter().filter(|&&l| l != label).count();
+        other as f64 / self.rows() as f64
+    }
 }
 
 /// Training data grouped by user: user `i` owns rows `offsets[i]..offsets[i + 1]` of `data`.

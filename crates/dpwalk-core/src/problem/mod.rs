@@ -458,6 +458,28 @@ impl Problem {
         Some(errors as f64 / data.rows() as f64)
     }
 
+    /// The most frequent label of the training records (all users' rows) for classifiers, the
+    /// smallest of the most frequent on a tie; `None` for regression.
+    ///
+    /// Why beside the all-zero model: that model is not the majority class. A binary model
+    /// predicts `+1` only where `aᵀx > 0`, so the zero model predicts `−1` everywhere, and a
+    /// multinomial one predicts the first class; on data whose majority is another label the two
+    /// references differ (issue 29: 0.628 against 0.372 on a data set of majority `+1`).
+    pub fn majority_class(&self) -> Option<f64> {
+        if self.loss == Loss::Squared {
+            return None;
+        }
+        let mut labels = self.data.data.labels.clone();
+        labels.sort_by(f64::total_cmp);
+        let mut best: Option<(f64, usize)> = None;
+        for run in labels.chunk_by(|a, b| a == b) {
+            if best.is_none_or(|(_, count)| run.len() > count) {
+                best = Some((run[0], run.len()));
+            }
+        }
+        best.map(|(label, _)| label)
+    }
+
     /// The prediction of `x` for every row of `data` ([`Loss::predict`]); `None` when `data` has
     /// a different `n_features`.
     pub fn predictions(&self, data: &Dataset, x: &[f64]) -> Option<Vec<Prediction>> {

@@ -309,6 +309,40 @@ fn tiny(
 }
 
 #[test]
+fn the_majority_class_is_the_most_frequent_training_label_and_not_the_zero_model() {
+    // Majority +1 over two users: the zero model predicts −1 everywhere and errs on the +1s.
+    let data = tiny(
+        vec![1.0, 0.0, 0.0, 1.0, 1.0, 1.0, -1.0, 0.0],
+        vec![1.0, -1.0, 1.0, 1.0],
+        2,
+        LabelKind::Binary,
+        vec![0, 2, 4],
+    );
+    let problem = Problem::new(Loss::Logistic, Regularizer::None, data.clone()).unwrap();
+    assert_eq!(problem.majority_class(), Some(1.0));
+    assert_eq!(data.data.share_not_labelled(1.0), 0.25);
+    assert_eq!(problem.error_rate(&data.data, &[0.0, 0.0]), Some(0.75));
+    // A tie goes to the smaller label; classes count over every user's rows.
+    let tie = tiny(
+        vec![0.0; 8],
+        vec![2.0, 1.0, 2.0, 1.0],
+        2,
+        LabelKind::Classes(3),
+        vec![0, 1, 4],
+    );
+    let mn = Problem::new(Loss::Multinomial { classes: 3 }, Regularizer::None, tie).unwrap();
+    assert_eq!(mn.majority_class(), Some(1.0));
+    // Regression has none.
+    let sq = Problem::new(
+        Loss::Squared,
+        Regularizer::None,
+        user_data(1, Loss::Squared, &[3], 2),
+    )
+    .unwrap();
+    assert_eq!(sq.majority_class(), None);
+}
+
+#[test]
 fn new_rejects_each_bad_input() {
     use LabelKind::*;
     let ok = || {

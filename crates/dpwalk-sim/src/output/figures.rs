@@ -195,8 +195,9 @@ pub(super) fn write_privacy_utility(
 }
 
 /// Flat reference lines across the plotted range (the seed-baselines spec's §6.4 plot 1): the
-/// all-zero model, and for the test error the non-private optimum (its relative gap is 0, off a
-/// log axis). Nothing when no point is finite.
+/// all-zero model, and for the test error the majority class where its error differs from the
+/// zero model's, and the non-private optimum (its relative gap is 0, off a log axis). Nothing
+/// when no point is finite.
 fn references(summary: &Summary, utility: Utility, series: &[Series]) -> Vec<Series> {
     let xs = series
         .iter()
@@ -223,12 +224,20 @@ fn references(summary: &Summary, utility: Utility, series: &[Series]) -> Vec<Ser
             .collect(),
         Utility::TestError => [
             flat("zero model", zero.test_error),
+            flat("majority class", majority_test_error(summary)),
             flat("non-private optimum", optimum.test_error),
         ]
         .into_iter()
         .flatten()
         .collect(),
     }
+}
+
+/// The majority class's test error where it differs from the zero model's (where they are equal,
+/// one line says both: the zero model's).
+pub(crate) fn majority_test_error(summary: &Summary) -> Option<f64> {
+    let majority = summary.majority_class.as_ref()?.test_error?;
+    (summary.zero_model.test_error != Some(majority)).then_some(majority)
 }
 
 impl Utility {

@@ -155,6 +155,35 @@ impl FixedModel {
     }
 }
 
+/// The majority class (classifiers): the training records' most frequent label predicted for
+/// every record ([`dpwalk_core::problem::Problem::majority_class`]). A separate reference from
+/// the all-zero model, which predicts `−1` (binary) or the first class (multinomial) and so
+/// differs from it wherever the majority is another label.
+#[derive(Debug, Clone, Serialize)]
+pub struct MajorityClass {
+    /// The label.
+    pub label: f64,
+    /// Its error rate on the training records.
+    pub train_error: f64,
+    /// Its error rate on the test records, when there are any.
+    pub test_error: Option<f64>,
+}
+
+impl MajorityClass {
+    fn of(prepared: &Prepared) -> Option<Self> {
+        let label = prepared.problem.majority_class()?;
+        Some(Self {
+            label,
+            train_error: prepared.problem.data().data.share_not_labelled(label),
+            test_error: prepared
+                .test
+                .as_ref()
+                .filter(|t| t.rows() > 0)
+                .map(|t| t.share_not_labelled(label)),
+        })
+    }
+}
+
 /// `summary.json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
@@ -164,6 +193,8 @@ pub struct Summary {
     pub seed: u64,
     /// The all-zero model, for scale.
     pub zero_model: FixedModel,
+    /// The majority class, for scale (classifiers; `null` for regression).
+    pub majority_class: Option<MajorityClass>,
     /// The non-private optimum `x*` (each point's `optimum` has its objective), for scale.
     pub optimum_model: FixedModel,
     /// One entry per sweep point.
@@ -335,6 +366,7 @@ pub fn summarize(loaded: &LoadedScenario, prepared: &Prepared, results: &[PointR
         scenario: loaded.name().to_string(),
         seed: s.seed,
         zero_model: FixedModel::of(prepared, &vec![0.0; prepared.problem.dim()]),
+        majority_class: MajorityClass::of(prepared),
         optimum_model: FixedModel::of(prepared, &prepared.optimum.x),
         points,
     }

@@ -117,6 +117,10 @@ pub struct Tuned {
     pub validation_records: usize,
     /// The zero model on the validation records, for scale.
     pub zero_model: Reference,
+    /// The majority class of the tuning runs' training records (classifiers): its label and
+    /// its error rate on the validation records, for scale (it differs from the zero model's
+    /// where the majority is not `−1`, or not the first class).
+    pub majority_class: Option<(f64, f64)>,
     /// The non-private optimum of the tuning runs' training records, on the validation records.
     pub optimum: Reference,
     /// Per kind, in the scenario's order.
@@ -203,6 +207,10 @@ pub fn tune(loaded: &LoadedScenario, quiet: bool) -> Result<Tuned, TuneError> {
     };
     let zero_model = Reference::of(&evaluator, &vec![0.0; prepared.problem.dim()]);
     let optimum = Reference::of(&evaluator, &prepared.optimum.x);
+    let majority_class = prepared.problem.majority_class().and_then(|label| {
+        let validation = prepared.test.as_ref().filter(|t| t.rows() > 0)?;
+        Some((label, validation.share_not_labelled(label)))
+    });
     let bar = progress_bar(
         runs.len() as u64,
         quiet,
@@ -243,6 +251,7 @@ pub fn tune(loaded: &LoadedScenario, quiet: bool) -> Result<Tuned, TuneError> {
         train_records,
         validation_records,
         zero_model,
+        majority_class,
         optimum,
         kinds,
     })

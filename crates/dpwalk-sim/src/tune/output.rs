@@ -127,8 +127,16 @@ struct Summary<'a> {
     validation_records: usize,
     /// The zero model's and the non-private optimum's scores, for scale.
     zero_model: Reference,
+    /// The training records' majority class and its validation error (classifiers).
+    majority_class: Option<MajorityReference>,
     optimum: Reference,
     kinds: Vec<KindSummary<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct MajorityReference {
+    label: f64,
+    validation_error: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -154,6 +162,12 @@ fn summary(tuned: &Tuned) -> Summary<'_> {
         train_records: tuned.train_records,
         validation_records: tuned.validation_records,
         zero_model: tuned.zero_model,
+        majority_class: tuned
+            .majority_class
+            .map(|(label, validation_error)| MajorityReference {
+                label,
+                validation_error,
+            }),
         optimum: tuned.optimum,
         kinds: tuned
             .kinds

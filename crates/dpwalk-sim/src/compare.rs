@@ -15,6 +15,7 @@
 
 use crate::method::{Family, Method};
 use crate::metrics::mean_std;
+use crate::output::{Summary, gap_references};
 use crate::plot::{
     LinePlot, PlotError, Series, significant, write_line_plot, write_line_plot_with_data,
 };
@@ -84,12 +85,14 @@ pub(crate) fn skip_empty(plotted: Result<(), PlotError>) -> Result<(), PlotError
 /// What the computing-time figure measures, under its title.
 const COMPUTE_CAPTION: &str = "wall-clock seconds of each run outside evaluations, runs sharing the machine: not gradient-equivalents (the prox solvers do not report their iterations); compare large factors only";
 
-/// Writes the convergence plots against rounds, bytes and computing time into `dir`.
+/// Writes the convergence plots against rounds, bytes and computing time into `dir`, with the
+/// zero model's relative gap (`summary`'s) as a flat reference line.
 pub fn write_convergence(
     dir: &std::path::Path,
     loaded: &LoadedScenario,
     prepared: &Prepared,
     results: &[PointResult],
+    summary: &Summary,
 ) -> Result<(), PlotError> {
     for group in by_budget(results, prepared) {
         for (x, stem, x_label, log_x) in [
@@ -121,7 +124,7 @@ pub fn write_convergence(
             if x == Progress::Compute && !group.points.iter().any(measured) {
                 continue;
             }
-            let series = group
+            let mut series: Vec<Series> = group
                 .points
                 .iter()
                 .map(|pr| {
@@ -129,6 +132,7 @@ pub fn write_convergence(
                     convergence_series(loaded.scenario(), pr, label, x)
                 })
                 .collect();
+            series.extend(gap_references(summary, &series));
             let plot = LinePlot {
                 title: format!("{}: convergence{}", loaded.name(), group.title),
                 x_label: x_label.into(),

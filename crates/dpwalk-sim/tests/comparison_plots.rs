@@ -112,12 +112,21 @@ fn privacy_spent_grows_with_the_rounds_up_to_each_points_figure() {
             );
         }
     }
-    // The computing-time figure: seconds accumulate along each curve.
+    // The computing-time figure: seconds accumulate along each curve; the zero model's gap is
+    // the flat reference line.
+    let zero = summary.zero_model.relative_gap;
     for budget in [3.0, 30.0] {
         let stem = format!("convergence_compute_eps-{budget}");
         assert_figure(&dir, &stem);
-        let curves = series(&dir.join(format!("{stem}.csv")));
-        assert_eq!(curves.len(), 5);
+        let mut curves = series(&dir.join(format!("{stem}.csv")));
+        assert_eq!(curves.len(), 6);
+        let key = curves
+            .keys()
+            .find(|l| l.starts_with("zero model: "))
+            .expect("the zero model's line")
+            .clone();
+        let reference = curves.remove(&key).unwrap();
+        assert!(reference.iter().all(|&(_, y)| y == zero), "{reference:?}");
         for (label, curve) in &curves {
             assert_eq!(curve.len(), 10, "{label}");
             assert!(curve.iter().all(|&(x, y)| x >= 0.0 && y.is_finite()));

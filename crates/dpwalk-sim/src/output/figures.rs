@@ -240,6 +240,12 @@ pub(crate) fn majority_test_error(summary: &Summary) -> Option<f64> {
     (summary.zero_model.test_error != Some(majority)).then_some(majority)
 }
 
+/// The zero model's relative gap as a flat line across `series`' range: the reference of the
+/// convergence plots ([`crate::compare::write_convergence`]), as of the relative-gap plot.
+pub(crate) fn gap_references(summary: &Summary, series: &[Series]) -> Vec<Series> {
+    references(summary, Utility::Gap, series)
+}
+
 impl Utility {
     fn name(self) -> &'static str {
         match self {

@@ -13,6 +13,7 @@ use crate::plot::{LinePlot, PlotError, Series, write_line_plot};
 use crate::scenario::LoadedScenario;
 use crate::simulate::{PointResult, Prepared};
 use dpwalk_core::spec::ProblemSpec;
+pub(crate) use figures::gap_references;
 use figures::{Utility, write_privacy_details, write_privacy_utility};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -81,7 +82,8 @@ mod views;
 pub(crate) use csv::csv_opt;
 pub use csv::metrics_csv;
 pub use summary::{
-    Figures, FixedModel, Optimum, PointSummary, Privacy, Summary, Throughput, summarize,
+    Figures, FixedModel, MajorityClass, Optimum, PointSummary, Privacy, Summary, Throughput,
+    summarize,
 };
 
 /// `final_model.json`.
@@ -131,13 +133,14 @@ pub fn write_all(
             write_json(&path, &model)?;
         }
     }
-    let series: Vec<Series> = results
+    let mut series: Vec<Series> = results
         .iter()
         .map(|pr| {
             let label = point_label(pr, results, prepared);
             convergence_series(s, pr, label, Progress::Steps)
         })
         .collect();
+    series.extend(gap_references(&summary, &series));
     write_line_plot(
         &LinePlot {
             title: format!("{}: convergence", loaded.name()),
@@ -159,7 +162,7 @@ pub fn write_all(
             write_privacy_utility(dir, loaded, &summary, Utility::TestError)?;
         }
     }
-    write_convergence(dir, loaded, prepared, results)?;
+    write_convergence(dir, loaded, prepared, results, &summary)?;
     crate::spent::write_privacy_rounds(dir, loaded, prepared, results)?;
     views::write_privacy_views(dir, &summary)?;
     panel::write_panel(dir, loaded, &summary)?;

@@ -393,6 +393,24 @@ lr = [0.1, 0.3]
         1 + 2 * 2,
         "two configurations per kind:\n{csv}"
     );
+    // The horizons' figure carries the zero model's and the optimum's validation objectives as
+    // flat lines (a regression: no majority class), the values of tune.json.
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tuned.join("tune.json")).unwrap()).unwrap();
+    assert!(json["majority_class"].is_null());
+    let figure = std::fs::read_to_string(tuned.join("tune_horizons.csv")).unwrap();
+    for (label, key) in [
+        ("zero model", "zero_model"),
+        ("non-private optimum", "optimum"),
+    ] {
+        let expected = json[key]["validation_objective"].as_f64().unwrap();
+        let ys: Vec<f64> = figure
+            .lines()
+            .filter(|l| l.starts_with(&format!("\"{label}: ")))
+            .map(|l| l.rsplitn(4, ',').nth(1).unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(ys, [expected, expected], "{label}:\n{figure}");
+    }
     let table: toml::Table =
         toml::from_str(&std::fs::read_to_string(tuned.join("tuned.toml")).unwrap()).unwrap();
     let steps = |kind: &str| table["by-kind"][kind]["steps"].as_integer().unwrap();

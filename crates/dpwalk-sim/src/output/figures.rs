@@ -4,7 +4,9 @@
 use super::csv::users_csv;
 use super::summary::Summary;
 use super::{OutputError, write_atomic};
-use crate::plot::{Heatmap, LinePlot, Series, significant, write_heatmap, write_line_plot};
+use crate::plot::{
+    Heatmap, LinePlot, Series, flat_references, significant, write_heatmap, write_line_plot,
+};
 use crate::scenario::{BudgetView, LoadedScenario, Scenario};
 use crate::simulate::{PointResult, Prepared};
 use std::path::Path;
@@ -199,37 +201,19 @@ pub(super) fn write_privacy_utility(
 /// zero model's, and the non-private optimum (its relative gap is 0, off a log axis). Nothing
 /// when no point is finite.
 fn references(summary: &Summary, utility: Utility, series: &[Series]) -> Vec<Series> {
-    let xs = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .filter(|x| x.is_finite());
-    let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
-        (lo.min(x), hi.max(x))
-    });
-    if lo > hi {
-        return Vec::new();
-    }
-    let flat = |label: &str, y: Option<f64>| {
-        y.filter(|y| y.is_finite() && (utility == Utility::TestError || *y > 0.0))
-            .map(|y| Series {
-                label: format!("{label}: {}", significant(y)),
-                points: vec![(lo, y), (hi, y)],
-                spread: None,
-            })
-    };
+    // A log axis (the relative gap) draws no line at 0 or below.
+    let on_axis = |y: Option<f64>| y.filter(|&y| utility == Utility::TestError || y > 0.0);
     let (zero, optimum) = (&summary.zero_model, &summary.optimum_model);
     match utility {
-        Utility::Gap => flat("zero model", Some(zero.relative_gap))
-            .into_iter()
-            .collect(),
-        Utility::TestError => [
-            flat("zero model", zero.test_error),
-            flat("majority class", majority_test_error(summary)),
-            flat("non-private optimum", optimum.test_error),
-        ]
-        .into_iter()
-        .flatten()
-        .collect(),
+        Utility::Gap => flat_references(series, [("zero model", on_axis(Some(zero.relative_gap)))]),
+        Utility::TestError => flat_references(
+            series,
+            [
+                ("zero model", zero.test_error),
+                ("majority class", majority_test_error(summary)),
+                ("non-private optimum", optimum.test_error),
+            ],
+        ),
     }
 }
 

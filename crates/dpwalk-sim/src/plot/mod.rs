@@ -80,6 +80,36 @@ pub struct Series {
     pub spread: Option<Vec<f64>>,
 }
 
+/// Flat reference lines (`label: value` in the legend) across the finite x range of `series`,
+/// one per finite value of `lines`; nothing when `series` has no finite x. The references that
+/// make a figure readable (the zero model, the majority class, the non-private optimum).
+pub(crate) fn flat_references<'a>(
+    series: &[Series],
+    lines: impl IntoIterator<Item = (&'a str, Option<f64>)>,
+) -> Vec<Series> {
+    let xs = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .filter(|x| x.is_finite());
+    let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+        (lo.min(x), hi.max(x))
+    });
+    if lo > hi {
+        return Vec::new();
+    }
+    lines
+        .into_iter()
+        .filter_map(|(label, y)| {
+            let y = y.filter(|y| y.is_finite())?;
+            Some(Series {
+                label: format!("{label}: {}", significant(y)),
+                points: vec![(lo, y), (hi, y)],
+                spread: None,
+            })
+        })
+        .collect()
+}
+
 /// A line plot of one or more series sharing axes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LinePlot {

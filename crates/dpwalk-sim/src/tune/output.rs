@@ -4,7 +4,7 @@
 
 use super::{KindTrials, Reference, Trial, Tuned};
 use crate::output::{OutputError, csv_opt, write_atomic, write_json};
-use crate::plot::{LinePlot, Series, write_line_plot_with_data};
+use crate::plot::{LinePlot, Series, flat_references, write_line_plot_with_data};
 use crate::scenario::{Scenario, TuneMetric};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -188,9 +188,11 @@ fn summary(tuned: &Tuned) -> Summary<'_> {
     }
 }
 
-/// Per kind, the best score among its configurations at each horizon drawn.
+/// Per kind, the best score among its configurations at each horizon drawn, with the zero
+/// model's, the majority class's (error metric, where it differs) and the non-private optimum's
+/// validation scores as flat lines.
 fn by_horizon(tuned: &Tuned) -> LinePlot {
-    let series = tuned
+    let mut series: Vec<Series> = tuned
         .kinds
         .iter()
         .map(|k| {
@@ -216,6 +218,7 @@ fn by_horizon(tuned: &Tuned) -> LinePlot {
             }
         })
         .collect();
+    series.extend(references(tuned, &series));
     let y_label = match tuned.spec.metric {
         TuneMetric::Objective => "best validation objective",
         TuneMetric::Error => "best validation error",
@@ -228,4 +231,27 @@ fn by_horizon(tuned: &Tuned) -> LinePlot {
         log_y: tuned.spec.metric == TuneMetric::Objective,
         series,
     }
+}
+
+/// The reference lines of [`by_horizon`]: the validation scores of the zero model, of the
+/// majority class (error metric, where it differs) and of the non-private optimum.
+fn references(tuned: &Tuned, series: &[Series]) -> Vec<Series> {
+    let score = |r: &Reference| match tuned.spec.metric {
+        TuneMetric::Objective => Some(r.validation_objective),
+        TuneMetric::Error => r.validation_error,
+    };
+    let zero = score(&tuned.zero_model);
+    let majority = tuned
+        .majority_class
+        .filter(|_| tuned.spec.metric == TuneMetric::Error)
+        .map(|(_, error)| error)
+        .filter(|&e| Some(e) != zero);
+    flat_references(
+        series,
+        [
+            ("zero model", zero),
+            ("majority class", majority),
+            ("non-private optimum", score(&tuned.optimum)),
+        ],
+    )
 }

@@ -407,7 +407,7 @@ lr = [0.1, 0.3]
         let ys: Vec<f64> = figure
             .lines()
             .filter(|l| l.starts_with(&format!("\"{label}: ")))
-            .map(|l| l.rsplitn(4, ',').nth(1).unwrap().parse().unwrap())
+            .map(|l| l.rsplit(',').nth(1).unwrap().parse().unwrap())
             .collect();
         assert_eq!(ys, [expected, expected], "{label}:\n{figure}");
     }

@@ -55,7 +55,26 @@ fn rows(dir: &std::path::Path) -> Vec<(f64, f64)> {
     let mut lines = text.lines();
     assert!(lines.next().unwrap().starts_with("# beside each point"));
     assert_eq!(lines.next(), Some("series,x,y,spread,common_local_epsilon"));
-    lines
+    // The reference lines come last, without a total: the zero model's at least.
+    let (references, points): (Vec<&str>, Vec<&str>) = lines.partition(|l| {
+        [
+            "\"zero model: ",
+            "\"majority class: ",
+            "\"non-private optimum: ",
+        ]
+        .iter()
+        .any(|r| l.starts_with(r))
+    });
+    assert!(
+        references.iter().any(|l| l.starts_with("\"zero model: ")),
+        "{text}"
+    );
+    assert!(
+        references.iter().all(|l| l.ends_with(',')),
+        "{references:?}"
+    );
+    points
+        .into_iter()
         .map(|line| {
             // The label is quoted and may hold commas: the numbers are the last four fields.
             let f: Vec<&str> = line.rsplitn(5, ',').collect();

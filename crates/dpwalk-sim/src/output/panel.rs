@@ -2,9 +2,12 @@
 //! table: each point's metric against the paper's own ε (or `l`), the common accountant's total
 //! beside it (`summary.json`'s local figure of that point, never re-derived here).
 
+use super::figures::majority_test_error;
 use super::{PointSummary, Summary};
 use crate::algorithm::Mode;
-use crate::plot::{LinePlot, PlotError, PointNotes, Series, write_line_plot_with_notes};
+use crate::plot::{
+    LinePlot, PlotError, PointNotes, Series, flat_references, write_line_plot_with_notes,
+};
 use crate::scenario::{LoadedScenario, Metric, Paper};
 use std::path::Path;
 
@@ -23,6 +26,30 @@ fn metric_of(metric: Metric, p: &PointSummary) -> (f64, f64) {
             p.final_std.test_objective.unwrap_or(nan),
         ),
     }
+}
+
+/// Flat lines of the zero model, the majority class (test error, where it differs) and the
+/// non-private optimum in `metric`, across the panel's range.
+fn references(metric: Metric, summary: &Summary, series: &[Series]) -> Vec<Series> {
+    let (zero, optimum) = (&summary.zero_model, &summary.optimum_model);
+    let lines = match metric {
+        Metric::TestError => [
+            ("zero model", zero.test_error),
+            ("majority class", majority_test_error(summary)),
+            ("non-private optimum", optimum.test_error),
+        ],
+        Metric::TrainObjective => [
+            ("zero model", Some(zero.train_objective)),
+            ("majority class", None),
+            ("non-private optimum", Some(optimum.train_objective)),
+        ],
+        Metric::TestObjective => [
+            ("zero model", zero.test_objective),
+            ("majority class", None),
+            ("non-private optimum", optimum.test_objective),
+        ],
+    };
+    flat_references(series, lines)
 }
 
 /// Writes the panel (`reproduce.png`, `.svg`, `.csv`) into `dir` when the scenario has a
@@ -70,6 +97,7 @@ pub fn write_panel(
         });
         totals.push(rows.iter().map(|r| r[3]).collect());
     }
+    series.extend(references(r.metric, summary, &series));
     let delta = s.privacy.delta;
     let x_label = match (r.paper, by_l) {
         (_, true) => format!(

@@ -137,10 +137,11 @@ impl<'a> Lines<'a> {
         }
     }
 
-    /// Writes `notes` beside the points, after checking they give one value per point.
+    /// Writes `notes` beside the points, after checking they give one value per point of each
+    /// of the first series (those after them, reference lines, carry none).
     pub(super) fn set_notes(&mut self, notes: &'a PointNotes) -> Result<(), PlotError> {
         let series = &self.plot.series;
-        let fits = notes.values.len() == series.len()
+        let fits = notes.values.len() <= series.len()
             && notes
                 .values
                 .iter()
@@ -220,12 +221,14 @@ impl<'a> Lines<'a> {
                         .map(|p| Circle::new(p, radius, colour.filled())),
                 )?;
             }
-            if let Some(notes) = self.notes {
+            if let Some((notes, values)) = self
+                .notes
+                .and_then(|notes| Some((notes, notes.values.get(i)?)))
+            {
                 // In the series' colour, right of each marker (a last point near the right edge:
                 // left of it, inside the figure), above or below it, away from the segment that
                 // leaves the marker on that side, so that the text does not sit on the line.
                 let font = (FONT, LABEL_SIZE - 2).into_font();
-                let values = &notes.values[i];
                 let kept = &self.kept[i];
                 let gap = radius as i32 + 2;
                 let last = points.len().saturating_sub(1);

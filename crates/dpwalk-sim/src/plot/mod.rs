@@ -132,8 +132,9 @@ pub struct PointNotes {
     pub column: String,
     /// What precedes each value in the figure (e.g. `"local ε = "`).
     pub prefix: String,
-    /// One value per point of each series, parallel to [`LinePlot::series`]; a non-finite value
-    /// is written `n/a` beside its point (empty in the CSV).
+    /// One value per point of each series, parallel to the first series of [`LinePlot::series`]
+    /// (series after them, such as reference lines, carry none); a non-finite value is written
+    /// `n/a` beside its point (empty in the CSV).
     pub values: Vec<Vec<f64>>,
 }
 

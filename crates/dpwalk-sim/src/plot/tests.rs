@@ -341,13 +341,33 @@ fn point_notes_are_drawn_beside_their_points_and_written_last() {
     );
     std::fs::remove_file(with_extension(&stem, "csv")).unwrap();
     assert_written(&stem, &plot.title);
-    // One value per point of every series, or nothing is written.
+    // One value per point of every series noted, or nothing is written.
     let short = PointNotes {
         values: vec![vec![0.125], vec![3.5]],
-        ..notes
+        ..notes.clone()
     };
     assert!(matches!(
         write_line_plot_with_notes(&plot, None, &short, &stem),
         Err(PlotError::NotesShape { .. })
     ));
+    let more = PointNotes {
+        values: vec![vec![0.125, 1.0, 7.0], vec![3.5], vec![1.0]],
+        ..notes.clone()
+    };
+    assert!(matches!(
+        write_line_plot_with_notes(&plot, None, &more, &stem),
+        Err(PlotError::NotesShape { .. })
+    ));
+    // Series after the noted ones (reference lines) carry no note: an empty field.
+    let first = PointNotes {
+        values: vec![vec![0.125, f64::NAN, 7.0]],
+        ..notes
+    };
+    write_line_plot_with_notes(&plot, None, &first, &stem).unwrap();
+    let csv = std::fs::read_to_string(with_extension(&stem, "csv")).unwrap();
+    assert!(csv.ends_with("\"b\",1,2,0.1,\n"), "{csv}");
+    let svg = std::fs::read_to_string(with_extension(&stem, "svg")).unwrap();
+    assert!(!svg.contains("ε = 3.5"));
+    std::fs::remove_file(with_extension(&stem, "csv")).unwrap();
+    assert_written(&stem, &plot.title);
 }

@@ -27,10 +27,11 @@ pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
         }
     };
     println!(
-        "{:<8} {:>10} {:>8} {:>14} {:>12} {:>10} {:>width$} {:>width$}{} {:>12}  topology",
+        "{:<8} {:>10} {:>8} {:>8} {:>14} {:>12} {:>10} {:>width$} {:>width$}{} {:>12}  topology",
         "algo",
         "sigma",
         "clip",
+        "clipped",
         "objective",
         "rel. gap",
         "test err",
@@ -55,11 +56,16 @@ pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
             .as_ref()
             .map_or_else(|| "-".to_string(), |c| eps(c.epsilon));
         println!(
-            "{:<8} {:>10.4} {:>8} {:>14.6e} {:>12.3e} {:>10} {:>width$} {:>width$}{} {:>12.0}  {}",
+            "{:<8} {:>10.4} {:>8} {:>8} {:>14.6e} {:>12.3e} {:>10} {:>width$} {:>width$}{} {:>12.0}  {}",
             p.algorithm,
             p.sigma,
             p.clip
                 .map_or_else(|| "none".to_string(), |c| format!("{c}")),
+            // The share of the clip's tests where it bound (summary.json: privacy.clipped_fraction).
+            p.clip.map_or_else(
+                || "-".to_string(),
+                |_| format!("{:.1}%", 100.0 * p.privacy.clipped_fraction)
+            ),
             p.final_mean.train_objective,
             p.final_mean.relative_gap,
             p.final_mean
@@ -96,6 +102,10 @@ pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
             );
         }
     }
+    println!(
+        "clipped: the share of the clip's tests where it bound (per contribution; per record \
+         gradient for dp-iadmm and ipadmm), over all repetitions"
+    );
     if let Some(line) = references(summary) {
         println!("{line}");
     }

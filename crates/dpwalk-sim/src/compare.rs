@@ -15,9 +15,9 @@
 
 use crate::method::{Family, Method};
 use crate::metrics::mean_std;
-use crate::output::{Summary, gap_references};
 use crate::plot::{
-    LinePlot, PlotError, Series, significant, write_line_plot, write_line_plot_with_data,
+    LinePlot, PlotError, Series, flat_references, significant, write_line_plot,
+    write_line_plot_with_data,
 };
 use crate::scenario::{LoadedScenario, Scenario};
 use crate::simulate::{PointResult, Prepared};
@@ -85,14 +85,23 @@ pub(crate) fn skip_empty(plotted: Result<(), PlotError>) -> Result<(), PlotError
 /// What the computing-time figure measures, under its title.
 const COMPUTE_CAPTION: &str = "wall-clock seconds of each run outside evaluations, runs sharing the machine: not gradient-equivalents (the prox solvers do not report their iterations); compare large factors only";
 
+/// The zero model's relative gap `zero_gap` as a flat line across `series`' range (a log axis:
+/// nothing where it is not positive): the reference of every relative-gap figure.
+pub(crate) fn zero_gap_line(series: &[Series], zero_gap: f64) -> Vec<Series> {
+    flat_references(
+        series,
+        [("zero model", Some(zero_gap).filter(|&g| g > 0.0))],
+    )
+}
+
 /// Writes the convergence plots against rounds, bytes and computing time into `dir`, with the
-/// zero model's relative gap (`summary`'s) as a flat reference line.
+/// zero model's relative gap `zero_gap` as a flat reference line.
 pub fn write_convergence(
     dir: &std::path::Path,
     loaded: &LoadedScenario,
     prepared: &Prepared,
     results: &[PointResult],
-    summary: &Summary,
+    zero_gap: f64,
 ) -> Result<(), PlotError> {
     for group in by_budget(results, prepared) {
         for (x, stem, x_label, log_x) in [
@@ -132,7 +141,7 @@ pub fn write_convergence(
                     convergence_series(loaded.scenario(), pr, label, x)
                 })
                 .collect();
-            series.extend(gap_references(summary, &series));
+            series.extend(zero_gap_line(&series, zero_gap));
             let plot = LinePlot {
                 title: format!("{}: convergence{}", loaded.name(), group.title),
                 x_label: x_label.into(),

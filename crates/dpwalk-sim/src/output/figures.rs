@@ -4,6 +4,7 @@
 use super::csv::users_csv;
 use super::summary::Summary;
 use super::{OutputError, write_atomic};
+use crate::compare::zero_gap_line;
 use crate::plot::{
     Heatmap, LinePlot, Series, flat_references, significant, write_heatmap, write_line_plot,
 };
@@ -201,11 +202,9 @@ pub(super) fn write_privacy_utility(
 /// zero model's, and the non-private optimum (its relative gap is 0, off a log axis). Nothing
 /// when no point is finite.
 fn references(summary: &Summary, utility: Utility, series: &[Series]) -> Vec<Series> {
-    // A log axis (the relative gap) draws no line at 0 or below.
-    let on_axis = |y: Option<f64>| y.filter(|&y| utility == Utility::TestError || y > 0.0);
     let (zero, optimum) = (&summary.zero_model, &summary.optimum_model);
     match utility {
-        Utility::Gap => flat_references(series, [("zero model", on_axis(Some(zero.relative_gap)))]),
+        Utility::Gap => zero_gap_line(series, zero.relative_gap),
         Utility::TestError => flat_references(
             series,
             [
@@ -222,12 +221,6 @@ fn references(summary: &Summary, utility: Utility, series: &[Series]) -> Vec<Ser
 pub(crate) fn majority_test_error(summary: &Summary) -> Option<f64> {
     let majority = summary.majority_class.as_ref()?.test_error?;
     (summary.zero_model.test_error != Some(majority)).then_some(majority)
-}
-
-/// The zero model's relative gap as a flat line across `series`' range: the reference of the
-/// convergence plots ([`crate::compare::write_convergence`]), as of the relative-gap plot.
-pub(crate) fn gap_references(summary: &Summary, series: &[Series]) -> Vec<Series> {
-    references(summary, Utility::Gap, series)
 }
 
 impl Utility {

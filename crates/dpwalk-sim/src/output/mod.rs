@@ -8,12 +8,11 @@
 //! A single run (one point, one repetition) writes `final_model.json` at the top of the
 //! directory; otherwise `point-<p>/rep-<r>/final_model.json`.
 
-use crate::compare::{Progress, convergence_series, point_label, write_convergence};
+use crate::compare::{Progress, convergence_series, point_label, write_convergence, zero_gap_line};
 use crate::plot::{LinePlot, PlotError, Series, write_line_plot};
 use crate::scenario::LoadedScenario;
 use crate::simulate::{PointResult, Prepared};
 use dpwalk_core::spec::ProblemSpec;
-pub(crate) use figures::gap_references;
 use figures::{Utility, write_privacy_details, write_privacy_utility};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -140,7 +139,7 @@ pub fn write_all(
             convergence_series(s, pr, label, Progress::Steps)
         })
         .collect();
-    series.extend(gap_references(&summary, &series));
+    series.extend(zero_gap_line(&series, summary.zero_model.relative_gap));
     write_line_plot(
         &LinePlot {
             title: format!("{}: convergence", loaded.name()),
@@ -162,7 +161,13 @@ pub fn write_all(
             write_privacy_utility(dir, loaded, &summary, Utility::TestError)?;
         }
     }
-    write_convergence(dir, loaded, prepared, results, &summary)?;
+    write_convergence(
+        dir,
+        loaded,
+        prepared,
+        results,
+        summary.zero_model.relative_gap,
+    )?;
     crate::spent::write_privacy_rounds(dir, loaded, prepared, results)?;
     views::write_privacy_views(dir, &summary)?;
     panel::write_panel(dir, loaded, &summary)?;

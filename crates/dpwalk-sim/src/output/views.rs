@@ -14,8 +14,8 @@
 //! which of these the panel lacks.
 
 use super::{PointSummary, Summary};
-use crate::compare::skip_empty;
-use crate::plot::{LinePlot, PlotError, Series, flat_references, write_line_plot_with_data};
+use crate::compare::{skip_empty, zero_gap_line};
+use crate::plot::{LinePlot, PlotError, Series, write_line_plot_with_data};
 use std::path::Path;
 
 /// dpwalk's own kinds (fed-sgd among them: the walk's DP-SGD message, averaged by a server).
@@ -87,9 +87,7 @@ pub fn write_privacy_views(dir: &Path, summary: &Summary) -> Result<(), PlotErro
             });
         }
     }
-    // The zero model's gap as a flat line (a log axis: only where it is positive).
-    let zero = Some(summary.zero_model.relative_gap).filter(|&g| g > 0.0);
-    series.extend(flat_references(&series, [("zero model", zero)]));
+    series.extend(zero_gap_line(&series, summary.zero_model.relative_gap));
     let delta = own.first().map_or(0.0, |p| p.privacy.accounting.delta);
     let unit = own
         .first()

@@ -121,11 +121,8 @@ pub fn print_table(summary: &Summary, optimum: f64, out: &Path) {
 fn references(summary: &Summary) -> Option<String> {
     let zero = summary.zero_model.test_error?;
     let mut line = format!("references, test error: zero model {zero:.4}");
-    if let Some(m) = &summary.majority_class
-        && let Some(e) = m.test_error
-        && e != zero
-    {
-        line.push_str(&format!(", majority class (label {}) {e:.4}", m.label));
+    if let Some((label, e)) = summary.distinct_majority() {
+        line.push_str(&format!(", majority class (label {label}) {e:.4}"));
     }
     if let Some(e) = summary.optimum_model.test_error {
         line.push_str(&format!(", non-private optimum {e:.4}"));

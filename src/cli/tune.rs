@@ -68,9 +68,7 @@ pub fn run(args: TuneArgs) -> anyhow::Result<()> {
         );
     };
     reference("zero model", &tuned.zero_model);
-    if let Some((label, error)) = tuned.majority_class
-        && Some(error) != tuned.zero_model.validation_error
-    {
+    if let Some((label, error)) = tuned.distinct_majority() {
         println!(
             "{:<10} {:>7} {:>8}  {:>12} {error:>10.4}  (label {label})",
             "majority", "", "", "-"

@@ -209,18 +209,14 @@ fn references(summary: &Summary, utility: Utility, series: &[Series]) -> Vec<Ser
             series,
             [
                 ("zero model", zero.test_error),
-                ("majority class", majority_test_error(summary)),
+                (
+                    "majority class",
+                    summary.distinct_majority().map(|(_, e)| e),
+                ),
                 ("non-private optimum", optimum.test_error),
             ],
         ),
     }
-}
-
-/// The majority class's test error where it differs from the zero model's (where they are equal,
-/// one line says both: the zero model's).
-pub(crate) fn majority_test_error(summary: &Summary) -> Option<f64> {
-    let majority = summary.majority_class.as_ref()?.test_error?;
-    (summary.zero_model.test_error != Some(majority)).then_some(majority)
 }
 
 impl Utility {

@@ -2,7 +2,6 @@
 //! table: each point's metric against the paper's own ε (or `l`), the common accountant's total
 //! beside it (`summary.json`'s local figure of that point, never re-derived here).
 
-use super::figures::majority_test_error;
 use super::{PointSummary, Summary};
 use crate::algorithm::Mode;
 use crate::plot::{
@@ -35,7 +34,10 @@ fn references(metric: Metric, summary: &Summary, series: &[Series]) -> Vec<Serie
     let lines = match metric {
         Metric::TestError => [
             ("zero model", zero.test_error),
-            ("majority class", majority_test_error(summary)),
+            (
+                "majority class",
+                summary.distinct_majority().map(|(_, e)| e),
+            ),
             ("non-private optimum", optimum.test_error),
         ],
         Metric::TrainObjective => [

@@ -201,6 +201,17 @@ pub struct Summary {
     pub points: Vec<PointSummary>,
 }
 
+impl Summary {
+    /// The majority class's label and test error where that error differs from the zero
+    /// model's (where they are equal, the zero model's line says both): what every figure and
+    /// table shows as its own reference.
+    pub fn distinct_majority(&self) -> Option<(f64, f64)> {
+        let m = self.majority_class.as_ref()?;
+        let error = m.test_error?;
+        (self.zero_model.test_error != Some(error)).then_some((m.label, error))
+    }
+}
+
 /// Mean and std of an optional figure, `None` unless every repetition has it.
 fn mean_std_opt(values: &[Option<f64>]) -> (Option<f64>, Option<f64>) {
     let all: Option<Vec<f64>> = values.iter().copied().collect();

@@ -127,6 +127,15 @@ pub struct Tuned {
     pub kinds: Vec<KindTrials>,
 }
 
+impl Tuned {
+    /// The majority class's label and validation error where that error differs from the zero
+    /// model's: what the tuning's output shows as its own reference.
+    pub fn distinct_majority(&self) -> Option<(f64, f64)> {
+        self.majority_class
+            .filter(|&(_, error)| self.zero_model.validation_error != Some(error))
+    }
+}
+
 /// A fixed model's figures on the validation records.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Reference {

@@ -242,10 +242,9 @@ fn references(tuned: &Tuned, series: &[Series]) -> Vec<Series> {
     };
     let zero = score(&tuned.zero_model);
     let majority = tuned
-        .majority_class
+        .distinct_majority()
         .filter(|_| tuned.spec.metric == TuneMetric::Error)
-        .map(|(_, error)| error)
-        .filter(|&e| Some(e) != zero);
+        .map(|(_, error)| error);
     flat_references(
         series,
         [

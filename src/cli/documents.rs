@@ -36,8 +36,12 @@ pub struct GaussianDoc<'a> {
     pub best_order: Option<f64>,
     /// `μ` when ε is the exact Gaussian conversion (`--sample-rate 1`).
     pub exact_gaussian_mu: Option<f64>,
-    /// The RDP figure when ε is exact.
+    /// The RDP figure when ε is exact or the PLD figure.
     pub rdp_epsilon: Option<f64>,
+    /// The PLD accountant's figure (`--sample-rate` below 1): ε where it is below the RDP one.
+    pub pld_epsilon: Option<f64>,
+    /// The grid step of the PLD's losses.
+    pub pld_interval: Option<f64>,
     pub conversion: &'static str,
     pub noise_multiplier: f64,
     pub sample_rate: f64,

@@ -15,6 +15,9 @@
 //!   contributions: what a `[budget]` run calibrates.
 //! - `subsampled_gaussian_default_grid`: the Poisson-subsampled Gaussian's curve over the default
 //!   grid for a few `(q, z)` of DP-SGD and federated runs (its fractional orders cost a series each).
+//! - `pld_subsampled_gaussian(q, z, K)`: the PLD figure of `K` runs of the Poisson-subsampled
+//!   Gaussian at δ = 1e-6 (both directions built, composed by FFT and converted): what
+//!   `dpwalk account gaussian --sample-rate q` prints.
 //! - `calibrate_federated_complete_1000`: the smallest σ for (1, 1e-6) against the federated view,
 //!   100 rounds at sampling rate 0.1 (a subsampled-Gaussian curve per bisection step).
 //! - `n1_complete(n, K)`: the path-hidden network figure N1 (spec network-dp-2 §5) of a DP-SGD
@@ -50,6 +53,7 @@ use dpwalk_privacy::mechanism::subsampled_gaussian;
 use dpwalk_privacy::network::coalition::Coalition;
 use dpwalk_privacy::network::mixture::{MixtureOptions, PairChain, PairMixtures, network_orders};
 use dpwalk_privacy::network::{Charges, HittingOptions};
+use dpwalk_privacy::pld::{DEFAULT_INTERVAL, subsampled_gaussian_epsilon};
 use dpwalk_privacy::rdp::{Conversion, Orders};
 use dpwalk_privacy::walk::{Passage, Setup, transition_rows, user_figures};
 use std::path::Path;
@@ -129,6 +133,15 @@ fn subsampled_gaussian_default_grid(b: Bencher, (q, z): (f64, f64)) {
     let orders = Orders::default_grid();
     b.bench_local(|| {
         subsampled_gaussian(&orders, divan::black_box(q), divan::black_box(z)).expect("curve")
+    });
+}
+
+#[divan::bench(args = [(0.001, 1.0, 10_000), (0.01, 1.0, 1_000), (0.1, 2.0, 1_000)], sample_count = 5)]
+fn pld_subsampled_gaussian(b: Bencher, (q, z, k): (f64, f64, u64)) {
+    b.bench_local(|| {
+        subsampled_gaussian_epsilon(divan::black_box(q), z, k, 1e-6, DEFAULT_INTERVAL)
+            .expect("valid")
+            .expect("finite")
     });
 }
 

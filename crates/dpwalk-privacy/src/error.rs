@@ -61,6 +61,16 @@ pub enum PrivacyError {
         max: usize,
     },
     /// A sampling rate must lie in (0, 1].
+    #[error(
+        "the privacy loss distribution would need {points} grid points, above the limit of {limit}"
+    )]
+    PldTooLarge {
+        /// Grid points needed.
+        points: usize,
+        /// The limit.
+        limit: usize,
+    },
+
     #[error("sampling rate must be in (0, 1], got {0}")]
     SamplingRate(f64),
     /// The number of users is out of range for the view.

@@ -4,6 +4,8 @@
 //! - [`rdp`]: order grids, RDP curves, composition, conversion to (ε, δ).
 //! - [`mechanism`]: the Gaussian, Poisson-subsampled Gaussian and Laplace mechanisms, and the
 //!   tight curve of any pure ε-DP mechanism.
+//! - [`pld`]: privacy loss distributions composed by FFT: the tight (ε, δ) of the
+//!   Poisson-subsampled Gaussian.
 //! - [`local`]: the local view of one contribution (an eavesdropper who sees every token).
 //! - [`network`]: the network view (user `j` observing user `i` through a DP-SGD walk) of one
 //!   contribution: the mixture bound over first-passage laws, exact on the complete graph and
@@ -48,6 +50,7 @@ pub mod linear_gaussian;
 pub mod local;
 pub mod mechanism;
 pub mod network;
+pub mod pld;
 pub mod rdp;
 pub mod unit;
 pub mod walk;

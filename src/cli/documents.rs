@@ -38,9 +38,8 @@ pub struct GaussianDoc<'a> {
     pub exact_gaussian_mu: Option<f64>,
     /// The RDP figure when ε is exact or the PLD figure.
     pub rdp_epsilon: Option<f64>,
-    /// The PLD accountant's figure (`--sample-rate` below 1): ε where it is below the RDP one.
-    pub pld_epsilon: Option<f64>,
-    /// The grid step of the PLD's losses.
+    /// The grid step of the privacy loss distribution when ε is the PLD figure (`--sample-rate`
+    /// below 1).
     pub pld_interval: Option<f64>,
     pub conversion: &'static str,
     pub noise_multiplier: f64,

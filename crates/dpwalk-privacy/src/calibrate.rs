@@ -11,7 +11,8 @@
 //! `ln x` finds the threshold. The search brackets `x` between `10⁻⁹` and `10⁹` times a starting
 //! point (`C` for σ, 1 for the baselines) by doubling and halving from it; the answer is the
 //! upper end of the final bracket, so it always meets the target, and the bracket is narrowed to
-//! the relative tolerance.
+//! the relative tolerance. A PLD figure ([`crate::pld`]) is nonincreasing in σ only up to its
+//! grid step; the answer still meets the target, since it is the figure evaluated there.
 
 use crate::Noise;
 use crate::baseline::Baseline;

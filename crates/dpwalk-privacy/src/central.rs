@@ -23,7 +23,8 @@
 //! accountants do for DP-SGD, the round is the Poisson-subsampled Gaussian of Mironov, Talwar &
 //! Zhang 2019 ([`crate::mechanism::subsampled_gaussian`]) with `i`'s own noise `σ/2` against the
 //! replace-one sensitivity `2C`: noise multiplier `σ/(4C)`, so `q = 1` gives back the local view
-//! exactly. `R` rounds compose additively. Assumptions (printed with the figure): the MTZ bound is
+//! exactly. `R` rounds compose additively; the curve says it is `R` subsampled Gaussian runs, so
+//! its conversion is the PLD figure ([`crate::pld`]) where that is smaller. Assumptions (printed with the figure): the MTZ bound is
 //! stated for add/remove neighbours with a noise present whether or not `i` is sampled; here the
 //! other participants' noise plays that part, and the hidden-state assumption above applies.
 //! Sampling a fixed number `m` of users without replacement is accounted as Poisson with

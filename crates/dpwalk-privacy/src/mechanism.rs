@@ -129,7 +129,7 @@ pub fn subsampled_gaussian(orders: &Orders, q: f64, z: f64) -> Result<RdpCurve, 
             Ok((log_a / (alpha - 1.0)).min(alpha / (2.0 * z2)))
         })
         .collect::<Result<Vec<f64>, PrivacyError>>()?;
-    Ok(RdpCurve::from_computed(orders.clone(), values.into_iter()))
+    Ok(RdpCurve::from_computed(orders.clone(), values.into_iter()).with_subsampled_runs(q, z))
 }
 
 /// The Laplace mechanism with scale ratio `b/Δ₁ = scale` (module docs: exact, Mironov 2017,

@@ -79,9 +79,9 @@ pub const RUN_TAIL_SHARE: f64 = 0.02;
 /// `δ · CUT_SHARE / (number of cuts)`.
 pub const CUT_SHARE: f64 = 1e-4;
 
-/// The most grid points one distribution may hold (64 MiB per FFT buffer): beyond, the figure
+/// The most grid points one distribution may hold (16 MiB per FFT buffer): beyond, the figure
 /// is not computed ([`PrivacyError::PldTooLarge`]) and callers keep the RDP one.
-pub const MAX_POINTS: usize = 1 << 22;
+pub const MAX_POINTS: usize = 1 << 20;
 
 /// The unit roundoff of `f64`.
 const U: f64 = f64::EPSILON / 2.0;

@@ -38,6 +38,14 @@
 //! from outside, [`RdpCurve::new`], or a ledger record of format 2) is untagged: an RDP curve of
 //! the form `α ρ` alone does not make a mechanism `√(2ρ)`-GDP.
 //!
+//! # Subsampled Gaussian runs
+//! Likewise a curve may say that its mechanism is `runs` runs of the Poisson-subsampled Gaussian
+//! with rate `q` and noise multiplier `z` ([`RdpCurve::subsampled_runs`], set only by
+//! [`crate::mechanism::subsampled_gaussian`] for `q < 1`): [`RdpCurve::to_dp`] then returns the
+//! privacy-loss-distribution figure ([`crate::pld`]) where it is below the RDP one. The tag
+//! follows the same rules: `repeat` multiplies the runs, composition with runs of the same
+//! mechanism adds them, composition with the zero curve keeps them, anything else drops it.
+
 //! # The default grid
 //! [`Orders::default_grid`], 198 orders:
 //! - 1.01, 1.02, …, 1.09 (steps of 0.01), where the optimum lies when ε is in the hundreds or more;
@@ -64,6 +72,7 @@
 
 use crate::error::PrivacyError;
 use crate::gdp;
+use crate::pld;
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -141,6 +150,19 @@ pub struct RdpCurve {
     orders: Orders,
     values: Vec<f64>,
     gaussian_mu2: Option<f64>,
+    subsampled: Option<SubsampledRuns>,
+}
+
+/// `runs` runs of the Poisson-subsampled Gaussian with rate `q < 1` and noise multiplier `z`
+/// (module docs, "Subsampled Gaussian runs").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SubsampledRuns {
+    /// The sampling rate.
+    pub q: f64,
+    /// The noise multiplier.
+    pub z: f64,
+    /// The number of runs composed.
+    pub runs: u64,
 }
 
 /// Which RDP → (ε, δ) statement was used (see the module docs).
@@ -157,16 +179,19 @@ pub enum Conversion {
 /// A finite `(ε, δ)` guarantee and where it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct DpGuarantee {
-    /// ε, finite and `≥ 0`: the exact Gaussian conversion when `gaussian_mu` is set, else the
-    /// RDP figure `rdp_epsilon`.
+    /// ε, finite and `≥ 0`: the exact Gaussian conversion when `gaussian_mu` is set, the PLD
+    /// figure when `pld_interval` is set, else the RDP figure `rdp_epsilon`.
     pub epsilon: f64,
     /// δ, in (0, 1).
     pub delta: f64,
     /// `μ` when the mechanism is `μ`-GDP and `epsilon` is its exact conversion ([`crate::gdp`]),
     /// below the RDP figure; `None` when `epsilon` is the RDP figure.
     pub gaussian_mu: Option<f64>,
+    /// The grid step of the privacy loss distribution when `epsilon` is the PLD figure of
+    /// subsampled Gaussian runs ([`crate::pld`]), below the RDP figure; `None` otherwise.
+    pub pld_interval: Option<f64>,
     /// The RDP figure: the smallest ε over the grid with `conversion`; a cross-check (never
-    /// below `epsilon`) when `gaussian_mu` is set.
+    /// below `epsilon`) when `gaussian_mu` or `pld_interval` is set.
     pub rdp_epsilon: f64,
     /// The order that gave `rdp_epsilon`.
     pub order: f64,
@@ -223,6 +248,7 @@ impl RdpCurve {
             orders,
             values,
             gaussian_mu2: None,
+            subsampled: None,
         })
     }
 
@@ -236,6 +262,18 @@ impl RdpCurve {
         }));
         self.gaussian_mu2 = (mu2.is_finite() && mu2 >= 0.0).then_some(mu2);
         self
+    }
+
+    /// This curve, computed by [`crate::mechanism::subsampled_gaussian`] for one run at rate
+    /// `q < 1` and noise multiplier `z` (module docs, "Subsampled Gaussian runs").
+    pub(crate) fn with_subsampled_runs(mut self, q: f64, z: f64) -> Self {
+        self.subsampled = Some(SubsampledRuns { q, z, runs: 1 });
+        self
+    }
+
+    /// The Poisson-subsampled Gaussian runs this curve is the RDP curve of, if it is one.
+    pub fn subsampled_runs(&self) -> Option<SubsampledRuns> {
+        self.subsampled
     }
 
     /// This curve with a Gaussian bound `μ²` read back from storage (a ledger): `None` unless
@@ -266,6 +304,7 @@ impl RdpCurve {
             orders,
             values,
             gaussian_mu2: None,
+            subsampled: None,
         }
     }
 
@@ -276,6 +315,7 @@ impl RdpCurve {
             orders: orders.clone(),
             values: vec![0.0; orders.len()],
             gaussian_mu2: Some(0.0),
+            subsampled: None,
         }
     }
 
@@ -319,6 +359,15 @@ impl RdpCurve {
         for (a, b) in self.values.iter_mut().zip(&other.values) {
             *a += b; // both ≥ 0 or +∞: no NaN possible
         }
+        let other_is_zero = other.values.iter().all(|&v| v == 0.0);
+        self.subsampled = match (self.subsampled, other.subsampled) {
+            (Some(a), Some(b)) if a.q == b.q && a.z == b.z => Some(SubsampledRuns {
+                runs: a.runs.saturating_add(b.runs),
+                ..a
+            }),
+            (Some(a), None) if other_is_zero => Some(a),
+            _ => None,
+        };
         self.gaussian_mu2 = match (self.gaussian_mu2, other.gaussian_mu2) {
             (Some(a), Some(b)) => Some(a + b),
             _ => None,
@@ -343,6 +392,10 @@ impl RdpCurve {
                 (Some(a), Some(b)) => Some(a.max(b)),
                 _ => None,
             },
+            subsampled: match (self.subsampled, other.subsampled) {
+                (Some(a), Some(b)) if a == b => Some(a),
+                _ => None,
+            },
         }
     }
 
@@ -357,6 +410,12 @@ impl RdpCurve {
             orders: self.orders.clone(),
             values: self.values.iter().map(|v| v * k).collect(),
             gaussian_mu2: self.gaussian_mu2.map(|m| m * k),
+            subsampled: self.subsampled.and_then(|r| {
+                Some(SubsampledRuns {
+                    runs: r.runs.checked_mul(count)?,
+                    ..r
+                })
+            }),
         }
     }
 
@@ -384,10 +443,19 @@ impl RdpCurve {
                 .filter(|&e| e <= rdp_epsilon)
                 .map(|e| (mu, e))
         });
+        // The PLD figure of subsampled Gaussian runs, where it is below the RDP one.
+        let pld = match self.subsampled {
+            Some(r) if exact.is_none() => {
+                pld::subsampled_gaussian_epsilon(r.q, r.z, r.runs, delta, pld::DEFAULT_INTERVAL)?
+                    .filter(|&e| e < rdp_epsilon)
+            }
+            _ => None,
+        };
         Ok(DpBound::Finite(DpGuarantee {
-            epsilon: exact.map_or(rdp_epsilon, |(_, e)| e),
+            epsilon: pld.unwrap_or(exact.map_or(rdp_epsilon, |(_, e)| e)),
             delta,
             gaussian_mu: exact.map(|(mu, _)| mu),
+            pld_interval: pld.map(|_| pld::DEFAULT_INTERVAL),
             rdp_epsilon,
             order,
             conversion,

@@ -333,7 +333,10 @@ pub struct Figure {
     /// `μ` when ε is the exact conversion of a `μ`-GDP bound ([`crate::gdp`]); `null` when it is
     /// the RDP figure.
     pub exact_gaussian_mu: Option<f64>,
-    /// The RDP figure, above ε, when ε is exact: the cross-check.
+    /// The grid step of the privacy loss distribution when ε is the PLD figure of subsampled
+    /// Gaussian runs ([`crate::pld`]); `null` otherwise.
+    pub pld_interval: Option<f64>,
+    /// The RDP figure, above ε, when ε is exact or the PLD figure: the cross-check.
     pub rdp_epsilon: Option<f64>,
 }
 
@@ -344,7 +347,9 @@ impl From<DpBound> for Figure {
                 epsilon: Some(g.epsilon),
                 order: Some(g.order),
                 exact_gaussian_mu: g.gaussian_mu,
-                rdp_epsilon: g.gaussian_mu.map(|_| g.rdp_epsilon),
+                pld_interval: g.pld_interval,
+                rdp_epsilon: (g.gaussian_mu.is_some() || g.pld_interval.is_some())
+                    .then_some(g.rdp_epsilon),
             },
             DpBound::NoFiniteGuarantee { .. } => Figure::none(),
         }
@@ -358,6 +363,7 @@ impl Figure {
             epsilon: None,
             order: None,
             exact_gaussian_mu: None,
+            pld_interval: None,
             rdp_epsilon: None,
         }
     }
@@ -765,8 +771,7 @@ mod tests {
         let f = |e: f64| Figure {
             epsilon: Some(e),
             order: Some(5.0),
-            exact_gaussian_mu: None,
-            rdp_epsilon: None,
+            ..Figure::none()
         };
         let rows = transition_rows(&ring(8));
         let c = Coalition::new(&rows, 0).unwrap();

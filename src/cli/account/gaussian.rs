@@ -7,7 +7,6 @@ use crate::cli::documents::GaussianDoc;
 use anyhow::Context;
 use clap::Args;
 use dpwalk_privacy::mechanism::subsampled_gaussian;
-use dpwalk_privacy::pld::{DEFAULT_INTERVAL, subsampled_gaussian_epsilon};
 use dpwalk_privacy::walk::Figure;
 use std::fmt::Write as _;
 
@@ -44,26 +43,7 @@ pub(super) fn gaussian(args: GaussianArgs) -> anyhow::Result<()> {
     let bound = curve
         .to_dp(args.conv.delta, conversion.conversion())
         .context("invalid --delta")?;
-    let mut figure = Figure::from(bound);
-    // With subsampling the PLD figure is the tight one; the RDP figure stays as the cross-check.
-    let pld = if args.sample_rate < 1.0 {
-        subsampled_gaussian_epsilon(
-            args.sample_rate,
-            args.noise_multiplier,
-            args.steps,
-            args.conv.delta,
-            DEFAULT_INTERVAL,
-        )
-        .context("the PLD accountant")?
-    } else {
-        None
-    };
-    if let (Some(p), Some(rdp)) = (pld, figure.epsilon)
-        && p < rdp
-    {
-        figure.epsilon = Some(p);
-        figure.rdp_epsilon = Some(rdp);
-    }
+    let figure = Figure::from(bound);
     if args.json {
         let v = GaussianDoc {
             orders: orders.as_slice(),
@@ -73,8 +53,7 @@ pub(super) fn gaussian(args: GaussianArgs) -> anyhow::Result<()> {
             best_order: figure.order,
             exact_gaussian_mu: figure.exact_gaussian_mu,
             rdp_epsilon: figure.rdp_epsilon,
-            pld_epsilon: pld,
-            pld_interval: pld.map(|_| DEFAULT_INTERVAL),
+            pld_interval: figure.pld_interval,
             conversion: conversion.name(),
             noise_multiplier: args.noise_multiplier,
             sample_rate: args.sample_rate,
@@ -101,14 +80,7 @@ pub(super) fn gaussian(args: GaussianArgs) -> anyhow::Result<()> {
             .epsilon
             .map_or("inf".to_string(), |e| format!("{e:.6}")),
         args.conv.delta,
-        match pld {
-            Some(p) if figure.epsilon == Some(p) => format!(
-                "eps = {p:.6} (PLD, grid {DEFAULT_INTERVAL:e}; RDP gives {:.6} at order {})",
-                figure.rdp_epsilon.unwrap_or(f64::INFINITY),
-                figure.order.unwrap_or(f64::NAN)
-            ),
-            _ => fmt_eps(&figure),
-        },
+        fmt_eps(&figure),
         conversion.name()
     )?;
     writeln!(out, "{:>8}  {:>14}", "order", "RDP")?;

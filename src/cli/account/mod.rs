@@ -52,20 +52,24 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
     }
 }
 
-/// ε for people, with how it was obtained: the exact Gaussian conversion (with the RDP figure
-/// beside it) or the RDP order; or "no finite guarantee".
+/// ε for people, with how it was obtained: the exact Gaussian conversion or the PLD figure (with
+/// the RDP figure beside either), or the RDP order; or "no finite guarantee".
 pub fn fmt_eps(figure: &Figure) -> String {
     match (
         figure.epsilon,
         figure.exact_gaussian_mu,
+        figure.pld_interval,
         figure.rdp_epsilon,
         figure.order,
     ) {
-        (Some(e), Some(mu), Some(rdp), Some(a)) => {
+        (Some(e), Some(mu), _, Some(rdp), Some(a)) => {
             format!("eps = {e:.6} (exact, {mu:.4}-GDP; RDP gives {rdp:.6} at order {a})")
         }
-        (Some(e), _, _, Some(a)) => format!("eps = {e:.6} (order {a})"),
-        (Some(e), _, _, None) => format!("eps = {e:.6}"),
+        (Some(e), None, Some(h), Some(rdp), Some(a)) => {
+            format!("eps = {e:.6} (PLD, grid {h:e}; RDP gives {rdp:.6} at order {a})")
+        }
+        (Some(e), .., Some(a)) => format!("eps = {e:.6} (order {a})"),
+        (Some(e), .., None) => format!("eps = {e:.6}"),
         (None, ..) => "no finite guarantee".to_string(),
     }
 }

@@ -50,15 +50,23 @@
 //! mass sent to `∞` is counted in δ like any other.
 //!
 //! Rounding is not pessimistic, so it is bounded and added to δ: every PLD carries `slack`, a
-//! bound on the `ℓ₁` distance between its computed masses and those of a dominating pair, and
-//! `δ(ε)` moves by at most that (every weight `(1 − e^{ε − l})₊` is in `[0, 1]`). Convolving with
-//! a (sub)probability vector does not increase an `ℓ₁` error, so a product's slack is the sum of
-//! its factors' (plus their product) plus the FFT's own error. For that, the FFT bound of Higham
+//! bound on how far `δ(ε)` of its computed masses, or of any later composition with them, can be
+//! from that of a dominating pair, for every ε. Two kinds of error count: mass errors by their
+//! `ℓ₁` norm (every weight `(1 − e^{ε − l})₊` is in `[0, 1]`), and mass moved by one grid step
+//! (the split of an interval between its ends) by `h` per unit moved (the weight is 1-Lipschitz
+//! in the loss, and a sum of losses moves by at most the moves summed). Neither grows under
+//! convolution with a (sub)probability vector, so a product's slack is the sum of its factors'
+//! (plus their product) plus the FFT's own error. For that, the FFT bound of Higham
 //! (2002, Thm. 24.2: `‖ŷ − y‖₂ ≤ log₂N·η‖y‖₂` with `η ≈ 7u`, taken here as `8u(log₂N + 2)` to
-//! include the pointwise products and the scaling) gives `‖e‖₂ ≤ 2η(‖x‖₂‖y‖₁ + ‖y‖₂‖x‖₁)` for the
+//! include the pointwise products and the scaling; the theorem is proved for radix-2 FFTs, and
+//! `rustfft` also uses radix-4 and split butterflies, whose error is of the same order) gives `‖e‖₂ ≤ 2η(‖x‖₂‖y‖₁ + ‖y‖₂‖x‖₁)` for the
 //! convolution of `x` and `y`, and `‖e‖₁ ≤ √n‖e‖₂` over its `n` entries. Negative entries (FFT
 //! noise) are set to zero, which only moves them towards their true, nonnegative values. The
-//! construction's own slack is `SINGLE_SLACK_ULPS` ulps of the total mass. The printed δ is
+//! construction's own slack is `SINGLE_SLACK_ULPS` ulps of the total mass (the split of each
+//! interval between its two ends carries up to `u/h` relative error, but moving mass by one
+//! grid step changes every `(1 − e^{ε − l})₊` by at most `h`, so its effect on δ is a few ulps).
+//! Losses are kept within ±`MAX_LOSS`, where `e^{±L}` is a normal double; distributions beyond
+//! it, or beyond `MAX_POINTS` grid points, are not computed. The printed δ is
 //! `δ(ε)` of the computed PLD plus its slack plus the rounding of that sum.
 
 use crate::error::PrivacyError;
@@ -75,13 +83,16 @@ pub const DEFAULT_INTERVAL: f64 = 1e-4;
 /// (module docs) grows with its length: 2 % balances the two on the reference settings.
 pub const RUN_TAIL_SHARE: f64 = 0.02;
 
-/// The share of δ that the cuts after the products may take in all: each cut moves at most
-/// `δ · CUT_SHARE / (number of cuts)`.
-pub const CUT_SHARE: f64 = 1e-4;
+/// The share of δ that the cuts after the products may take in all ([`Pld::self_compose`]).
+pub const CUT_SHARE: f64 = 1e-2;
 
 /// The most grid points one distribution may hold (16 MiB per FFT buffer): beyond, the figure
 /// is not computed ([`PrivacyError::PldTooLarge`]) and callers keep the RDP one.
 pub const MAX_POINTS: usize = 1 << 20;
+
+/// The largest loss a distribution may hold, in absolute value: `e^{±L}` stays a normal double
+/// (the threshold map and the conversion use both).
+pub const MAX_LOSS: f64 = 700.0;
 
 /// The unit roundoff of `f64`.
 const U: f64 = f64::EPSILON / 2.0;
@@ -131,7 +142,7 @@ pub struct Pld {
     masses: Vec<f64>,
     /// The `P`-mass at `L = ∞`.
     infinity: f64,
-    /// Bound on the `ℓ₁` distance from the masses of a dominating pair (module docs).
+    /// Bound on the change of δ against a dominating pair's masses (module docs).
     slack: f64,
 }
 
@@ -352,13 +363,14 @@ impl Pld {
         };
         let (l_a, l_b) = (m.loss(p_lo_x), m.loss(p_hi_x));
         let (low, high) = (l_a.min(l_b), l_a.max(l_b));
+        // Losses beyond ±MAX_LOSS: e^L overflows or underflows (module docs); not computed.
         let range = |v: f64| {
-            if v.is_finite() && (v / interval).abs() < 1e12 {
+            if v.is_finite() && v.abs() <= MAX_LOSS {
                 Ok(v / interval)
             } else {
-                Err(PrivacyError::Option {
-                    name: "noise multiplier for a PLD",
-                    value: z,
+                Err(PrivacyError::PldTooLarge {
+                    points: usize::MAX,
+                    limit: MAX_POINTS,
                 })
             }
         };
@@ -484,7 +496,10 @@ impl Pld {
         }
         let n = self.masses.len() + other.masses.len() - 1;
         let size = n.next_power_of_two();
-        if size > MAX_POINTS {
+        let offset = self.offset + other.offset;
+        let highest = (offset + n as i64) as f64 * self.interval;
+        let lowest = offset as f64 * self.interval;
+        if size > MAX_POINTS || highest > MAX_LOSS || lowest < -MAX_LOSS {
             return Err(PrivacyError::PldTooLarge {
                 points: size,
                 limit: MAX_POINTS,
@@ -533,23 +548,31 @@ impl Pld {
         Ok(pld)
     }
 
-    /// `count` runs of `self`, by repeated squaring, each product's tails cut at `tail`.
-    pub fn self_compose(&self, count: u64, tail: f64) -> Result<Self, PrivacyError> {
-        let mut result: Option<Self> = None;
-        let mut base = self.clone();
+    /// `count` runs of `self`, by repeated squaring. Each product's tails are cut at
+    /// `tail_per_run` times the runs it holds: a cut in a product of `r` runs is repeated
+    /// `count / r` times by the later products, so each cut costs δ at most
+    /// `tail_per_run · count` in the end.
+    pub fn self_compose(&self, count: u64, tail_per_run: f64) -> Result<Self, PrivacyError> {
+        let mut result: Option<(Self, u64)> = None;
+        let (mut base, mut base_runs) = (self.clone(), 1_u64);
         let mut k = count;
         while k > 0 {
             if k & 1 == 1 {
                 result = Some(match result {
-                    None => base.clone(),
-                    Some(r) => r.compose(&base, tail)?,
+                    None => (base.clone(), base_runs),
+                    Some((r, runs)) => {
+                        let runs = runs + base_runs;
+                        (r.compose(&base, tail_per_run * runs as f64)?, runs)
+                    }
                 });
             }
             k >>= 1;
             if k > 0 {
-                base = base.compose(&base, tail)?;
+                base_runs *= 2;
+                base = base.compose(&base, tail_per_run * base_runs as f64)?;
             }
         }
+        let result = result.map(|(r, _)| r);
         Ok(result.unwrap_or_else(|| Self {
             interval: self.interval,
             offset: 0,
@@ -608,10 +631,13 @@ impl Pld {
             if at(next_below) > budget || k == 0 {
                 // The answer lies in [next_below, l]: solve ∞ + S1 − e^ε S2 = budget/margin.
                 let target = budget / margin;
+                // Against δ(1 − 1e-9): the difference S1 − e^ε S2 cancels, and its rounding
+                // must not let the answer miss δ.
+                let target = target * (1.0 - 1e-9);
                 let e = if s2 > 0.0 {
                     ((self.infinity + s1 - target) / s2).ln()
                 } else {
-                    f64::NEG_INFINITY
+                    f64::INFINITY
                 };
                 let e = if e.is_nan() { l } else { e.min(l) };
                 // Round up by a relative 1e-12 so that rounding in the solve cannot print less.
@@ -641,9 +667,9 @@ pub fn subsampled_gaussian_epsilon(
     if steps == 0 {
         return Ok(Some(0.0));
     }
-    // One cut per product: at most 2·log₂(steps) of them.
+    // One cut per product, at most 2·log₂(steps) of them, each costing at most `tail · steps`.
     let cuts = 2.0 * f64::from(64 - steps.leading_zeros());
-    let tail = delta * CUT_SHARE / cuts.max(1.0);
+    let tail = delta * CUT_SHARE / (cuts.max(1.0) * steps as f64);
     let one_tail = delta * RUN_TAIL_SHARE / steps as f64;
     let mut worst = Some(0.0_f64);
     for direction in [Direction::Remove, Direction::Add] {
@@ -727,6 +753,24 @@ mod tests {
             );
             assert!(all.delta(e * 0.999) > delta, "δ {delta}: not the smallest");
         }
+    }
+
+    /// Cases a review found: losses past `e^L`'s range were folded at ~709 (ε 709 for a true
+    /// 962.65), an underflowed `e^{−l}` gave ε = 0, and a cancelling solve missed δ by 1e-12.
+    #[test]
+    fn huge_losses_are_not_computed_and_epsilon_meets_delta() {
+        assert_eq!(
+            subsampled_gaussian_epsilon(0.5, 0.025, 1, 1e-5, 0.002).unwrap(),
+            None
+        );
+        assert_eq!(
+            subsampled_gaussian_epsilon(0.5, 0.1, 100, 1e-5, 0.01).unwrap(),
+            None
+        );
+        let one = Pld::subsampled_gaussian(1e-4, 3.0, Direction::Add, 1e-4, 1e-16).unwrap();
+        let two = one.self_compose(2, 1e-16).unwrap();
+        let e = two.epsilon(1e-5).unwrap();
+        assert!(two.delta(e) <= 1e-5, "{}", two.delta(e));
     }
 
     #[test]

@@ -411,31 +411,6 @@ impl Pld {
         Ok(pld)
     }
 
-    /// The grid step.
-    pub fn interval(&self) -> f64 {
-        self.interval
-    }
-
-    /// The mass at `L = ∞`.
-    pub fn infinity(&self) -> f64 {
-        self.infinity
-    }
-
-    /// The bound on the masses' rounding error that δ includes.
-    pub fn slack(&self) -> f64 {
-        self.slack
-    }
-
-    /// The number of grid points held.
-    pub fn len(&self) -> usize {
-        self.masses.len()
-    }
-
-    /// Whether no finite loss has mass.
-    pub fn is_empty(&self) -> bool {
-        self.masses.is_empty()
-    }
-
     /// Drops zero masses at both ends.
     fn trim(&mut self) {
         let first = self.masses.iter().position(|&m| m > 0.0);

@@ -45,7 +45,7 @@
 //! privacy-loss-distribution figure ([`crate::pld`]) where it is below the RDP one. The tag
 //! follows the same rules: `repeat` multiplies the runs, composition with runs of the same
 //! mechanism adds them, composition with the zero curve keeps them, anything else drops it.
-
+//!
 //! # The default grid
 //! [`Orders::default_grid`], 198 orders:
 //! - 1.01, 1.02, …, 1.09 (steps of 0.01), where the optimum lies when ε is in the hundreds or more;

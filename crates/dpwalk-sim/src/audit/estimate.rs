@@ -23,7 +23,10 @@
 //! ε at `δ` ([`crate::audit::normal::gdp_epsilon`]). **Assumption**: this is a lower bound on ε only
 //! if the mechanism's trade-off curve has the Gaussian shape (true of a Gaussian mechanism and its
 //! post-processing); `μ̂` itself is a lower bound on `μ` for any mechanism that is GDP at all.
-//! Its threshold is chosen on the selection half, as above, by the largest `μ̂`.
+//! Its threshold is chosen on the selection half too, by a Gaussian fit of each world's scores
+//! (the threshold whose fitted rates give the largest `μ̂` at the evaluation half's sizes), not by
+//! the empirical rates: `Φ⁻¹` amplifies the noise of tail rates, and the empirical choice then
+//! overfits (see `select_gdp_by_fit`).
 //!
 //! On the selection half the rates are bounded by the Wilson score interval instead of
 //! Clopper–Pearson: it is much cheaper across thousands of thresholds, and the choice may use
@@ -31,7 +34,7 @@
 
 use super::AuditError;
 use super::binomial::upper_bound;
-use super::normal::{gdp_epsilon, quantile};
+use super::normal::{cdf, gdp_epsilon, quantile};
 use serde::Serialize;
 
 /// How the bounds are computed.
@@ -164,11 +167,11 @@ fn evaluate(zero: &Sorted, one: &Sorted, threshold: f64, above: bool, beta_each:
 /// The Wilson score upper bound on a proportion (`z` standard errors): a cheap stand-in for
 /// Clopper–Pearson used only to *choose* a threshold on the selection half (any rule is valid
 /// there; this one, like the real bound, penalises rates estimated from few errors).
-fn wilson_upper(k: u64, n: u64, z: f64) -> f64 {
+fn wilson_upper(k: f64, n: u64, z: f64) -> f64 {
     if n == 0 {
         return 1.0;
     }
-    let (k, n) = (k as f64, n as f64);
+    let n = n as f64;
     let p = k / n;
     let z2 = z * z;
     let centre = p + z2 / (2.0 * n);
@@ -189,6 +192,59 @@ fn candidates(zero: &Sorted, one: &Sorted, max: usize) -> Vec<f64> {
         .collect()
 }
 
+/// The mean and standard deviation of a sample.
+fn moments(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
+}
+
+/// The GDP variant's test, chosen on the selection half by a **Gaussian fit**: each world's
+/// scores are summarised by their mean and standard deviation, and the threshold is the candidate
+/// whose fitted rates, bounded the Wilson way at the evaluation half's sizes `evaluated`, give the
+/// largest `μ̂`. `None` when a world's scores do not vary (no fit; the caller falls back on the
+/// empirical choice).
+///
+/// Why not the empirical rates, as for ε̂: `μ̂` reads the rates through `Φ⁻¹`, which amplifies
+/// the noise of a rate estimated from a few tail errors, so the largest empirical `μ̂` among
+/// thousands of thresholds is usually a lucky tail threshold whose `μ̂` vanishes on the evaluation
+/// half (at `μ = 0.2` and 10⁴ runs per half it chose `FPR ≈ 0.99` and reported 0). The fit has no
+/// tail noise. It is still a rule on the selection half only, so the evaluation half's bound holds
+/// whatever the scores' shape; it is efficient when the scores are Gaussian, which is when the GDP
+/// figure means anything.
+fn select_gdp_by_fit(
+    zero: &Sorted,
+    one: &Sorted,
+    evaluated: (u64, u64),
+    opts: &Options,
+    z: f64,
+) -> Option<(f64, bool)> {
+    let ((m0, s0), (m1, s1)) = (moments(&zero.0), moments(&one.0));
+    if !(s0 > 0.0 && s1 > 0.0 && s0.is_finite() && s1.is_finite()) {
+        return None;
+    }
+    let above = m1 >= m0;
+    let (n0, n1) = evaluated;
+    let mut best: Option<(f64, f64)> = None;
+    for t in candidates(zero, one, opts.max_thresholds) {
+        // Fitted P₀(world 1 called) and P₁(world 0 called).
+        let (fpr, fnr) = if above {
+            (cdf((m0 - t) / s0), cdf((t - m1) / s1))
+        } else {
+            (cdf((t - m0) / s0), cdf((m1 - t) / s1))
+        };
+        let mu = mu_from_rates(
+            wilson_upper(fpr * n0 as f64, n0, z),
+            wilson_upper(fnr * n1 as f64, n1, z),
+        );
+        if best.is_none_or(|b| mu > b.0) {
+            best = Some((mu, t));
+        }
+    }
+    best.map(|(_, t)| (t, above))
+}
+
 /// The best tests on the selection half: by ε̂ and by μ̂ (rates bounded the Wilson way).
 fn select(zero: &Sorted, one: &Sorted, opts: &Options, beta_each: f64) -> [(f64, bool); 2] {
     let z = quantile(1.0 - beta_each);
@@ -196,8 +252,8 @@ fn select(zero: &Sorted, one: &Sorted, opts: &Options, beta_each: f64) -> [(f64,
     for t in candidates(zero, one, opts.max_thresholds) {
         for above in [true, false] {
             let (fp, fn_) = errors(zero, one, t, above);
-            let fpr = wilson_upper(fp, zero.len(), z);
-            let fnr = wilson_upper(fn_, one.len(), z);
+            let fpr = wilson_upper(fp as f64, zero.len(), z);
+            let fnr = wilson_upper(fn_ as f64, one.len(), z);
             let scores = [
                 epsilon_from_rates(fpr, fnr, opts.delta),
                 mu_from_rates(fpr, fnr),
@@ -253,7 +309,10 @@ pub fn estimate(world0: &[f64], world1: &[f64], opts: &Options) -> Result<Estima
         Sorted::new(e1),
     );
     let delta = opts.delta;
-    let [(t, above), (gt, gabove)] = select(&s0, &s1, opts, beta_each);
+    let [(t, above), empirical_gdp] = select(&s0, &s1, opts, beta_each);
+    let z = quantile(1.0 - beta_each);
+    let (gt, gabove) =
+        select_gdp_by_fit(&s0, &s1, (e0.len(), e1.len()), opts, z).unwrap_or(empirical_gdp);
     let test = evaluate(&e0, &e1, t, above, beta_each);
     let gdp_test = evaluate(&e0, &e1, gt, gabove, beta_each);
     let gdp_mu = mu_from_rates(gdp_test.fpr_upper, gdp_test.fnr_upper);
@@ -306,7 +365,8 @@ mod tests {
     /// audit's ε̂ must be below it, and the distances we state are pinned here: the plain bound
     /// at least `truth/2 − 0.5` (measured: 1.25, 1.82, 5.22 against 1.99, 4.38, 10.0 at
     /// μ = 0.5, 1, 2: with 5·10⁴ evaluated runs it cannot see far enough into the tails), the GDP
-    /// bound within 0.6 of the truth (measured: 1.85, 3.85, 9.87).
+    /// bound at least 0.95 of the truth (measured: 1.93, 4.27, 9.86; 1.85, 3.85, 9.87 with the
+    /// empirical threshold choice).
     #[test]
     fn gaussian_mechanism_is_audited_below_and_near_its_epsilon() {
         let delta = 1e-5;
@@ -336,8 +396,35 @@ mod tests {
                 est.epsilon
             );
             assert!(
-                est.gdp_epsilon >= truth - 0.6,
+                est.gdp_epsilon >= 0.95 * truth,
                 "mu = {mu}: {} far below {truth}",
+                est.gdp_epsilon
+            );
+        }
+    }
+
+    /// A weak mechanism (μ = 0.24, ε = 1.02 at δ = 1e-6) at 2·10⁵ runs per world, eight
+    /// samples: the GDP variant reaches 0.8 of the truth on every one (at 4·10⁴ runs it fell
+    /// to 0.79 on one of them; the empirical threshold choice gave 0.13 on another).
+    #[test]
+    fn a_weak_mechanism_s_gdp_figure_is_near_its_epsilon() {
+        let (mu, delta) = (0.24, 1e-6);
+        let truth = gdp_epsilon(mu, delta);
+        for seed in 0..8 {
+            let est = estimate(
+                &gaussian(300 + 2 * seed, 200_000, 0.0),
+                &gaussian(301 + 2 * seed, 200_000, mu),
+                &Options::default(),
+            )
+            .unwrap();
+            eprintln!(
+                "seed {seed}: truth {truth:.3}, mu_hat {:.3} -> {:.3}",
+                est.gdp_mu, est.gdp_epsilon
+            );
+            assert!(est.gdp_epsilon <= truth);
+            assert!(
+                est.gdp_epsilon >= 0.8 * truth,
+                "seed {seed}: {} < 0.8 x {truth}",
                 est.gdp_epsilon
             );
         }

@@ -3,6 +3,7 @@
 //! threshold (PNG and SVG, through [`crate::plot`]).
 
 use super::driver::{PointAudit, StatisticAudit, ViewAudit};
+use super::estimate::Test;
 use crate::output::{OutputError, csv_opt, write_atomic, write_json};
 use crate::plot::{LinePlot, Series, write_line_plot};
 use serde::Serialize;
@@ -25,7 +26,15 @@ holding with probability >= confidence; gdp_epsilon assumes a Gaussian trade-off
 bound: the accountant's upper bound for the same user and view.";
 
 /// The CSV header of [`csv_rows`].
-pub const CSV_HEADER: &str = "point,algorithm,sigma,knob,clip,lambda,budget,topology,users,steps,runs,canary,user,observer,view,statistic,epsilon_hat,confidence,delta,gdp_mu,gdp_epsilon,bound_epsilon,bound_order,bound_figure,exceeds_bound,gdp_exceeds_bound,threshold,false_positives,false_negatives,fpr_upper,fnr_upper";
+pub const CSV_HEADER: &str = "point,algorithm,sigma,knob,clip,lambda,budget,topology,users,steps,runs,canary,user,observer,view,statistic,epsilon_hat,confidence,delta,gdp_mu,gdp_epsilon,bound_epsilon,bound_order,bound_figure,exceeds_bound,gdp_exceeds_bound,threshold,false_positives,false_negatives,fpr_upper,fnr_upper,gdp_threshold,gdp_false_positives,gdp_false_negatives,gdp_fpr_upper,gdp_fnr_upper";
+
+/// A test's five CSV columns: threshold, false positives and negatives, the rates' upper bounds.
+fn test_columns(t: &Test) -> String {
+    format!(
+        "{:e},{},{},{:e},{:e}",
+        t.threshold, t.false_positives, t.false_negatives, t.fpr_upper, t.fnr_upper
+    )
+}
 
 /// One CSV row per view and statistic of `p`.
 pub fn csv_rows(p: &PointAudit) -> Vec<String> {
@@ -34,7 +43,7 @@ pub fn csv_rows(p: &PointAudit) -> Vec<String> {
         for s in &v.statistics {
             let e = &s.estimate;
             rows.push(format!(
-                "{},{},{},{},{},{},{},{:.6},{},{:e},{},{},{},{},\"{}\",{},{},{:e},{},{},{:e},{:e}",
+                "{},{},{},{},{},{},{},{:.6},{},{:e},{},{},{},{},\"{}\",{},{},{},{}",
                 p.setting.csv(),
                 p.runs,
                 p.canary.kind.as_str(),
@@ -52,11 +61,10 @@ pub fn csv_rows(p: &PointAudit) -> Vec<String> {
                 v.bound.figure,
                 s.exceeds_bound,
                 s.gdp_exceeds_bound.map_or(String::new(), |b| b.to_string()),
-                e.test.threshold,
-                e.test.false_positives,
-                e.test.false_negatives,
-                e.test.fpr_upper,
-                e.test.fnr_upper,
+                test_columns(&e.test),
+                // The GDP variant's own test, where the variant is reported.
+                s.gdp_exceeds_bound
+                    .map_or(",,,,".to_string(), |_| test_columns(&e.gdp_test)),
             ));
         }
     }

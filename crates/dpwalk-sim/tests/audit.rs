@@ -18,7 +18,7 @@ use dpwalk_privacy::Noise;
 use dpwalk_sim::audit::canary::{self, CanaryKind};
 use dpwalk_sim::audit::driver::{Config, PointAudit, audit};
 use dpwalk_sim::audit::output;
-use dpwalk_sim::audit::statistic::View;
+use dpwalk_sim::audit::statistic::{Statistic, View};
 use dpwalk_sim::audit::trial::{Scratch, World, run_trial};
 use dpwalk_sim::scenario::{LoadedScenario, parse};
 use dpwalk_sim::simulate::{Prepared, prepare};
@@ -187,6 +187,43 @@ fn the_gdp_audit_nearly_meets_the_local_bound_and_catches_a_root_two_error() {
             gdp > broken,
             "mu = {mu}: sigma x sqrt 2 in the accounting not caught: {gdp} <= {broken}"
         );
+    }
+}
+
+/// Composition: the canary contributes at its first 10 visits of a 120-hop walk (each
+/// contribution saturates the clip), and the `composed` statistic's GDP figure reaches 0.8 of the
+/// exact bound of 10 contributions, `μ = 4C√10/σ = 1` (ε = 4.89 at δ = 1e-6), on both walks.
+/// (The trial is void of 10 contributions once in a few hundred runs, which only lowers ε̂.)
+#[test]
+fn the_composed_gdp_audit_nearly_meets_the_bound_of_k_contributions() {
+    let sigma = 4.0 * 0.5 * 10f64.sqrt();
+    let sigma_set = format!("algorithm.sigma={sigma}");
+    for kind in ["admm", "dp-sgd"] {
+        let kind_set = format!("algorithm.kind={kind}");
+        let sets = ["privacy.delta=1e-6", sigma_set.as_str(), kind_set.as_str()];
+        let cfg = Config {
+            steps: Some(120),
+            contributions: 10,
+            ..config(30_000, vec![View::Local])
+        };
+        let (points, _, _) = run(&sets, &cfg);
+        let p = &points[0];
+        let real = p.views[0].bound.epsilon_or_inf();
+        let composed = p.views[0]
+            .statistics
+            .iter()
+            .find(|s| s.statistic == Statistic::Composed)
+            .expect("a composed statistic");
+        let gdp = composed.gdp_epsilon().expect("the local view is Gaussian");
+        eprintln!(
+            "{kind}: {} contributions on average ({:?} clipped); composed GDP eps_hat {gdp:.3} = \
+             {:.3} of the bound {real:.3}",
+            p.contributions.mean,
+            p.contributions.mean_clipped,
+            gdp / real
+        );
+        assert!(gdp <= real, "{kind}: {gdp} > {real}");
+        assert!(gdp >= 0.8 * real, "{kind}: {gdp} < 0.8 x {real}");
     }
 }
 

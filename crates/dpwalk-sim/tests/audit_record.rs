@@ -25,39 +25,12 @@ use dpwalk_sim::audit::statistic::View;
 use dpwalk_sim::scenario::LoadedScenario;
 use dpwalk_sim::simulate::{Prepared, prepare};
 
-/// Eight users of four unit-norm logistic records (p = 4, + the canaries' two features), a walk
-/// of 16 hops, γ = 4 and C = 10: the accounted clip is `min(C, γG₂/m) = 4·1/4 = 1` (DP-SGD:
-/// `min(C, G₂/m) = 0.25`); σ gives μ = 2·clip/(σ/2) = 2 on the first token.
-const RECORD: &str = r#"
-seed = 5
-users = 8
-steps = 16
-eval-every = 16
-
-[data]
-source = "synthetic-logistic"
-rows = 40
-dim = 4
-test-fraction = 0.2
-
-[problem]
-loss = "logistic"
-l2 = 0.01
-
-[topology]
-kind = "complete"
-
-[algorithm]
-gamma = 4.0
-lambda = 0.5
-sigma = 2.0
-clip = 10.0
-lr = 1.0
-
-[privacy]
-delta = 1e-5
-unit = "record"
-"#;
+/// `sim/audit-record.toml`: eight users of four unit-norm logistic records (p = 4, + the
+/// canaries' two features), a walk of 16 hops, γ = 4 and C = 10: the accounted clip is
+/// `min(C, γG₂/m) = 4·1/4 = 1` (DP-SGD: `min(C, G₂/m) = 0.25`); σ gives μ = 2·clip/(σ/2) = 2 on
+/// the first token. The shipped file, so that the γ-forgetting accounting is caught on what a
+/// user can run.
+const RECORD: &str = include_str!("../../../sim/audit-record.toml");
 
 fn load(sets: &[&str]) -> (LoadedScenario, Prepared) {
     let loaded = common::scenario(RECORD, sets);

@@ -47,6 +47,11 @@ fn every_scenario_file_reads_as_pinned() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let pinned: &[(&str, u64, u64)] = &[
         (
+            "sim/audit-record.toml",
+            0x1be58c5f31eabd6f,
+            0x7db002b2a563c59b,
+        ),
+        (
             "sim/lasso-paper.toml",
             0xbfe2a60cc0b8237f,
             0x8e34a305a11f99a4,

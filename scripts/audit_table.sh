@@ -9,7 +9,8 @@
 # 2e5 runs per world, 2 hops, beside what an accountant that took the noise for sqrt(2) times
 # sigma would print (`dpwalk account gaussian`, noise multiplier sqrt(2) sigma / (2 * 2C)), and
 # sim/audit-record.toml (record level, gamma = 4) beside the accounting that forgets gamma.
-# Table 2: the shipped scenarios, each at its own delta (about 25 minutes on two cores).
+# Table 2: the shipped scenarios, each at its own delta; table 3: composition; table 4: the seed
+# baselines (all four tables: about 40 minutes on two cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-runs/audit-table}
@@ -58,56 +59,31 @@ done
 audit adult-record-3 sim/compare/adult-record.toml --point 3 --steps 20 --runs 5000
 audit adult-record-7 sim/compare/adult-record.toml --point 7 --steps 20 --runs 20000
 audit audit-record sim/audit-record.toml --runs 20000 --set privacy.delta=0.01
+audit swarm-record sim/swarm-record.toml --runs 10000
+audit swarm-record-2000 sim/swarm-record.toml --runs 10000 --set privacy.epsilon=2000
 
-python3 - "$out" "${near[@]}" <<'PY'
-import json, sys
-out, broken = sys.argv[1], dict(a.split("=") for a in sys.argv[2:])
+# Table 3: composition (--contributions K) on the small swarm, sigma = 4, delta = 1e-6.
+for k in 1 4 8; do
+  audit "compose-admm-$k" sim/swarm.toml --runs 30000 --contributions $k --steps $((16 * k)) \
+    --set algorithm.sigma=4 --set privacy.delta=1e-6
+  audit "compose-dpsgd-$k" sim/swarm.toml --runs 30000 --contributions $k --steps $((16 * k)) \
+    --set algorithm.sigma=4 --set privacy.delta=1e-6 --set algorithm.kind=dp-sgd \
+    --set algorithm.lr=0.1
+done
+for k in 1 4; do
+  audit "compose-ring-$k" sim/swarm.toml --runs 30000 --contributions $k --steps $((16 * k)) \
+    --set algorithm.sigma=4 --set privacy.delta=1e-6 --set topology.kind=ring \
+    --set algorithm.lambda=1
+done
 
-def load(name):
-    return json.load(open(f"{out}/{name}/audit.json"))["points"][0]
+# Table 4: the seed baselines, 4 rounds per trial, one point per algorithm and data set.
+for p in 20 27 34; do audit "base-lasso-$p" sim/compare/lasso.toml --point $p --runs 20000; done
+for p in 11 15 19 31; do audit "base-adult-$p" sim/compare/adult.toml --point $p --runs 5000; done
+for p in 13 18 23; do audit "base-mnist-$p" sim/compare/mnist.toml --point $p --runs 2000; done
+for p in 0 1 2 3; do audit "base-pp-small-$p" sim/audit-pp-small.toml --point $p --runs 20000; done
+for p in 11 15 19; do
+  audit "base-adult-record-$p" sim/compare/adult-record.toml --point $p --runs 5000
+done
+audit base-adult-record-23 sim/compare/adult-record.toml --point 23 --runs 500
 
-def noise(p):
-    rec = p["canary"].get("record_level")
-    c = f"{p['clip']:g}" + (f" (accounted {rec['accounted_clip']:g})" if rec else "")
-    return f"{p['sigma']:.4g}, {c}"
-
-print("| audit | σ, C | runs/world, hops | bound ε | GDP ε̂ | GDP ε̂ / bound | broken bound | caught? |")
-print("|---|---|---|---|---|---|---|---|")
-for name, what in [(f"near-{s}", f"quickstart, μ = {m}") for s, m in
-                   [("1.6667", 0.24), ("0.8", 0.5), ("0.4", 1), ("0.26667", 1.5)]] + \
-        [("near-record", "audit-record (record level, γ = 4)")]:
-    p = load(name)
-    v = p["views"][0]
-    bound = v["bound"]["epsilon"]
-    gdp = max(s["estimate"]["gdp_epsilon"] for s in v["statistics"])
-    b = float(broken[name])
-    print(f"| {what} | {noise(p)} | {p['runs']:,}, {p['steps']} | {bound:.3f} | {gdp:.3f} | "
-          f"{gdp / bound:.3f} | {b:.3f} | {'yes' if gdp > b else 'no'} |")
-print()
-
-print("| scenario | σ, C | runs/world, hops | view | bound ε | ε̂ first / hop / transcript | GDP (assumes Gaussian) |")
-print("|---|---|---|---|---|---|---|")
-rows = [("quickstart", "quickstart"), ("swarm", "swarm"), ("swarm-s1", "swarm, σ = 1"),
-        ("swarm-s1-dpsgd", "swarm, σ = 1, dp-sgd (lr 0.1)"),
-        ("swarm-s1-black", "swarm, σ = 1, black-box canary"),
-        ("quickstart-s02", "quickstart, σ = 0.2"),
-        ("quickstart-s02-dpsgd", "quickstart, σ = 0.2, dp-sgd (lr 0.1)")] + \
-       [(f"lasso-paper-{k}", f"lasso-paper ({k}: {{alg}}, budget ε = {{budget}})") for k in (0, 3, 4, 5, 8, 9)] + \
-       [("adult-record-3", "compare/adult-record (3: admm, budget ε = {budget})"),
-        ("adult-record-7", "compare/adult-record (7: dp-sgd, budget ε = {budget})"),
-        ("audit-record", "audit-record, δ = 0.01")]
-for name, label in rows:
-    p = load(name)
-    label = label.format(alg=p["algorithm"], budget=f"{p['budget']:g}" if p["budget"] else "–")
-    for v in p["views"]:
-        st = {s["statistic"]: s for s in v["statistics"]}
-        def eps(k):
-            return f"{st[k]['estimate']['epsilon']:.2f}" if k in st else "–"
-        gdps = [s["estimate"]["gdp_epsilon"] for s in v["statistics"] if s.get("gdp_exceeds_bound") is not None]
-        gdp = f"{max(gdps):.2f}" if gdps else "–"
-        b = v["bound"]
-        kind = b["figure"].split(",")[0].replace(" view", "")
-        print(f"| {label} | {noise(p)} | {p['runs']:,}, {p['steps']} | {v['view']} | "
-              f"{b['epsilon']:.3f} ({kind}) | {eps('first-arrival')} / {eps('hop-weighted')} / "
-              f"{eps('transcript')} | {gdp} |")
-PY
+python3 scripts/audit_table.py "$out" "${near[@]}"

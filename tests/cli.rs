@@ -398,6 +398,12 @@ lr = [0.1, 0.3]
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(tuned.join("tune.json")).unwrap()).unwrap();
     assert!(json["majority_class"].is_null());
+    // Every tuned result says what the tuning cost in privacy, and how it chose.
+    let cost = json["privacy_cost"].as_str().unwrap();
+    assert!(cost.starts_with("not privately accounted"), "{cost}");
+    assert!(json["selection"].as_str().unwrap().contains("zero model"));
+    let header = std::fs::read_to_string(tuned.join("tuned.toml")).unwrap();
+    assert!(header.contains(&format!("# Privacy: {cost}.")), "{header}");
     let figure = std::fs::read_to_string(tuned.join("tune_horizons.csv")).unwrap();
     for (label, key) in [
         ("zero model", "zero_model"),

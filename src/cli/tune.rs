@@ -75,6 +75,22 @@ pub fn run(args: TuneArgs) -> anyhow::Result<()> {
         );
     }
     reference("optimum", &tuned.optimum);
+    for k in tuned.kinds.iter().filter(|k| k.worse_than_zero > 0) {
+        let finite = k.trials.iter().filter(|t| t.score.is_finite()).count();
+        let outcome = if k.worse_than_zero == finite {
+            "all of them: the best of them is chosen, no better than predicting zero"
+        } else {
+            "not chosen"
+        };
+        println!(
+            "{}: {} of {} configurations fit the validation records worse than the zero model ({outcome})",
+            k.kind.as_str(),
+            k.worse_than_zero,
+            k.trials.len()
+        );
+    }
+    println!("selection: {}", tune::selection_rule(tuned.spec.metric));
+    println!("privacy of the tuning: {}", tuned.privacy_cost());
     println!(
         "wrote {}: tune.csv (every configuration), tuned.toml (the [by-kind] tables to use)",
         out.display()

@@ -60,12 +60,22 @@ fn every_kind_gets_the_same_number_of_configurations_and_its_best_is_the_lowest_
     let t = tuned(&[]).unwrap();
     let kinds: Vec<AlgorithmName> = t.kinds.iter().map(|k| k.kind).collect();
     assert_eq!(kinds, [AlgorithmName::Admm, AlgorithmName::DpSgd]);
+    let zero = t.zero_model.validation_objective;
     for k in &t.kinds {
         assert_eq!(k.trials.len(), 3, "{:?}", k.kind);
         assert!(k.trials.iter().all(|x| x.config.kind == k.kind));
+        // The lowest score among the models no worse than the zero model, or among all when
+        // none is (the ADMM walk's three, on this tiny set).
+        let worse = k
+            .trials
+            .iter()
+            .filter(|x| x.validation_objective > zero)
+            .count();
+        assert_eq!(k.worse_than_zero, worse, "{:?}", k.kind);
         let lowest = k
             .trials
             .iter()
+            .filter(|x| worse == k.trials.len() || x.validation_objective <= zero)
             .map(|x| x.score)
             .fold(f64::INFINITY, f64::min);
         assert!(lowest.is_finite());

@@ -100,8 +100,59 @@ pub struct KindTrials {
     pub kind: AlgorithmName,
     /// Its trials, in the draw's order.
     pub trials: Vec<Trial>,
-    /// The index of the best trial (the lowest score, the first on a tie).
+    /// The index of the best trial ([`best_trial`]).
     pub best: usize,
+    /// Trials not eligible because their model fits the validation records worse than the zero
+    /// model (finite ones only; see [`best_trial`]).
+    pub worse_than_zero: usize,
+}
+
+/// [`best_trial`]'s rule in words, for the outputs.
+pub fn selection_rule(metric: TuneMetric) -> &'static str {
+    match metric {
+        TuneMetric::Error => {
+            "the lowest validation error among the configurations whose model is finite and fits the validation records no worse than the zero model (objective); ties by the validation objective, then the draw's order"
+        }
+        TuneMetric::Objective => {
+            "the lowest validation objective among the configurations whose model is finite and fits the validation records no worse than the zero model; ties by the validation error (classifiers), then the draw's order"
+        }
+    }
+}
+
+/// The best trial of `trials` and how many were set aside as worse than the zero model, whose
+/// validation objective is `zero_objective`. The rule, in order:
+/// 1. a trial whose model is not finite is never chosen while another is;
+/// 2. nor is one whose validation **objective** is above the zero model's (a diverging run: at
+///    small ε a DP-SGD run can blow its objective up 10²–10⁴-fold and still score a fair error
+///    rate by chance), while another is not;
+/// 3. among the rest, the lowest score (the `[tune] metric`);
+/// 4. ties on the score go to the lower **secondary key**: the validation objective when the
+///    metric is the error rate, the error rate (classifiers) when it is the objective;
+/// 5. then to the first in the draw's order.
+pub fn best_trial(trials: &[Trial], metric: TuneMetric, zero_objective: f64) -> (usize, usize) {
+    let worse = |t: &Trial| t.validation_objective > zero_objective;
+    let worse_than_zero = trials
+        .iter()
+        .filter(|t| t.score.is_finite() && worse(t))
+        .count();
+    let secondary = |t: &Trial| match metric {
+        TuneMetric::Error => t.validation_objective,
+        TuneMetric::Objective => t.validation_error.unwrap_or(0.0),
+    };
+    // Lower tiers first: 0 eligible, 1 worse than the zero model, 2 not finite.
+    let tier = |t: &Trial| u8::from(worse(t)) + 2 * u8::from(!t.score.is_finite());
+    let best = trials
+        .iter()
+        .enumerate()
+        .min_by(|(i, a), (j, b)| {
+            tier(a)
+                .cmp(&tier(b))
+                .then(a.score.total_cmp(&b.score))
+                .then(secondary(a).total_cmp(&secondary(b)))
+                .then(i.cmp(j))
+        })
+        .map_or(0, |(i, _)| i);
+    (best, worse_than_zero)
 }
 
 /// A whole tuning.
@@ -128,6 +179,18 @@ pub struct Tuned {
 }
 
 impl Tuned {
+    /// What the tuning cost in privacy, printed with every tuned result: it is not accounted.
+    pub fn privacy_cost(&self) -> String {
+        let configs: usize = self.kinds.iter().map(|k| k.trials.len()).sum();
+        format!(
+            "not privately accounted: the tuning ran {configs} configurations ({} per kind, {} \
+             repetition(s) each) on the training records and chose among them by their \
+             validation records, carved from the same training data; no printed epsilon \
+             includes that choice (Papernot & Steinke 2022 bound what an accounted tuning costs)",
+            self.spec.configs, self.spec.repetitions
+        )
+    }
+
     /// The majority class's label and validation error where that error differs from the zero
     /// model's: what the tuning's output shows as its own reference.
     pub fn distinct_majority(&self) -> Option<(f64, f64)> {
@@ -246,12 +309,14 @@ pub fn tune(loaded: &LoadedScenario, quiet: bool) -> Result<Tuned, TuneError> {
                 .filter(|t| t.config.kind == kind)
                 .cloned()
                 .collect();
-            let best = trials
-                .iter()
-                .enumerate()
-                .min_by(|a, b| a.1.score.total_cmp(&b.1.score))
-                .map_or(0, |(i, _)| i);
-            KindTrials { kind, trials, best }
+            let (best, worse_than_zero) =
+                best_trial(&trials, spec.metric, zero_model.validation_objective);
+            KindTrials {
+                kind,
+                trials,
+                best,
+                worse_than_zero,
+            }
         })
         .collect();
     Ok(Tuned {
@@ -327,4 +392,58 @@ fn score(config: &Config, results: &[PointResult], metric: TuneMetric) -> Result
         train_gap: mean(finals.iter().map(|e| e.relative_gap).collect()),
         knob: results.first().map_or(f64::NAN, |p| p.point.method.knob()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A trial of score `score`, objective `objective`, error `error`.
+    fn trial(score: f64, objective: f64, error: f64) -> Trial {
+        Trial {
+            config: Config {
+                kind: AlgorithmName::DpSgd,
+                horizon: 1,
+                keys: Default::default(),
+            },
+            score,
+            validation_objective: objective,
+            validation_error: Some(error),
+            train_gap: 0.0,
+            knob: 1.0,
+        }
+    }
+
+    #[test]
+    fn a_diverging_run_is_not_chosen_for_its_error_rate() {
+        // The zero model's objective is 0.69; trial 0 has the lowest error and an exploded
+        // objective, trial 2 is not finite.
+        let trials = [
+            trial(0.20, 80.0, 0.20),
+            trial(0.22, 0.50, 0.22),
+            trial(f64::INFINITY, f64::NAN, 0.5),
+        ];
+        assert_eq!(best_trial(&trials, TuneMetric::Error, 0.69), (1, 1));
+        // When every finite run is worse than the zero model, the best of them is still chosen.
+        let worse = [trial(0.3, 5.0, 0.3), trial(0.2, 9.0, 0.2)];
+        assert_eq!(best_trial(&worse, TuneMetric::Error, 0.69), (1, 2));
+        // Nothing finite: the first.
+        let none = [
+            trial(f64::INFINITY, f64::NAN, 0.5),
+            trial(f64::INFINITY, f64::NAN, 0.5),
+        ];
+        assert_eq!(best_trial(&none, TuneMetric::Error, 0.69), (0, 0));
+    }
+
+    #[test]
+    fn ties_go_to_the_secondary_key_then_the_draw_order() {
+        let by_error = [
+            trial(0.2, 0.6, 0.2),
+            trial(0.2, 0.4, 0.2),
+            trial(0.2, 0.4, 0.2),
+        ];
+        assert_eq!(best_trial(&by_error, TuneMetric::Error, 0.69).0, 1);
+        let by_objective = [trial(0.4, 0.4, 0.3), trial(0.4, 0.4, 0.1)];
+        assert_eq!(best_trial(&by_objective, TuneMetric::Objective, 0.69).0, 1);
+    }
 }

@@ -103,7 +103,8 @@ pub fn tuned_toml(
     Ok(format!(
         "# Written by `{command}`: the best of {} configurations per kind by final {metric}\n\
          # at epsilon = {} (tuning seed {}, {} training and {} validation records, {} users);\n\
-         # `steps` is the tuned horizon times the scenario's {} users. Not privately accounted.\n\
+         # `steps` is the tuned horizon times the scenario's {} users.\n\
+         # Privacy: {}.\n\
          # Put these tables in the scenario in place of its [by-kind] tables.\n\n{}",
         spec.configs,
         spec.epsilon,
@@ -112,12 +113,17 @@ pub fn tuned_toml(
         tuned.validation_records,
         tuned.users,
         scenario.users,
+        tuned.privacy_cost(),
         tables
     ))
 }
 
 #[derive(Debug, Serialize)]
 struct Summary<'a> {
+    /// What the tuning cost in privacy: not accounted ([`Tuned::privacy_cost`]).
+    privacy_cost: String,
+    /// How the best configuration of a kind was chosen ([`super::selection_rule`]).
+    selection: &'static str,
     configs_per_kind: usize,
     epsilon: f64,
     seed: u64,
@@ -150,10 +156,15 @@ struct KindSummary<'a> {
     validation_error: Option<f64>,
     /// Configurations whose final model was not finite.
     diverged: usize,
+    /// Configurations set aside because their model fits the validation records worse than the
+    /// zero model ([`super::best_trial`]).
+    worse_than_zero: usize,
 }
 
 fn summary(tuned: &Tuned) -> Summary<'_> {
     Summary {
+        privacy_cost: tuned.privacy_cost(),
+        selection: super::selection_rule(tuned.spec.metric),
         configs_per_kind: tuned.spec.configs,
         epsilon: tuned.spec.epsilon,
         seed: tuned.spec.seed,
@@ -182,6 +193,7 @@ fn summary(tuned: &Tuned) -> Summary<'_> {
                     validation_objective: t.validation_objective,
                     validation_error: t.validation_error,
                     diverged: k.trials.iter().filter(|t| t.score.is_infinite()).count(),
+                    worse_than_zero: k.worse_than_zero,
                 })
             })
             .collect(),

@@ -47,6 +47,11 @@ fn every_scenario_file_reads_as_pinned() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let pinned: &[(&str, u64, u64)] = &[
         (
+            "sim/audit-pp-small.toml",
+            0xc321920f683ef1,
+            0x44fbae3c76b9fe73,
+        ),
+        (
             "sim/audit-record.toml",
             0x1be58c5f31eabd6f,
             0x7db002b2a563c59b,

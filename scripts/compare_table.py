@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Markdown table of a comparison run: one row per algorithm (and graph), one column per budget.
 
-Each cell is the final figure, mean ± standard deviation over the repetitions, from the run's
-summary.json (no other input, nothing recomputed); the last rows are the all-zero model's figure
+Each cell is the final figure, mean ± standard deviation over the repetitions, and the share of
+the clip's tests where it bound (privacy.clipped_fraction), from the run's summary.json (no other
+input, nothing recomputed); the last rows are the all-zero model's figure
 (summary.json's zero_model), the line a private model has to get below, and for the test error
 the majority class's (majority_class; where it differs from the zero model's, which predicts -1
 or the first class) and the non-private optimum's (optimum_model):
@@ -45,6 +46,11 @@ def main() -> None:
             key = f"{name}: {key}"
         mean, std = p["final"][metric], p["final_std"][metric]
         cell = "n/a" if mean is None else f"{mean:.3g} ± {std:.2g}"
+        # The share of the clip's tests where it bound: a saturated clip (every step of length
+        # λC whatever σ) shows here.
+        clipped = p["privacy"].get("clipped_fraction")
+        if clipped is not None and mean is not None:
+            cell += f" (clipped {clipped:.0%})"
         rows.setdefault((name, key), {})[budget] = cell
     budgets.sort(key=lambda b: -1 if b is None else b)
     record = any(

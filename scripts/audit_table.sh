@@ -10,7 +10,7 @@
 # sigma would print (`dpwalk account gaussian`, noise multiplier sqrt(2) sigma / (2 * 2C)), and
 # sim/audit-record.toml (record level, gamma = 4) beside the accounting that forgets gamma.
 # Table 2: the shipped scenarios, each at its own delta; table 3: composition; table 4: the seed
-# baselines (all four tables: about 40 minutes on two cores).
+# baselines (all four tables: about 20 minutes on two cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-runs/audit-table}

@@ -1,7 +1,8 @@
 //! `dpwalk tune` (equal tuning effort): every kind gets the same number of configurations,
 //! scored on validation records carved from the training records only; the best of each kind
 //! is the lowest score and, written as `[by-kind]` tables, runs at its tuned horizon; the
-//! tuning is a function of its own seed; bad sections are refused with the reason.
+//! tuning is a function of its own seed; `[tune.data]` tunes without reading the scenario's
+//! records; bad sections are refused with the reason.
 
 // Test helpers abort the test on a failed set-up, as the tests themselves do.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -200,4 +201,34 @@ fn bad_sections_are_refused_with_the_reason() {
     // A grid of a kind the (overridden) sweep does not run is not used.
     let t = tuned(&[r#"sweep.kind=["dp-sgd"]"#]).unwrap();
     assert_eq!(t.kinds.len(), 1);
+}
+
+/// `[tune.data]`: the tuning runs on those records and never reads the scenario's, here a file
+/// that does not exist (the tuning would fail at once if it opened it), and its outputs say that
+/// the choice costs the scenario's users nothing.
+#[test]
+fn tuning_on_public_data_never_reads_the_private_records() {
+    let start = TEXT.find("[data]").unwrap();
+    let end = TEXT.find("[problem]").unwrap();
+    let public = "[tune.data]\nsource = \"synthetic-lasso\"\nrows = 60\ndim = 8\nsparsity = 3\n";
+    let text = format!(
+        "{}[data]\nsource = \"libsvm\"\npath = \"no-such-private-file.svm\"\n{}{public}",
+        &TEXT[..start],
+        &TEXT[end..]
+    );
+    let t = tune(&load(&text, &[]).expect("the scenario checks"), true).unwrap();
+    // 60 public records, 20 % held out: none of them the scenario's.
+    assert_eq!((t.train_records, t.validation_records), (48, 12));
+    assert!(
+        t.privacy_cost().starts_with("none to the scenario's users"),
+        "{}",
+        t.privacy_cost()
+    );
+    // Without [tune.data] the same scenario must read its (missing) records, and fails.
+    let private = format!(
+        "{}[data]\nsource = \"libsvm\"\npath = \"no-such-private-file.svm\"\n{}",
+        &TEXT[..start],
+        &TEXT[end..]
+    );
+    assert!(tune(&load(&private, &[]).expect("the scenario checks"), true).is_err());
 }

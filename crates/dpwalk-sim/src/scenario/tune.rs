@@ -12,10 +12,14 @@
 //! [tune.grid.admm]                 # per kind: a list of values per [algorithm] key
 //! gamma = [1.0, 4.0, 16.0]
 //! clip = [0.01, 0.03, 0.1]
+//!
+//! [tune.data]                      # optional: tune on public or synthetic records instead
+//! source = "synthetic-logistic"    # (the [data] format); the scenario's are then never read
 //! ```
 
 use super::{Scenario, ScenarioError};
 use crate::algorithm::AlgorithmName;
+use dpwalk_core::data::DataSpec;
 use dpwalk_core::spec::{SpecError, check_epsilon};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -49,6 +53,11 @@ pub struct TuneSpec {
     /// Per kind, the values of each `[algorithm]` key to draw from.
     #[serde(default)]
     pub grid: BTreeMap<AlgorithmName, BTreeMap<String, Vec<toml::Value>>>,
+    /// `[tune.data]`: tune on these records (public data of the same task, or synthetic data)
+    /// instead of the scenario's training records, which the tuning then never reads: its choice
+    /// costs the scenario's users nothing. Same format as `[data]`; absent: the scenario's data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<DataSpec>,
 }
 
 /// What a configuration is scored by.

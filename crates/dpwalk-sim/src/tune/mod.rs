@@ -1,10 +1,11 @@
 //! `dpwalk tune`: equal tuning effort for a comparison (seed-baselines spec §6.1 item 7).
 //!
 //! Every kind of the scenario gets the same number of configurations ([`draw`]), each run at
-//! the `[tune]` budget on the scenario's data with a validation split carved from the training
-//! records, and scored on that split; the runs use the tuning seed, never a reported seed.
-//! The tuning is not privately accounted (as in all four seed papers): it reads the training
-//! data many times, which the reported budgets do not include.
+//! the `[tune]` budget on the scenario's data (or `[tune.data]`'s: public or synthetic records)
+//! with a validation split carved from the training records, and scored on that split; the runs
+//! use the tuning seed, never a reported seed. On the scenario's data the tuning is not privately
+//! accounted (as in all four seed papers): it reads the training data many times, which the
+//! reported budgets do not include; every output says so ([`Tuned::privacy_cost`]).
 //!
 //! Results are written by [`output`]: every configuration's score (`tune.csv`, `tune.json`)
 //! and the best one of every kind as `[by-kind.<kind>]` tables (`tuned.toml`), with `steps`
@@ -182,6 +183,14 @@ impl Tuned {
     /// What the tuning cost in privacy, printed with every tuned result: it is not accounted.
     pub fn privacy_cost(&self) -> String {
         let configs: usize = self.kinds.iter().map(|k| k.trials.len()).sum();
+        if self.spec.data.is_some() {
+            return format!(
+                "none to the scenario's users: the tuning ran {configs} configurations ({} per \
+                 kind) on the records of [tune.data] and read none of the scenario's (as long \
+                 as those records are public, or about other people)",
+                self.spec.configs
+            );
+        }
         format!(
             "not privately accounted: the tuning ran {configs} configurations ({} per kind, {} \
              repetition(s) each) on the training records and chose among them by their \
@@ -223,9 +232,12 @@ pub fn tune(loaded: &LoadedScenario, quiet: bool) -> Result<Tuned, TuneError> {
     let s = loaded.scenario();
     let spec = s.tune.clone().ok_or(TuneError::NoSection)?;
     TuneSpec::check_tunable(s)?;
-    // The reported runs' data and test split; the validation records come out of its training part.
-    let data = s
+    // The reported runs' data (or `[tune.data]`); the validation records come out of its
+    // training part, its test split is never read.
+    let data = spec
         .data
+        .as_ref()
+        .unwrap_or(&s.data)
         .load(loaded.base_dir(), s.seed)
         .map_err(SimError::from)?;
     let mut rng = node_rng(derive_seed(spec.seed, Purpose::Tuning, 0), 0);
@@ -341,6 +353,9 @@ fn tuning_base(s: &Scenario, spec: &TuneSpec, users: usize) -> Scenario {
     base.repetitions = spec.repetitions;
     base.sweep.epsilon = vec![spec.epsilon];
     base.privacy.epsilon = None;
+    if let Some(data) = &spec.data {
+        base.data = data.clone();
+    }
     base
 }
 

@@ -2,7 +2,8 @@
 # The README's two audit tables (section "Auditing"): every audit below is run into
 # OUT_DIR/<name>/ and the tables are printed from their audit.json files.
 #
-#   bash scripts/audit_table.sh [OUT_DIR]      # default runs/audit-table (replaced if there)
+#   bash scripts/audit_table.sh [OUT_DIR]   # default runs/audit-table (relative to the repository;
+#                                           # replaced only if this script wrote it)
 #
 # Table 1, "how near the bound": the local view of the quick start's white-box canary at
 # mu = 4C/sigma in {0.24, 0.5, 1, 1.5} (exact bounds 1.02, 2.25, 4.89, 7.81 at delta = 1e-6),
@@ -14,8 +15,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-runs/audit-table}
+# Replace only a directory this script wrote (it leaves a marker), never anything else.
+if [ -e "$out" ] && [ -n "$(ls -A "$out")" ] && [ ! -e "$out/.audit-table" ]; then
+  echo "$out exists, is not empty and was not written by this script: give a new directory" >&2
+  exit 1
+fi
 rm -rf "$out"
 mkdir -p "$out"
+touch "$out/.audit-table"
 cargo build --release --quiet
 bin=./target/release/dpwalk
 audit() { # name scenario args...

@@ -41,6 +41,9 @@ pub fn resolved_toml(loaded: &LoadedScenario) -> Result<String, ScenarioError> {
     let mut s: Scenario = loaded.scenario().clone();
     s.name = Some(loaded.name().to_string());
     absolute_data(&mut s.data, loaded.base_dir());
+    if let Some(data) = s.tune.as_mut().and_then(|t| t.data.as_mut()) {
+        absolute_data(data, loaded.base_dir());
+    }
     absolute_topology(&mut s.topology, loaded.base_dir());
     for t in &mut s.sweep.topology {
         absolute_topology(t, loaded.base_dir());
@@ -66,7 +69,8 @@ mod tests {
     #[test]
     fn overrides_and_absolute_paths_survive_the_round_trip() {
         let text = "users = 10\nsteps = 100\n[data]\nsource = \"csv\"\npath = \"d/x.csv\"\n\
-                    [problem]\nloss = \"squared\"\n";
+                    [problem]\nloss = \"squared\"\n\
+                    [tune]\n[tune.data]\nsource = \"csv\"\npath = \"d/public.csv\"\n";
         let sets = vec!["algorithm.sigma=3".to_string(), "seed=9".to_string()];
         let loaded = LoadedScenario::new(
             scenario::parse(text, Path::new("s.toml"), &sets).unwrap(),
@@ -83,5 +87,10 @@ mod tests {
             panic!("csv")
         };
         assert!(csv.path.is_absolute() && csv.path.ends_with("base/d/x.csv"));
+        // `[tune.data]`'s path too.
+        let Some(DataSpec::Csv(public)) = back.tune.and_then(|t| t.data) else {
+            panic!("tune.data csv")
+        };
+        assert!(public.path.is_absolute() && public.path.ends_with("base/d/public.csv"));
     }
 }

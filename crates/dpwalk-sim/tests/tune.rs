@@ -67,16 +67,12 @@ fn every_kind_gets_the_same_number_of_configurations_and_its_best_is_the_lowest_
         assert!(k.trials.iter().all(|x| x.config.kind == k.kind));
         // The lowest score among the models no worse than the zero model, or among all when
         // none is (the ADMM walk's three, on this tiny set).
-        let worse = k
-            .trials
-            .iter()
-            .filter(|x| x.validation_objective > zero)
-            .count();
+        let finite = || k.trials.iter().filter(|x| x.score.is_finite());
+        let worse = finite().filter(|x| x.validation_objective > zero).count();
         assert_eq!(k.worse_than_zero, worse, "{:?}", k.kind);
-        let lowest = k
-            .trials
-            .iter()
-            .filter(|x| worse == k.trials.len() || x.validation_objective <= zero)
+        let all_worse = worse == finite().count();
+        let lowest = finite()
+            .filter(|x| all_worse || x.validation_objective <= zero)
             .map(|x| x.score)
             .fold(f64::INFINITY, f64::min);
         assert!(lowest.is_finite());
@@ -230,5 +226,26 @@ fn tuning_on_public_data_never_reads_the_private_records() {
         &TEXT[..start],
         &TEXT[end..]
     );
-    assert!(tune(&load(&private, &[]).expect("the scenario checks"), true).is_err());
+    let err = tune(&load(&private, &[]).expect("the scenario checks"), true).unwrap_err();
+    let chain = error_chain(&err);
+    assert!(chain.contains("no-such-private-file.svm"), "{chain}");
+    // `[tune.data]` equal to `[data]` is refused: it would read the private records.
+    let same = format!(
+        "{TEXT}[tune.data]\n{}",
+        &TEXT[start + "[data]\n".len()..end]
+    );
+    let err = tune(&load(&same, &[]).expect("the scenario checks"), true).unwrap_err();
+    assert!(matches!(err, TuneError::PublicIsPrivate), "{err}");
+}
+
+/// An error and its sources, joined.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
 }

@@ -192,11 +192,13 @@ fn candidates(zero: &Sorted, one: &Sorted, max: usize) -> Vec<f64> {
         .collect()
 }
 
-/// The mean and standard deviation of a sample.
+/// The mean and standard deviation of a sample's finite values (an infinite score would make
+/// both infinite and the fit useless; the fit only chooses, so leaving it out costs no validity).
 fn moments(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+    let finite = || v.iter().filter(|x| x.is_finite());
+    let n = finite().count() as f64;
+    let mean = finite().sum::<f64>() / n;
+    let var = finite().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
     (mean, var.sqrt())
 }
 
@@ -224,25 +226,27 @@ fn select_gdp_by_fit(
     if !(s0 > 0.0 && s1 > 0.0 && s0.is_finite() && s1.is_finite()) {
         return None;
     }
-    let above = m1 >= m0;
     let (n0, n1) = evaluated;
-    let mut best: Option<(f64, f64)> = None;
+    let mut best: Option<(f64, f64, bool)> = None;
     for t in candidates(zero, one, opts.max_thresholds) {
-        // Fitted P₀(world 1 called) and P₁(world 0 called).
-        let (fpr, fnr) = if above {
-            (cdf((m0 - t) / s0), cdf((t - m1) / s1))
-        } else {
-            (cdf((t - m0) / s0), cdf((m1 - t) / s1))
-        };
-        let mu = mu_from_rates(
-            wilson_upper(fpr * n0 as f64, n0, z),
-            wilson_upper(fnr * n1 as f64, n1, z),
-        );
-        if best.is_none_or(|b| mu > b.0) {
-            best = Some((mu, t));
+        // Both directions: with unequal spreads "below" can be the better test.
+        for above in [true, false] {
+            // Fitted P₀(world 1 called) and P₁(world 0 called).
+            let (fpr, fnr) = if above {
+                (cdf((m0 - t) / s0), cdf((t - m1) / s1))
+            } else {
+                (cdf((t - m0) / s0), cdf((m1 - t) / s1))
+            };
+            let mu = mu_from_rates(
+                wilson_upper(fpr * n0 as f64, n0, z),
+                wilson_upper(fnr * n1 as f64, n1, z),
+            );
+            if best.is_none_or(|b| mu > b.0) {
+                best = Some((mu, t, above));
+            }
         }
     }
-    best.map(|(_, t)| (t, above))
+    best.map(|(_, t, above)| (t, above))
 }
 
 /// The best tests on the selection half: by ε̂ and by μ̂ (rates bounded the Wilson way).

@@ -51,6 +51,11 @@ pub enum TuneError {
         /// The kind.
         kind: AlgorithmName,
     },
+    /// `[tune.data]` is the scenario's own `[data]`.
+    #[error(
+        "[tune.data] is the scenario's own [data]: tuning on it reads the private records; give public or synthetic records of the same task, or drop [tune.data]"
+    )]
+    PublicIsPrivate,
     /// The validation split could not be carved.
     #[error("carving the validation split from the training records")]
     Split(#[source] DataError),
@@ -112,10 +117,10 @@ pub struct KindTrials {
 pub fn selection_rule(metric: TuneMetric) -> &'static str {
     match metric {
         TuneMetric::Error => {
-            "the lowest validation error among the configurations whose model is finite and fits the validation records no worse than the zero model (objective); ties by the validation objective, then the draw's order"
+            "the lowest validation error among the configurations whose model is finite and fits the validation records no worse than the zero model (objective), or among all finite ones when none does (worse_than_zero); ties by the validation objective, then the draw's order"
         }
         TuneMetric::Objective => {
-            "the lowest validation objective among the configurations whose model is finite and fits the validation records no worse than the zero model; ties by the validation error (classifiers), then the draw's order"
+            "the lowest validation objective among the configurations whose model is finite and fits the validation records no worse than the zero model, or among all finite ones when none does (worse_than_zero); ties by the validation error (classifiers), then the draw's order"
         }
     }
 }
@@ -234,12 +239,17 @@ pub fn tune(loaded: &LoadedScenario, quiet: bool) -> Result<Tuned, TuneError> {
     TuneSpec::check_tunable(s)?;
     // The reported runs' data (or `[tune.data]`); the validation records come out of its
     // training part, its test split is never read.
-    let data = spec
-        .data
-        .as_ref()
-        .unwrap_or(&s.data)
-        .load(loaded.base_dir(), s.seed)
-        .map_err(SimError::from)?;
+    let data = match &spec.data {
+        // Its own seed: a synthetic `[tune.data]` on the scenario's seed would draw the
+        // scenario's own records (or a prefix of them).
+        Some(public) if *public == s.data => return Err(TuneError::PublicIsPrivate),
+        Some(public) => public.load(
+            loaded.base_dir(),
+            derive_seed(spec.seed, Purpose::Tuning, 1),
+        ),
+        None => s.data.load(loaded.base_dir(), s.seed),
+    }
+    .map_err(SimError::from)?;
     let mut rng = node_rng(derive_seed(spec.seed, Purpose::Tuning, 0), 0);
     let (train, validation) =
         train_test(&data.train, spec.validation_fraction, &mut rng).map_err(TuneError::Split)?;
@@ -376,6 +386,17 @@ fn tuning_scenario(base: &Scenario, config: &Config) -> Scenario {
     t
 }
 
+/// The score of a trial whose metric is `value` and validation objective `objective`: `+∞`
+/// unless both are finite (a model that is not finite still has a finite error rate, its
+/// predictions defaulting to a class, so its objective decides).
+fn trial_score(value: f64, objective: f64) -> f64 {
+    if value.is_finite() && objective.is_finite() {
+        value
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// A configuration's score from its runs' final evaluations.
 fn score(config: &Config, results: &[PointResult], metric: TuneMetric) -> Result<Trial, TuneError> {
     let finals: Vec<&crate::metrics::EvalPoint> = results
@@ -397,11 +418,7 @@ fn score(config: &Config, results: &[PointResult], metric: TuneMetric) -> Result
     };
     Ok(Trial {
         config: config.clone(),
-        score: if value.is_finite() {
-            value
-        } else {
-            f64::INFINITY
-        },
+        score: trial_score(value, validation_objective),
         validation_objective,
         validation_error,
         train_gap: mean(finals.iter().map(|e| e.relative_gap).collect()),
@@ -448,6 +465,14 @@ mod tests {
             trial(f64::INFINITY, f64::NAN, 0.5),
         ];
         assert_eq!(best_trial(&none, TuneMetric::Error, 0.69), (0, 0));
+    }
+
+    #[test]
+    fn a_model_that_is_not_finite_scores_infinity_whatever_its_error_rate() {
+        assert_eq!(trial_score(0.25, f64::NAN), f64::INFINITY);
+        assert_eq!(trial_score(0.25, f64::INFINITY), f64::INFINITY);
+        assert_eq!(trial_score(f64::NAN, 0.5), f64::INFINITY);
+        assert_eq!(trial_score(0.25, 0.5), 0.25);
     }
 
     #[test]

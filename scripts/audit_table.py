@@ -43,6 +43,19 @@ def label(p, text):
     return text.format(alg=p["algorithm"], budget=f"{p['budget']:g}" if p["budget"] else "–")
 
 
+def per_view(out, rows, names):
+    """One row per audit of `rows` (name, label) and view: the bound, the plain ε̂ of the
+    statistics `names`, the largest GDP figure."""
+    for name, text in rows:
+        p = load(out, name)
+        for v in p["views"]:
+            st = statistics(v)
+            b = v["bound"]
+            plain = " / ".join(eps(st, n) for n in names)
+            print(f"| {label(p, text)} | {noise(p)} | {p['runs']:,}, {p['steps']} | {v['view']} | "
+                  f"{b['epsilon']:.3f} ({kind(b)}) | {plain} | {gdp(st)} |")
+
+
 def near(out, broken):
     print("| audit | σ, C | runs/world, hops | bound ε | GDP ε̂ | GDP ε̂ / bound | broken bound | caught? |")
     print("|---|---|---|---|---|---|---|---|")
@@ -76,14 +89,7 @@ def shipped(out):
              ("audit-record", "audit-record, δ = 0.01"),
              ("swarm-record", "swarm-record (budget ε = {budget})"),
              ("swarm-record-2000", "swarm-record (budget ε = {budget})")]
-    for name, text in rows:
-        p = load(out, name)
-        for v in p["views"]:
-            st = statistics(v)
-            b = v["bound"]
-            print(f"| {label(p, text)} | {noise(p)} | {p['runs']:,}, {p['steps']} | {v['view']} | "
-                  f"{b['epsilon']:.3f} ({kind(b)}) | {eps(st, 'first-arrival')} / "
-                  f"{eps(st, 'hop-weighted')} / {eps(st, 'transcript')} | {gdp(st)} |")
+    per_view(out, rows, ("first-arrival", "hop-weighted", "transcript"))
 
 
 def composition(out):
@@ -115,14 +121,7 @@ def baselines(out):
     rows += [(f"base-pp-small-{k}", "audit-pp-small (budget ε = {budget})") for k in range(4)]
     rows += [(f"base-adult-record-{k}", f"compare/adult-record ({k}: {{alg}}, budget ε = {{budget}})")
              for k in (11, 15, 19, 23)]
-    for name, text in rows:
-        p = load(out, name)
-        for v in p["views"]:
-            st = statistics(v)
-            b = v["bound"]
-            print(f"| {label(p, text)} | {noise(p)} | {p['runs']:,}, {p['steps']} | {v['view']} | "
-                  f"{b['epsilon']:.3f} ({kind(b)}) | {eps(st, 'first-arrival')} / "
-                  f"{eps(st, 'transcript')} | {gdp(st)} |")
+    per_view(out, rows, ("first-arrival", "transcript"))
 
 
 def main():

@@ -75,9 +75,13 @@ pub fn run(args: TuneArgs) -> anyhow::Result<()> {
         );
     }
     reference("optimum", &tuned.optimum);
-    for k in tuned.kinds.iter().filter(|k| k.worse_than_zero > 0) {
+    for k in &tuned.kinds {
+        let worse = k.worse_than_zero(tuned.zero_model.validation_objective);
+        if worse == 0 {
+            continue;
+        }
         let finite = k.trials.iter().filter(|t| t.score.is_finite()).count();
-        let outcome = if k.worse_than_zero == finite {
+        let outcome = if worse == finite {
             "all of them: the best of them is chosen, no better than predicting zero"
         } else {
             "not chosen"
@@ -85,7 +89,7 @@ pub fn run(args: TuneArgs) -> anyhow::Result<()> {
         println!(
             "{}: {} of {} configurations fit the validation records worse than the zero model ({outcome})",
             k.kind.as_str(),
-            k.worse_than_zero,
+            worse,
             k.trials.len()
         );
     }

@@ -69,7 +69,7 @@ fn every_kind_gets_the_same_number_of_configurations_and_its_best_is_the_lowest_
         // none is (the ADMM walk's three, on this tiny set).
         let finite = || k.trials.iter().filter(|x| x.score.is_finite());
         let worse = finite().filter(|x| x.validation_objective > zero).count();
-        assert_eq!(k.worse_than_zero, worse, "{:?}", k.kind);
+        assert_eq!(k.worse_than_zero(zero), worse, "{:?}", k.kind);
         let all_worse = worse == finite().count();
         let lowest = finite()
             .filter(|x| all_worse || x.validation_objective <= zero)

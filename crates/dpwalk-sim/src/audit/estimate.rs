@@ -218,8 +218,8 @@ fn moments(v: &[f64]) -> (f64, f64) {
 fn select_gdp_by_fit(
     zero: &Sorted,
     one: &Sorted,
+    thresholds: &[f64],
     evaluated: (u64, u64),
-    opts: &Options,
     z: f64,
 ) -> Option<(f64, bool)> {
     let ((m0, s0), (m1, s1)) = (moments(&zero.0), moments(&one.0));
@@ -228,7 +228,7 @@ fn select_gdp_by_fit(
     }
     let (n0, n1) = evaluated;
     let mut best: Option<(f64, f64, bool)> = None;
-    for t in candidates(zero, one, opts.max_thresholds) {
+    for &t in thresholds {
         // Both directions: with unequal spreads "below" can be the better test.
         for above in [true, false] {
             // Fitted P₀(world 1 called) and P₁(world 0 called).
@@ -249,19 +249,16 @@ fn select_gdp_by_fit(
     best.map(|(_, t, above)| (t, above))
 }
 
-/// The best tests on the selection half: by ε̂ and by μ̂ (rates bounded the Wilson way).
-fn select(zero: &Sorted, one: &Sorted, opts: &Options, beta_each: f64) -> [(f64, bool); 2] {
-    let z = quantile(1.0 - beta_each);
+/// The best tests among `thresholds` on the selection half: by ε̂ and by μ̂ (rates bounded the
+/// Wilson way at `z` standard errors).
+fn select(zero: &Sorted, one: &Sorted, thresholds: &[f64], delta: f64, z: f64) -> [(f64, bool); 2] {
     let mut best = [(f64::NEG_INFINITY, 0.0, true); 2];
-    for t in candidates(zero, one, opts.max_thresholds) {
+    for &t in thresholds {
         for above in [true, false] {
             let (fp, fn_) = errors(zero, one, t, above);
             let fpr = wilson_upper(fp as f64, zero.len(), z);
             let fnr = wilson_upper(fn_ as f64, one.len(), z);
-            let scores = [
-                epsilon_from_rates(fpr, fnr, opts.delta),
-                mu_from_rates(fpr, fnr),
-            ];
+            let scores = [epsilon_from_rates(fpr, fnr, delta), mu_from_rates(fpr, fnr)];
             for (b, s) in best.iter_mut().zip(scores) {
                 if s > b.0 {
                     *b = (s, t, above);
@@ -313,10 +310,11 @@ pub fn estimate(world0: &[f64], world1: &[f64], opts: &Options) -> Result<Estima
         Sorted::new(e1),
     );
     let delta = opts.delta;
-    let [(t, above), empirical_gdp] = select(&s0, &s1, opts, beta_each);
+    let thresholds = candidates(&s0, &s1, opts.max_thresholds);
     let z = quantile(1.0 - beta_each);
+    let [(t, above), empirical_gdp] = select(&s0, &s1, &thresholds, delta, z);
     let (gt, gabove) =
-        select_gdp_by_fit(&s0, &s1, (e0.len(), e1.len()), opts, z).unwrap_or(empirical_gdp);
+        select_gdp_by_fit(&s0, &s1, &thresholds, (e0.len(), e1.len()), z).unwrap_or(empirical_gdp);
     let test = evaluate(&e0, &e1, t, above, beta_each);
     let gdp_test = evaluate(&e0, &e1, gt, gabove, beta_each);
     let gdp_mu = mu_from_rates(gdp_test.fpr_upper, gdp_test.fnr_upper);

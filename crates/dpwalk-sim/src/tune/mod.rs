@@ -108,9 +108,23 @@ pub struct KindTrials {
     pub trials: Vec<Trial>,
     /// The index of the best trial ([`best_trial`]).
     pub best: usize,
-    /// Trials not eligible because their model fits the validation records worse than the zero
-    /// model (finite ones only; see [`best_trial`]).
-    pub worse_than_zero: usize,
+}
+
+impl KindTrials {
+    /// Its trials with a finite model that fits the validation records worse than the zero
+    /// model, whose objective there is `zero_objective`: set aside by [`best_trial`] unless
+    /// every finite one is.
+    pub fn worse_than_zero(&self, zero_objective: f64) -> usize {
+        self.trials
+            .iter()
+            .filter(|t| t.score.is_finite() && fits_worse(t, zero_objective))
+            .count()
+    }
+}
+
+/// Whether `t`'s model fits the validation records worse than the zero model.
+fn fits_worse(t: &Trial, zero_objective: f64) -> bool {
+    t.validation_objective > zero_objective
 }
 
 /// [`best_trial`]'s rule in words, for the outputs.
@@ -125,8 +139,8 @@ pub fn selection_rule(metric: TuneMetric) -> &'static str {
     }
 }
 
-/// The best trial of `trials` and how many were set aside as worse than the zero model, whose
-/// validation objective is `zero_objective`. The rule, in order:
+/// The index of the best trial of `trials`, the zero model's validation objective being
+/// `zero_objective`. The rule, in order:
 /// 1. a trial whose model is not finite is never chosen while another is;
 /// 2. nor is one whose validation **objective** is above the zero model's (a diverging run: at
 ///    small ε a DP-SGD run can blow its objective up 10²–10⁴-fold and still score a fair error
@@ -135,19 +149,15 @@ pub fn selection_rule(metric: TuneMetric) -> &'static str {
 /// 4. ties on the score go to the lower **secondary key**: the validation objective when the
 ///    metric is the error rate, the error rate (classifiers) when it is the objective;
 /// 5. then to the first in the draw's order.
-pub fn best_trial(trials: &[Trial], metric: TuneMetric, zero_objective: f64) -> (usize, usize) {
-    let worse = |t: &Trial| t.validation_objective > zero_objective;
-    let worse_than_zero = trials
-        .iter()
-        .filter(|t| t.score.is_finite() && worse(t))
-        .count();
+pub fn best_trial(trials: &[Trial], metric: TuneMetric, zero_objective: f64) -> usize {
+    let worse = |t: &Trial| fits_worse(t, zero_objective);
     let secondary = |t: &Trial| match metric {
         TuneMetric::Error => t.validation_objective,
         TuneMetric::Objective => t.validation_error.unwrap_or(0.0),
     };
     // Lower tiers first: 0 eligible, 1 worse than the zero model, 2 not finite.
     let tier = |t: &Trial| u8::from(worse(t)) + 2 * u8::from(!t.score.is_finite());
-    let best = trials
+    trials
         .iter()
         .enumerate()
         .min_by(|(i, a), (j, b)| {
@@ -157,8 +167,7 @@ pub fn best_trial(trials: &[Trial], metric: TuneMetric, zero_objective: f64) -> 
                 .then(secondary(a).total_cmp(&secondary(b)))
                 .then(i.cmp(j))
         })
-        .map_or(0, |(i, _)| i);
-    (best, worse_than_zero)
+        .map_or(0, |(i, _)| i)
 }
 
 /// A whole tuning.
@@ -331,14 +340,8 @@ pub fn tune(loaded: &LoadedScenario, quiet: bool) -> Result<Tuned, TuneError> {
                 .filter(|t| t.config.kind == kind)
                 .cloned()
                 .collect();
-            let (best, worse_than_zero) =
-                best_trial(&trials, spec.metric, zero_model.validation_objective);
-            KindTrials {
-                kind,
-                trials,
-                best,
-                worse_than_zero,
-            }
+            let best = best_trial(&trials, spec.metric, zero_model.validation_objective);
+            KindTrials { kind, trials, best }
         })
         .collect();
     Ok(Tuned {
@@ -455,16 +458,24 @@ mod tests {
             trial(0.22, 0.50, 0.22),
             trial(f64::INFINITY, f64::NAN, 0.5),
         ];
-        assert_eq!(best_trial(&trials, TuneMetric::Error, 0.69), (1, 1));
+        assert_eq!(best_trial(&trials, TuneMetric::Error, 0.69), 1);
+        let kind = |trials: &[Trial]| KindTrials {
+            kind: AlgorithmName::DpSgd,
+            trials: trials.to_vec(),
+            best: 0,
+        };
+        assert_eq!(kind(&trials).worse_than_zero(0.69), 1);
         // When every finite run is worse than the zero model, the best of them is still chosen.
         let worse = [trial(0.3, 5.0, 0.3), trial(0.2, 9.0, 0.2)];
-        assert_eq!(best_trial(&worse, TuneMetric::Error, 0.69), (1, 2));
+        assert_eq!(best_trial(&worse, TuneMetric::Error, 0.69), 1);
+        assert_eq!(kind(&worse).worse_than_zero(0.69), 2);
         // Nothing finite: the first.
         let none = [
             trial(f64::INFINITY, f64::NAN, 0.5),
             trial(f64::INFINITY, f64::NAN, 0.5),
         ];
-        assert_eq!(best_trial(&none, TuneMetric::Error, 0.69), (0, 0));
+        assert_eq!(best_trial(&none, TuneMetric::Error, 0.69), 0);
+        assert_eq!(kind(&none).worse_than_zero(0.69), 0);
     }
 
     #[test]
@@ -482,8 +493,8 @@ mod tests {
             trial(0.2, 0.4, 0.2),
             trial(0.2, 0.4, 0.2),
         ];
-        assert_eq!(best_trial(&by_error, TuneMetric::Error, 0.69).0, 1);
+        assert_eq!(best_trial(&by_error, TuneMetric::Error, 0.69), 1);
         let by_objective = [trial(0.4, 0.4, 0.3), trial(0.4, 0.4, 0.1)];
-        assert_eq!(best_trial(&by_objective, TuneMetric::Objective, 0.69).0, 1);
+        assert_eq!(best_trial(&by_objective, TuneMetric::Objective, 0.69), 1);
     }
 }

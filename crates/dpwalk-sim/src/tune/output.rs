@@ -193,7 +193,7 @@ fn summary(tuned: &Tuned) -> Summary<'_> {
                     validation_objective: t.validation_objective,
                     validation_error: t.validation_error,
                     diverged: k.trials.iter().filter(|t| t.score.is_infinite()).count(),
-                    worse_than_zero: k.worse_than_zero,
+                    worse_than_zero: k.worse_than_zero(tuned.zero_model.validation_objective),
                 })
             })
             .collect(),

@@ -25,28 +25,6 @@ pub struct ScenarioDoc {
     pub contributions_note: Option<String>,
 }
 
-/// `account gaussian --json`.
-#[derive(Debug, Serialize)]
-pub struct GaussianDoc<'a> {
-    pub orders: &'a [f64],
-    pub rdp: &'a [f64],
-    pub epsilon: Option<f64>,
-    pub delta: f64,
-    /// The order of the RDP figure.
-    pub best_order: Option<f64>,
-    /// `μ` when ε is the exact Gaussian conversion (`--sample-rate 1`).
-    pub exact_gaussian_mu: Option<f64>,
-    /// The RDP figure when ε is exact or the PLD figure.
-    pub rdp_epsilon: Option<f64>,
-    /// The grid step of the privacy loss distribution when ε is the PLD figure (`--sample-rate`
-    /// below 1).
-    pub pld_interval: Option<f64>,
-    pub conversion: &'static str,
-    pub noise_multiplier: f64,
-    pub sample_rate: f64,
-    pub steps: u64,
-}
-
 /// One row of `account walk`'s per-user report. On the complete graph (or without a network
 /// view) every user is alike and the report has one row with `user = null`, `all = true`.
 #[derive(Debug, Serialize)]

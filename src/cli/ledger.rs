@@ -6,11 +6,9 @@
 use crate::cli::account::fmt_eps;
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use dpwalk_privacy::ledger::{Ledger, LedgerError};
-use dpwalk_privacy::rdp::Conversion;
-use dpwalk_privacy::walk::Figure;
-use serde::Serialize;
-use std::path::{Path, PathBuf};
+use dpwalk_privacy::ledger::LedgerError;
+use dpwalk_privacy::report::LedgerReport;
+use std::path::PathBuf;
 
 #[derive(Debug, Subcommand)]
 pub enum LedgerCommand {
@@ -55,35 +53,6 @@ pub struct ShowArgs {
     json: bool,
 }
 
-/// What `ledger show --json` prints.
-#[derive(Debug, Serialize)]
-struct LedgerReport {
-    path: String,
-    orders: usize,
-    min_order: Option<f64>,
-    max_order: Option<f64>,
-    records: u64,
-    /// Visits with the budget spent (recorded, not charged).
-    noise_only: u64,
-    /// The first and last contribution's seq.
-    first_seq: Option<u64>,
-    last_seq: Option<u64>,
-    /// The last visit's seq (a contribution or a noise-only visit).
-    last_visit_seq: Option<u64>,
-    /// The total local ε at `delta`: `null` when no order gives a finite figure.
-    epsilon: Option<f64>,
-    /// `μ` when ε is the exact conversion (every contribution recorded with its Gaussian bound).
-    exact_gaussian_mu: Option<f64>,
-    /// The RDP figure when ε is exact.
-    rdp_epsilon: Option<f64>,
-    /// The order of the RDP figure.
-    order: Option<f64>,
-    delta: f64,
-    conversion: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    seqs: Option<Vec<u64>>,
-}
-
 pub fn run(cmd: LedgerCommand) -> anyhow::Result<()> {
     match cmd {
         LedgerCommand::Show(args) => show(args),
@@ -91,57 +60,19 @@ pub fn run(cmd: LedgerCommand) -> anyhow::Result<()> {
     }
 }
 
-/// The advice that goes with a ledger that does not open.
-fn advice(e: &LedgerError) -> &'static str {
-    match e {
-        LedgerError::TornTail { .. } | LedgerError::Checksum { last: true, .. } => {
-            "its last record is incomplete or damaged (a crash during an append): start its node \
-             again (`dpwalk node --config node.toml`), which repairs the ledger from its durable \
-             state, then read it"
-        }
-        LedgerError::Checksum { last: false, .. } | LedgerError::Corrupt { .. } => {
-            "it is damaged before its last record, which no node repairs: restore it from a backup"
-        }
-        LedgerError::Header(_) => "is it a dpwalk ledger (state/ledger.bin)?",
-        LedgerError::OtherVersion { .. } => "read it with the dpwalk version that wrote it",
-        _ => "check the path and its permissions",
-    }
-}
-
-fn open(path: &Path) -> anyhow::Result<(Ledger, Vec<u64>)> {
-    let opened = Ledger::open(path).and_then(|l| Ok((l, Ledger::seqs(path)?)));
-    opened.map_err(|e| {
-        let hint = advice(&e);
-        anyhow::Error::new(e).context(format!("cannot read the ledger {}; {hint}", path.display()))
-    })
-}
-
 fn show(args: ShowArgs) -> anyhow::Result<()> {
-    let (ledger, seqs) = open(&args.path)?;
-    let bound = ledger
-        .total()
-        .to_dp(args.delta, Conversion::Tight)
-        .with_context(|| format!("--delta {}", args.delta))?;
-    let figure = Figure::from(bound);
-    let orders = ledger.orders().as_slice();
-    let report = LedgerReport {
-        path: args.path.display().to_string(),
-        orders: orders.len(),
-        min_order: orders.first().copied(),
-        max_order: orders.last().copied(),
-        records: ledger.records(),
-        noise_only: ledger.noise_only(),
-        first_seq: seqs.first().copied(),
-        last_seq: seqs.last().copied(),
-        last_visit_seq: ledger.last_seq(),
-        epsilon: figure.epsilon,
-        exact_gaussian_mu: figure.exact_gaussian_mu,
-        rdp_epsilon: figure.rdp_epsilon,
-        order: figure.order,
-        delta: args.delta,
-        conversion: "tight",
-        seqs: args.records.then_some(seqs),
-    };
+    let report = LedgerReport::read(&args.path, args.delta, args.records).map_err(|e| {
+        let context = match &e {
+            LedgerError::Privacy(_) => format!("--delta {}", args.delta),
+            _ => format!(
+                "cannot read the ledger {}; {}",
+                args.path.display(),
+                e.advice()
+            ),
+        };
+        anyhow::Error::new(e).context(context)
+    })?;
+    let figure = report.figure();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
@@ -170,7 +101,7 @@ fn show(args: ShowArgs) -> anyhow::Result<()> {
         Some(_) => println!(
             "local {} at delta {:e}, tight conversion",
             fmt_eps(&figure),
-            args.delta
+            report.delta
         ),
         None => println!(
             "local eps  unbounded at delta {:e} (every order is infinite)",
@@ -193,7 +124,7 @@ fn certify(args: CertifyArgs) -> anyhow::Result<()> {
         dpwalk_net::certify::certify_ledgers(&run, &args.ledgers, args.delta).map_err(|e| {
             let hint = match &e {
                 dpwalk_net::certify::CertifyError::Ledger { source, .. } => {
-                    format!("; {}", advice(source))
+                    format!("; {}", source.advice())
                 }
                 _ => String::new(),
             };

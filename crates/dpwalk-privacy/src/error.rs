@@ -60,7 +60,7 @@ pub enum PrivacyError {
         /// The limit.
         max: usize,
     },
-    /// A sampling rate must lie in (0, 1].
+    /// A privacy loss distribution above the grid-point limit (ε in the hundreds).
     #[error(
         "the privacy loss distribution would need {points} grid points, above the limit of {limit}"
     )]
@@ -70,7 +70,7 @@ pub enum PrivacyError {
         /// The limit.
         limit: usize,
     },
-
+    /// A sampling rate must lie in (0, 1].
     #[error("sampling rate must be in (0, 1], got {0}")]
     SamplingRate(f64),
     /// The number of users is out of range for the view.

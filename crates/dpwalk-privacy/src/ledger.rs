@@ -161,6 +161,26 @@ pub enum LedgerError {
     Privacy(#[from] PrivacyError),
 }
 
+impl LedgerError {
+    /// What a person reading a ledger that does not open should do about it.
+    pub fn advice(&self) -> &'static str {
+        match self {
+            LedgerError::TornTail { .. } | LedgerError::Checksum { last: true, .. } => {
+                "its last record is incomplete or damaged (a crash during an append): start its \
+                 node again (`dpwalk node --config node.toml`), which repairs the ledger from its \
+                 durable state, then read it"
+            }
+            LedgerError::Checksum { last: false, .. } | LedgerError::Corrupt { .. } => {
+                "it is damaged before its last record, which no node repairs: restore it from a \
+                 backup"
+            }
+            LedgerError::Header(_) => "is it a dpwalk ledger (state/ledger.bin)?",
+            LedgerError::OtherVersion { .. } => "read it with the dpwalk version that wrote it",
+            _ => "check the path and its permissions",
+        }
+    }
+}
+
 /// A budget `(ε, δ)`, validated.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Budget {

@@ -25,6 +25,8 @@
 //!   charge, and noise-only visits) and budget checks.
 //! - [`walk`]: per-user figures of a walk on a topology (what the CLI prints and the simulator
 //!   reports).
+//! - [`report`]: the documents of the accounting commands, shared by the CLI and the Python
+//!   package.
 //! - [`error`]: the accounting error type.
 //!
 //! # Usage
@@ -52,6 +54,7 @@ pub mod mechanism;
 pub mod network;
 pub mod pld;
 pub mod rdp;
+pub mod report;
 pub mod unit;
 pub mod walk;
 

@@ -176,6 +176,24 @@ pub enum Conversion {
     Tight,
 }
 
+impl Conversion {
+    /// Every conversion, in the order the CLI lists them.
+    pub const ALL: [Conversion; 2] = [Conversion::Tight, Conversion::Classic];
+
+    /// The name printed in every output and taken by the CLI and the Python package.
+    pub fn name(self) -> &'static str {
+        match self {
+            Conversion::Tight => "tight",
+            Conversion::Classic => "classic",
+        }
+    }
+
+    /// The conversion of this name ([`Conversion::name`]), if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
 /// A finite `(ε, δ)` guarantee and where it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct DpGuarantee {
@@ -356,18 +374,19 @@ impl RdpCurve {
         if self.orders != other.orders {
             return Err(PrivacyError::OrdersMismatch);
         }
-        for (a, b) in self.values.iter_mut().zip(&other.values) {
-            *a += b; // both ≥ 0 or +∞: no NaN possible
-        }
-        let other_is_zero = other.values.iter().all(|&v| v == 0.0);
+        let is_zero = |c: &RdpCurve| c.values.iter().all(|&v| v == 0.0);
         self.subsampled = match (self.subsampled, other.subsampled) {
             (Some(a), Some(b)) if a.q == b.q && a.z == b.z => Some(SubsampledRuns {
                 runs: a.runs.saturating_add(b.runs),
                 ..a
             }),
-            (Some(a), None) if other_is_zero => Some(a),
+            (Some(a), None) if is_zero(other) => Some(a),
+            (None, Some(b)) if is_zero(self) => Some(b),
             _ => None,
         };
+        for (a, b) in self.values.iter_mut().zip(&other.values) {
+            *a += b; // both ≥ 0 or +∞: no NaN possible
+        }
         self.gaussian_mu2 = match (self.gaussian_mu2, other.gaussian_mu2) {
             (Some(a), Some(b)) => Some(a + b),
             _ => None,
@@ -598,5 +617,24 @@ mod tests {
             ));
         }
         assert_eq!(c.to_dp(1e-5, Conversion::Tight).unwrap().epsilon(), 0.0);
+    }
+
+    #[test]
+    fn subsampled_runs_survive_the_zero_curve_on_either_side_and_nothing_else() {
+        let g = Orders::default_grid();
+        let runs = crate::mechanism::subsampled_gaussian(&g, 0.01, 1.0).unwrap();
+        let tag = |c: &RdpCurve| c.subsampled_runs().map(|r| r.runs);
+        let mut acc = RdpCurve::zero(&g);
+        acc.compose_in_place(&runs.repeat(3)).unwrap();
+        assert_eq!(tag(&acc), Some(3));
+        acc.compose_in_place(&RdpCurve::zero(&g)).unwrap();
+        acc.compose_in_place(&runs).unwrap();
+        assert_eq!(tag(&acc), Some(4));
+        assert_eq!(acc.values(), runs.repeat(4).values());
+        let other = crate::mechanism::subsampled_gaussian(&g, 0.02, 1.0).unwrap();
+        assert_eq!(tag(&acc.compose(&other).unwrap()), None);
+        let gaussian = crate::mechanism::gaussian(&g, 1.0).unwrap();
+        assert_eq!(tag(&gaussian.compose(&runs).unwrap()), None);
+        assert_eq!(tag(&runs.compose(&gaussian).unwrap()), None);
     }
 }

@@ -31,10 +31,7 @@ impl ConversionArg {
 
     /// The name printed in the output (the flag's value).
     pub fn name(self) -> &'static str {
-        match self {
-            ConversionArg::Tight => "tight",
-            ConversionArg::Classic => "classic",
-        }
+        self.conversion().name()
     }
 }
 

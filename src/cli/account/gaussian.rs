@@ -3,11 +3,9 @@
 
 use super::flags::ConversionArgs;
 use super::{emit, fmt_eps};
-use crate::cli::documents::GaussianDoc;
-use anyhow::Context;
 use clap::Args;
-use dpwalk_privacy::mechanism::subsampled_gaussian;
-use dpwalk_privacy::walk::Figure;
+use dpwalk_privacy::PrivacyError;
+use dpwalk_privacy::report::GaussianReport;
 use std::fmt::Write as _;
 
 #[derive(Debug, Args)]
@@ -37,31 +35,26 @@ pub(super) fn gaussian(args: GaussianArgs) -> anyhow::Result<()> {
     let mut out = String::new();
     let orders = args.conv.orders()?;
     let conversion = args.conv.conversion;
-    let curve = subsampled_gaussian(&orders, args.sample_rate, args.noise_multiplier)
-        .context("invalid --noise-multiplier or --sample-rate")?
-        .repeat(args.steps);
-    let bound = curve
-        .to_dp(args.conv.delta, conversion.conversion())
-        .context("invalid --delta")?;
-    let figure = Figure::from(bound);
-    if args.json {
-        let v = GaussianDoc {
-            orders: orders.as_slice(),
-            rdp: curve.values(),
-            epsilon: figure.epsilon,
-            delta: args.conv.delta,
-            best_order: figure.order,
-            exact_gaussian_mu: figure.exact_gaussian_mu,
-            rdp_epsilon: figure.rdp_epsilon,
-            pld_interval: figure.pld_interval,
-            conversion: conversion.name(),
-            noise_multiplier: args.noise_multiplier,
-            sample_rate: args.sample_rate,
-            steps: args.steps,
+    let report = GaussianReport::new(
+        &orders,
+        args.noise_multiplier,
+        args.sample_rate,
+        args.steps,
+        args.conv.delta,
+        conversion.conversion(),
+    )
+    .map_err(|e| {
+        let flags = match e {
+            PrivacyError::Delta(_) => "invalid --delta",
+            _ => "invalid --noise-multiplier or --sample-rate",
         };
-        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        anyhow::Error::new(e).context(flags)
+    })?;
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
         return emit(&out);
     }
+    let figure = report.figure();
     let sampling = if args.sample_rate < 1.0 {
         format!("Poisson-subsampled at q = {:?}", args.sample_rate)
     } else {
@@ -84,7 +77,7 @@ pub(super) fn gaussian(args: GaussianArgs) -> anyhow::Result<()> {
         conversion.name()
     )?;
     writeln!(out, "{:>8}  {:>14}", "order", "RDP")?;
-    for (a, r) in curve.iter() {
+    for (a, r) in report.orders.iter().zip(&report.rdp) {
         writeln!(out, "{a:>8}  {r:>14.6e}")?;
     }
     emit(&out)

@@ -1,0 +1,185 @@
+"""dpwalk's privacy accountant from Python.
+
+The figures are computed by the same Rust code as the ``dpwalk`` command line, and every
+function that mirrors a ``--json`` command returns the same dict, key for key and digit for
+digit::
+
+    import dpwalk
+    doc = dpwalk.account_gaussian(noise_multiplier=1.0, steps=100, delta=1e-5)
+    doc["epsilon"], doc["exact_gaussian_mu"]  # the exact conversion of 10-GDP
+
+An :class:`Accountant` composes events, as dp-accounting's and Flower's accountants do::
+
+    acc = dpwalk.Accountant()
+    acc.compose(dpwalk.PoissonSampledEvent(0.01, dpwalk.GaussianEvent(1.0)), count=1000)
+    acc.get_epsilon(1e-5)
+
+Figures are proved upper bounds: the exact conversion where every event is a Gaussian
+mechanism (Gaussian DP), the privacy-loss-distribution figure where every event is the same
+Poisson-subsampled Gaussian, else the Rényi-DP figure over the order grid. Bad input raises
+``ValueError`` with the accountant's message.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from typing import Optional, Sequence, Union
+
+from . import _native
+
+__all__ = [
+    "DEFAULT_DELTA",
+    "Accountant",
+    "GaussianEvent",
+    "PoissonSampledEvent",
+    "account_gaussian",
+    "ledger_show",
+]
+
+#: δ of every figure unless another is given (the CLI's default).
+DEFAULT_DELTA: float = _native.DEFAULT_DELTA
+
+
+def _orders(orders: Optional[Sequence[float]]) -> Optional[list]:
+    return None if orders is None else [float(a) for a in orders]
+
+
+def account_gaussian(
+    *,
+    noise_multiplier: float,
+    sample_rate: float = 1.0,
+    steps: int = 1,
+    delta: float = DEFAULT_DELTA,
+    orders: Optional[Sequence[float]] = None,
+    conversion: str = "tight",
+) -> dict:
+    """RDP and (ε, δ) of ``steps`` runs of the Gaussian mechanism, optionally
+    Poisson-subsampled: ``dpwalk account gaussian --json`` with the same options.
+
+    Returns the same dict as the command: ``orders`` and ``rdp`` (the composed curve),
+    ``epsilon`` (``None`` when there is no finite guarantee), ``delta``, ``best_order``,
+    ``exact_gaussian_mu`` (when ε is the exact Gaussian conversion), ``pld_interval`` (when
+    ε is the privacy-loss-distribution figure), ``rdp_epsilon`` (the RDP figure beside either),
+    ``conversion``, ``noise_multiplier``, ``sample_rate`` and ``steps``.
+    """
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
+    return json.loads(
+        _native.account_gaussian(
+            float(noise_multiplier),
+            float(sample_rate),
+            steps,
+            float(delta),
+            _orders(orders),
+            conversion,
+        )
+    )
+
+
+def ledger_show(
+    path: Union[str, "os.PathLike[str]"],
+    *,
+    delta: float = DEFAULT_DELTA,
+    records: bool = False,
+) -> dict:
+    """What a node's privacy ledger (``state/ledger.bin``) holds and the local ε it has spent:
+    ``dpwalk ledger show PATH --json`` (with ``--records`` when ``records``). The file is
+    verified, never modified.
+
+    Returns the same dict as the command: ``path``, ``orders`` (how many), ``min_order``,
+    ``max_order``, ``records``, ``noise_only``, ``first_seq``, ``last_seq``,
+    ``last_visit_seq``, ``epsilon``, ``exact_gaussian_mu``, ``rdp_epsilon``, ``order``,
+    ``delta``, ``conversion``, and ``seqs`` when ``records``. Raises ``OSError`` when the file
+    cannot be read and ``ValueError`` when it is damaged or not a ledger of this version, each
+    with what to do about it.
+    """
+    return json.loads(_native.ledger_show(os.fspath(path), float(delta), bool(records)))
+
+
+@dataclass(frozen=True)
+class GaussianEvent:
+    """One run of the Gaussian mechanism: noise standard deviation / L2 sensitivity."""
+
+    noise_multiplier: float
+
+
+@dataclass(frozen=True)
+class PoissonSampledEvent:
+    """``event`` run on a Poisson sample of the data, each record in with probability
+    ``sampling_probability`` (in (0, 1])."""
+
+    sampling_probability: float
+    event: GaussianEvent
+
+
+Event = Union[GaussianEvent, PoissonSampledEvent]
+
+
+def _rate_and_multiplier(event: Event) -> tuple:
+    if isinstance(event, GaussianEvent):
+        return 1.0, float(event.noise_multiplier)
+    if isinstance(event, PoissonSampledEvent) and isinstance(event.event, GaussianEvent):
+        return float(event.sampling_probability), float(event.event.noise_multiplier)
+    raise ValueError(
+        "dpwalk's accountant composes GaussianEvent and PoissonSampledEvent(q, GaussianEvent), "
+        f"got {event!r}"
+    )
+
+
+class Accountant:
+    """A running composition of Gaussian and Poisson-subsampled Gaussian mechanisms.
+
+    ``orders`` is the Rényi order grid (default: dpwalk's 198 orders, which contain
+    dp-accounting's defaults); ``conversion`` is how the RDP figure is converted to (ε, δ)
+    (``"tight"`` or ``"classic"``; the exact and PLD figures do not depend on it).
+    """
+
+    def __init__(
+        self, orders: Optional[Sequence[float]] = None, conversion: str = "tight"
+    ) -> None:
+        self._curve = _native.RdpCurve(_orders(orders))
+        self._conversion = conversion
+        # Checked now, not at the first figure.
+        self._curve.figure(DEFAULT_DELTA, conversion)
+
+    def compose(self, event: Event, count: int = 1) -> "Accountant":
+        """Adds ``count`` runs of ``event``; returns the accountant."""
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"count must be a non-negative integer, got {count!r}")
+        q, z = _rate_and_multiplier(event)
+        self._curve.compose_gaussian(z, q, count)
+        return self
+
+    def figure(self, delta: float = DEFAULT_DELTA) -> dict:
+        """The (ε, δ) figure as the CLI's JSON prints one: ``epsilon`` (``None`` when there is
+        no finite guarantee), ``order``, ``exact_gaussian_mu``, ``pld_interval`` and
+        ``rdp_epsilon``."""
+        return json.loads(self._curve.figure(float(delta), self._conversion))
+
+    def get_epsilon(self, delta: float = DEFAULT_DELTA) -> float:
+        """ε at ``delta`` (``math.inf`` when there is no finite guarantee)."""
+        eps = self.figure(delta)["epsilon"]
+        return math.inf if eps is None else eps
+
+    def would_exceed(
+        self, event: Event, count: int, epsilon: float, delta: float = DEFAULT_DELTA
+    ) -> bool:
+        """Whether composing ``count`` runs of ``event`` would take ε at ``delta`` above
+        ``epsilon``; the accountant is unchanged."""
+        trial = Accountant.__new__(Accountant)
+        trial._curve = self._curve.copy()
+        trial._conversion = self._conversion
+        return trial.compose(event, count).get_epsilon(delta) > epsilon
+
+    @property
+    def orders(self) -> list:
+        """The Rényi orders."""
+        return self._curve.orders()
+
+    @property
+    def rdp(self) -> list:
+        """ε(α) at each order: the composed RDP curve."""
+        return self._curve.values()

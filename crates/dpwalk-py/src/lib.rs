@@ -1,0 +1,164 @@
+//! `dpwalk._native`: the Rust half of the `dpwalk` Python package (its Python half,
+//! `python/dpwalk/__init__.py`, is what users import).
+//!
+//! Every figure comes from `dpwalk_privacy`, computed by the same functions as the CLI's: a
+//! command's document ([`dpwalk_privacy::report`]) crosses into Python as the JSON the CLI
+//! prints, so that `dpwalk.account_gaussian(...)` and `dpwalk account gaussian --json` give the
+//! same dict to the last digit. Bad input raises `ValueError` with the accountant's message.
+
+use dpwalk_privacy::PrivacyError;
+use dpwalk_privacy::ledger::LedgerError;
+use dpwalk_privacy::mechanism::subsampled_gaussian;
+use dpwalk_privacy::rdp::{Conversion, Orders, RdpCurve};
+use dpwalk_privacy::report::{GaussianReport, LedgerReport};
+use dpwalk_privacy::walk::Figure;
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use std::path::PathBuf;
+
+/// The accountant's refusal as a Python `ValueError` with its message.
+fn value_error(e: PrivacyError) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// A JSON document for Python's `json.loads`.
+fn to_json(doc: &impl serde::Serialize) -> PyResult<String> {
+    serde_json::to_string(doc).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The order grid: the default one, or the given orders (validated).
+fn orders(given: Option<Vec<f64>>) -> PyResult<Orders> {
+    match given {
+        None => Ok(Orders::default_grid()),
+        Some(v) => Orders::new(&v).map_err(value_error),
+    }
+}
+
+/// The conversion of this name (`"tight"` or `"classic"`).
+fn conversion(name: &str) -> PyResult<Conversion> {
+    Conversion::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = Conversion::ALL.iter().map(|c| c.name()).collect();
+        PyValueError::new_err(format!(
+            "conversion must be one of {}, got {name:?}",
+            names.join(", ")
+        ))
+    })
+}
+
+/// `dpwalk account gaussian --json`: the document, as JSON.
+#[pyfunction]
+#[pyo3(signature = (noise_multiplier, sample_rate, steps, delta, orders_given, conversion_name))]
+fn account_gaussian(
+    noise_multiplier: f64,
+    sample_rate: f64,
+    steps: u64,
+    delta: f64,
+    orders_given: Option<Vec<f64>>,
+    conversion_name: &str,
+) -> PyResult<String> {
+    let report = GaussianReport::new(
+        &orders(orders_given)?,
+        noise_multiplier,
+        sample_rate,
+        steps,
+        delta,
+        conversion(conversion_name)?,
+    )
+    .map_err(value_error)?;
+    to_json(&report)
+}
+
+/// `dpwalk ledger show PATH --json [--records]`: the document, as JSON. A file that cannot be
+/// read raises `OSError`, a damaged or foreign one `ValueError`, each with what to do about it
+/// (as the CLI says).
+#[pyfunction]
+fn ledger_show(path: PathBuf, delta: f64, records: bool) -> PyResult<String> {
+    let report = LedgerReport::read(&path, delta, records).map_err(|e| {
+        let message = match &e {
+            LedgerError::Privacy(p) => return value_error(p.clone()),
+            LedgerError::Io(io) => format!("{e}: {io}"),
+            _ => e.to_string(),
+        };
+        let message = format!(
+            "cannot read the ledger {}: {message}; {}",
+            path.display(),
+            e.advice()
+        );
+        match e {
+            LedgerError::Io(_) => PyOSError::new_err(message),
+            _ => PyValueError::new_err(message),
+        }
+    })?;
+    to_json(&report)
+}
+
+/// A running composition of Gaussian and Poisson-subsampled Gaussian mechanisms: an RDP curve
+/// that carries, where they hold, the exact Gaussian bound and the runs of one subsampled
+/// Gaussian, so that its (ε, δ) is the exact or PLD figure as in the CLI
+/// ([`dpwalk_privacy::rdp`], "Gaussian bounds" and "Subsampled Gaussian runs").
+#[pyclass(name = "RdpCurve", module = "dpwalk._native")]
+#[derive(Debug, Clone)]
+struct PyCurve {
+    curve: RdpCurve,
+}
+
+#[pymethods]
+impl PyCurve {
+    /// The curve of a mechanism that reveals nothing, on the default grid or the given orders.
+    #[new]
+    #[pyo3(signature = (orders_given=None))]
+    fn new(orders_given: Option<Vec<f64>>) -> PyResult<Self> {
+        Ok(Self {
+            curve: RdpCurve::zero(&orders(orders_given)?),
+        })
+    }
+
+    /// This curve composed with `count` runs of the Gaussian mechanism of noise multiplier
+    /// `noise_multiplier`, Poisson-subsampled at `sample_rate` (1: no subsampling).
+    fn compose_gaussian(
+        &mut self,
+        noise_multiplier: f64,
+        sample_rate: f64,
+        count: u64,
+    ) -> PyResult<()> {
+        let runs = subsampled_gaussian(self.curve.orders(), sample_rate, noise_multiplier)
+            .map_err(value_error)?
+            .repeat(count);
+        self.curve.compose_in_place(&runs).map_err(value_error)
+    }
+
+    /// The (ε, δ) figure at `delta`, as the CLI's JSON prints a figure (`epsilon` is `null`
+    /// when there is no finite guarantee).
+    fn figure(&self, delta: f64, conversion_name: &str) -> PyResult<String> {
+        let bound = self
+            .curve
+            .to_dp(delta, conversion(conversion_name)?)
+            .map_err(value_error)?;
+        to_json(&Figure::from(bound))
+    }
+
+    /// The orders.
+    fn orders(&self) -> Vec<f64> {
+        self.curve.orders().as_slice().to_vec()
+    }
+
+    /// ε(α) at each order.
+    fn values(&self) -> Vec<f64> {
+        self.curve.values().to_vec()
+    }
+
+    /// A copy (to try a composition without committing it).
+    fn copy(&self) -> Self {
+        self.clone()
+    }
+}
+
+/// The Python module `dpwalk._native`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("DEFAULT_DELTA", dpwalk_core::spec::DEFAULT_DELTA)?;
+    m.add_function(wrap_pyfunction!(account_gaussian, m)?)?;
+    m.add_function(wrap_pyfunction!(ledger_show, m)?)?;
+    m.add_class::<PyCurve>()?;
+    Ok(())
+}

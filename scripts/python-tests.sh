@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # Builds the Python package (crates/dpwalk-py) with maturin from its lock file, installs it in a
 # virtual environment (target/py-venv) and runs its tests with pytest. The tests compare with the
-# CLI: build it first (`cargo build --release`, or the README's test command), or set DPWALK_BIN.
-# Needs python3 (3.9 or newer) with its venv module (Debian: apt-get install python3-venv) and
+# CLI, and fail without it: build it first (`cargo build --release`, or the README's test
+# command), or set DPWALK_BIN.
+# Needs python3 (3.10 or newer for pytest 9; the wheel itself is for 3.9 and newer) with its venv module (Debian: apt-get install python3-venv) and
 # PyPI for maturin and pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 venv=target/py-venv
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
+if ! "$venv/bin/python" -c '' >/dev/null 2>&1; then
+  python3 -m venv --clear "$venv"
 fi
-"$venv/bin/pip" install --quiet --disable-pip-version-check "maturin>=1.16,<2" "pytest>=7"
+"$venv/bin/pip" install --quiet --disable-pip-version-check "maturin==1.16.0" "pytest==9.2.0"
 rm -rf target/wheels
 "$venv/bin/maturin" build --release --locked --quiet \
   --manifest-path crates/dpwalk-py/Cargo.toml --out target/wheels
 "$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps \
   target/wheels/dpwalk-*.whl
-DPWALK_BIN="${DPWALK_BIN:-$PWD/target/release/dpwalk}" \
-  "$venv/bin/python" -m pytest -q crates/dpwalk-py/tests
+DPWALK_BIN="${DPWALK_BIN:-$PWD/target/release/dpwalk}" DPWALK_REQUIRE_BIN=1 \
+  "$venv/bin/python" -m pytest -q -rs crates/dpwalk-py/tests

@@ -6,6 +6,7 @@
 use crate::cli::account::fmt_eps;
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use dpwalk_privacy::PrivacyError;
 use dpwalk_privacy::ledger::LedgerError;
 use dpwalk_privacy::report::LedgerReport;
 use std::path::PathBuf;
@@ -63,7 +64,7 @@ pub fn run(cmd: LedgerCommand) -> anyhow::Result<()> {
 fn show(args: ShowArgs) -> anyhow::Result<()> {
     let report = LedgerReport::read(&args.path, args.delta, args.records).map_err(|e| {
         let context = match &e {
-            LedgerError::Privacy(_) => format!("--delta {}", args.delta),
+            LedgerError::Privacy(PrivacyError::Delta(_)) => format!("--delta {}", args.delta),
             _ => format!(
                 "cannot read the ledger {}; {}",
                 args.path.display(),

@@ -10,8 +10,8 @@ pub enum PrivacyError {
     /// An order grid must not be empty.
     #[error("an RDP order grid needs at least one order")]
     NoOrders,
-    /// Rényi orders must be finite and `> 1`.
-    #[error("RDP orders must be finite and > 1, got {0}")]
+    /// Rényi orders must be finite, `> 1` and at most [`crate::rdp::MAX_ORDER`].
+    #[error("RDP orders must be > 1 and at most {max}, got {0}", max = crate::rdp::MAX_ORDER)]
     Order(f64),
     /// Orders must be listed strictly increasing (no duplicates).
     #[error("RDP orders must be strictly increasing, got {0} after {1}")]

@@ -84,6 +84,15 @@ impl Format {
             .find(|f| f.magic().as_slice() == magic)
     }
 
+    /// `curve` as a record of this format holds it, so that the running total is what reopening
+    /// the file gives: no subsampled runs in either format, no Gaussian bound in format 2.
+    fn as_recorded(self, curve: &RdpCurve) -> Result<RdpCurve, PrivacyError> {
+        match self {
+            Format::V3 => Ok(curve.clone().without_subsampled_runs()),
+            Format::V2 => RdpCurve::new(curve.orders().clone(), curve.values().to_vec()),
+        }
+    }
+
     /// Bytes of a contribution's payload (seq, `μ²` in format 3, one value per order) for `k`
     /// orders, and of the whole record (length prefix, payload, checksum): the one place the
     /// record layout's sizes are computed.
@@ -326,7 +335,8 @@ fn parse_header(bytes: &[u8]) -> Result<(Format, Orders, LedgerOwner, usize), Le
     let orders: Vec<f64> = (0..k)
         .map(|i| f64::from_bits(read_u64(bytes, fixed + 8 * i)))
         .collect();
-    Ok((format, Orders::new(&orders)?, owner, end + 4))
+    let orders = Orders::new(&orders).map_err(|e| LedgerError::Header(e.to_string()))?;
+    Ok((format, orders, owner, end + 4))
 }
 
 /// Where the scan of the records stopped.
@@ -601,14 +611,7 @@ impl Ledger {
         self.len += rec.len() as u64;
         match curve {
             Some(c) => {
-                // The total is what reopening the file gives: format 2 stores no bound.
-                match self.format {
-                    Format::V3 => self.total.compose_in_place(c)?,
-                    Format::V2 => self.total.compose_in_place(&RdpCurve::new(
-                        c.orders().clone(),
-                        c.values().to_vec(),
-                    )?)?,
-                }
+                self.total.compose_in_place(&self.format.as_recorded(c)?)?;
                 self.records += 1;
             }
             None => self.noise_only += 1,
@@ -672,7 +675,10 @@ impl Ledger {
         conversion: Conversion,
     ) -> Result<BudgetCheck, PrivacyError> {
         let now = self.total.to_dp(budget.delta, conversion)?;
-        let after = self.total.compose(next)?.to_dp(budget.delta, conversion)?;
+        let after = self
+            .total
+            .compose(&self.format.as_recorded(next)?)?
+            .to_dp(budget.delta, conversion)?;
         Ok(BudgetCheck {
             exceeds: after.epsilon() > budget.epsilon,
             now,
@@ -976,6 +982,27 @@ mod tests {
             Ledger::recover(&path),
             Err(LedgerError::Checksum { last: false, .. })
         ));
+    }
+
+    /// A file keeps no subsampled runs, so the running total and the budget check drop them too:
+    /// the figure in memory is the one reopening gives.
+    #[test]
+    fn subsampled_runs_are_not_kept_in_memory_either() {
+        let dir = TempDir::new("runs");
+        let path = dir.0.join("r.bin");
+        let g = Orders::default_grid();
+        let runs = crate::mechanism::subsampled_gaussian(&g, 0.01, 1.0).unwrap();
+        assert!(runs.subsampled_runs().is_some());
+        let mut l = Ledger::create(&path, &g, OWNER).unwrap();
+        let budget = Budget::new(1.0, 1e-5).unwrap();
+        let check = l.check_next(budget, &runs, Conversion::Tight).unwrap();
+        l.append(0, &runs).unwrap();
+        let reopened = Ledger::open(&path).unwrap();
+        assert_eq!(l.total().subsampled_runs(), None);
+        assert_eq!(l.total(), reopened.total());
+        let figure = reopened.total().to_dp(1e-5, Conversion::Tight).unwrap();
+        assert_eq!(check.after, figure);
+        assert!(matches!(figure, DpBound::Finite(f) if f.pld_interval.is_none()));
     }
 
     /// Contributions charged the local view keep their Gaussian bound through the file: the

@@ -44,7 +44,8 @@
 //! [`crate::mechanism::subsampled_gaussian`] for `q < 1`): [`RdpCurve::to_dp`] then returns the
 //! privacy-loss-distribution figure ([`crate::pld`]) where it is below the RDP one. The tag
 //! follows the same rules: `repeat` multiplies the runs, composition with runs of the same
-//! mechanism adds them, composition with the zero curve keeps them, anything else drops it.
+//! mechanism adds them, composition with a curve that is 0 at every order (one that reveals nothing:
+//! `D_α = 0` at any `α > 1` means equal distributions) keeps them, anything else drops it.
 //!
 //! # The default grid
 //! [`Orders::default_grid`], 198 orders:
@@ -76,7 +77,12 @@ use crate::pld;
 use serde::Serialize;
 use std::sync::Arc;
 
-/// A validated grid of Rényi orders: finite, `> 1`, strictly increasing, not empty.
+/// The largest order a grid may hold, `2^20`: the subsampled Gaussian's curve at an integer order
+/// `α` sums `α + 1` terms, so an order in the billions would take gigabytes; the default grid
+/// stops at 1024, where ε is already near 0.01 at δ = 1e-6.
+pub const MAX_ORDER: f64 = 1_048_576.0;
+
+/// A validated grid of Rényi orders: `> 1`, at most [`MAX_ORDER`], strictly increasing, not empty.
 /// Cheap to clone (shared), so every curve carries its grid.
 #[derive(Debug, Clone)]
 pub struct Orders(Arc<[f64]>);
@@ -88,13 +94,14 @@ impl PartialEq for Orders {
 }
 
 impl Orders {
-    /// Checks that every order is finite and `> 1` and that they increase strictly.
+    /// Checks that every order is `> 1` and at most [`MAX_ORDER`], and that they increase
+    /// strictly.
     pub fn new(values: &[f64]) -> Result<Self, PrivacyError> {
         if values.is_empty() {
             return Err(PrivacyError::NoOrders);
         }
         for &a in values {
-            if !(a > 1.0 && a.is_finite()) {
+            if !(a > 1.0 && a <= MAX_ORDER) {
                 return Err(PrivacyError::Order(a));
             }
         }
@@ -294,6 +301,12 @@ impl RdpCurve {
         self.subsampled
     }
 
+    /// This curve without its subsampled runs (as a ledger stores it, which keeps no runs).
+    pub(crate) fn without_subsampled_runs(mut self) -> Self {
+        self.subsampled = None;
+        self
+    }
+
     /// This curve with a Gaussian bound `μ²` read back from storage (a ledger): `None` unless
     /// `μ²` is finite, `≥ 0`, and bounds every value (`ε(α) ≤ α μ²/2`, to rounding), so that a
     /// damaged `μ²` never lowers a figure.
@@ -376,10 +389,10 @@ impl RdpCurve {
         }
         let is_zero = |c: &RdpCurve| c.values.iter().all(|&v| v == 0.0);
         self.subsampled = match (self.subsampled, other.subsampled) {
-            (Some(a), Some(b)) if a.q == b.q && a.z == b.z => Some(SubsampledRuns {
-                runs: a.runs.saturating_add(b.runs),
-                ..a
-            }),
+            (Some(a), Some(b)) if a.q == b.q && a.z == b.z => a
+                .runs
+                .checked_add(b.runs)
+                .map(|runs| SubsampledRuns { runs, ..a }),
             (Some(a), None) if is_zero(other) => Some(a),
             (None, Some(b)) if is_zero(self) => Some(b),
             _ => None,

@@ -131,8 +131,9 @@ impl LedgerReport {
     /// tight conversion; with `seqs`, lists every contribution's seq.
     ///
     /// # Errors
-    /// [`LedgerError::Privacy`] for δ outside (0, 1), checked first; then the ledger's refusals
-    /// ([`Ledger::open`], [`LedgerError::advice`] says what to do about them).
+    /// [`LedgerError::Privacy`] for δ outside (0, 1), checked first (and only then: a damaged
+    /// header is a [`LedgerError::Header`]); then the ledger's refusals ([`Ledger::open`],
+    /// [`LedgerError::advice`] says what to do about them).
     pub fn read(path: &Path, delta: f64, seqs: bool) -> Result<Self, LedgerError> {
         let delta = check_delta(delta)?;
         let ledger = Ledger::open(path)?;

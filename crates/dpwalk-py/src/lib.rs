@@ -75,7 +75,7 @@ fn account_gaussian(
 fn ledger_show(path: PathBuf, delta: f64, records: bool) -> PyResult<String> {
     let report = LedgerReport::read(&path, delta, records).map_err(|e| {
         let message = match &e {
-            LedgerError::Privacy(p) => return value_error(p.clone()),
+            LedgerError::Privacy(p @ PrivacyError::Delta(_)) => return value_error(p.clone()),
             LedgerError::Io(io) => format!("{e}: {io}"),
             _ => e.to_string(),
         };
@@ -85,7 +85,11 @@ fn ledger_show(path: PathBuf, delta: f64, records: bool) -> PyResult<String> {
             e.advice()
         );
         match e {
-            LedgerError::Io(_) => PyOSError::new_err(message),
+            // With the errno, so that Python raises the matching subclass (FileNotFoundError…).
+            LedgerError::Io(io) => match io.raw_os_error() {
+                Some(errno) => PyOSError::new_err((errno, message)),
+                None => PyOSError::new_err(message),
+            },
             _ => PyValueError::new_err(message),
         }
     })?;

@@ -150,6 +150,13 @@ def test_nothing_composed_is_zero_and_no_finite_order_is_infinite():
             "sampling rate must be in (0, 1]",
         ),
         (lambda: dpwalk.account_gaussian(noise_multiplier=1.0, steps=-1), "steps must be"),
+        (lambda: dpwalk.account_gaussian(noise_multiplier=1.0, steps=2**64), "steps must be"),
+        (lambda: dpwalk.Accountant().compose(dpwalk.GaussianEvent(1.0), 2.0), "count must be"),
+        (lambda: dpwalk.account_gaussian(noise_multiplier=1.0, orders=[2, 1e7]), "at most 1048576"),
+        (
+            lambda: dpwalk.Accountant().would_exceed(dpwalk.GaussianEvent(1.0), 1, math.nan),
+            "epsilon must be > 0",
+        ),
         (lambda: dpwalk.account_gaussian(noise_multiplier=1.0, conversion="loose"), "conversion must be one of tight, classic"),
         (lambda: dpwalk.account_gaussian(noise_multiplier=1.0, orders=[2, 1.5]), "increasing"),
         (lambda: dpwalk.Accountant(orders=[0.5]), "order"),

@@ -81,8 +81,16 @@ def test_a_damaged_record_is_refused(ledger):
         dpwalk.ledger_show(ledger)
 
 
+def test_a_header_with_bad_orders_is_a_damaged_ledger_not_a_bad_delta(tmp_path):
+    path = tmp_path / "ledger.bin"
+    path.write_bytes(ledger_bytes([2.0, 1.5], {}))
+    with pytest.raises(ValueError) as info:
+        dpwalk.ledger_show(path)
+    assert "ledger header" in str(info.value) and "is it a dpwalk ledger" in str(info.value)
+
+
 def test_a_missing_file_is_an_os_error_and_a_bad_delta_a_value_error(tmp_path, ledger):
-    with pytest.raises(OSError, match="check the path"):
+    with pytest.raises(FileNotFoundError, match="check the path"):
         dpwalk.ledger_show(tmp_path / "none.bin")
     with pytest.raises(ValueError, match="delta must be in"):
         dpwalk.ledger_show(ledger, delta=1.0)

@@ -17,7 +17,7 @@ An :class:`Accountant` composes events, as dp-accounting's and Flower's accounta
 Figures are proved upper bounds: the exact conversion where every event is a Gaussian
 mechanism (Gaussian DP), the privacy-loss-distribution figure where every event is the same
 Poisson-subsampled Gaussian, else the Rényi-DP figure over the order grid. Bad input raises
-``ValueError`` with the accountant's message.
+``ValueError`` with the accountant's message (an unreadable ledger ``OSError``).
 """
 
 from __future__ import annotations
@@ -47,6 +47,13 @@ def _orders(orders: Optional[Sequence[float]]) -> Optional[list]:
     return None if orders is None else [float(a) for a in orders]
 
 
+def _count(name: str, value: int) -> int:
+    """A number of runs: an integer in [0, 2**64 − 1] (the accountant's u64)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**64:
+        raise ValueError(f"{name} must be an integer in [0, 2**64 - 1], got {value!r}")
+    return value
+
+
 def account_gaussian(
     *,
     noise_multiplier: float,
@@ -65,13 +72,11 @@ def account_gaussian(
     ε is the privacy-loss-distribution figure), ``rdp_epsilon`` (the RDP figure beside either),
     ``conversion``, ``noise_multiplier``, ``sample_rate`` and ``steps``.
     """
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
     return json.loads(
         _native.account_gaussian(
             float(noise_multiplier),
             float(sample_rate),
-            steps,
+            _count("steps", steps),
             float(delta),
             _orders(orders),
             conversion,
@@ -134,7 +139,8 @@ class Accountant:
 
     ``orders`` is the Rényi order grid (default: dpwalk's 198 orders, which contain
     dp-accounting's defaults); ``conversion`` is how the RDP figure is converted to (ε, δ)
-    (``"tight"`` or ``"classic"``; the exact and PLD figures do not depend on it).
+    (``"tight"`` or ``"classic"``): the figure is the exact or PLD one where that is below the
+    RDP figure (``figure()`` says which).
     """
 
     def __init__(
@@ -147,10 +153,8 @@ class Accountant:
 
     def compose(self, event: Event, count: int = 1) -> "Accountant":
         """Adds ``count`` runs of ``event``; returns the accountant."""
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"count must be a non-negative integer, got {count!r}")
         q, z = _rate_and_multiplier(event)
-        self._curve.compose_gaussian(z, q, count)
+        self._curve.compose_gaussian(z, q, _count("count", count))
         return self
 
     def figure(self, delta: float = DEFAULT_DELTA) -> dict:
@@ -168,7 +172,9 @@ class Accountant:
         self, event: Event, count: int, epsilon: float, delta: float = DEFAULT_DELTA
     ) -> bool:
         """Whether composing ``count`` runs of ``event`` would take ε at ``delta`` above
-        ``epsilon``; the accountant is unchanged."""
+        ``epsilon`` (a budget: ``0 < epsilon < inf``); the accountant is unchanged."""
+        if not 0.0 < float(epsilon) < math.inf:
+            raise ValueError(f"epsilon must be > 0 and finite, got {epsilon!r}")
         trial = Accountant.__new__(Accountant)
         trial._curve = self._curve.copy()
         trial._conversion = self._conversion

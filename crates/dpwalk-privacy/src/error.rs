@@ -10,8 +10,9 @@ pub enum PrivacyError {
     /// An order grid must not be empty.
     #[error("an RDP order grid needs at least one order")]
     NoOrders,
-    /// Rényi orders must be finite, `> 1` and at most [`crate::rdp::MAX_ORDER`].
-    #[error("RDP orders must be > 1 and at most {max}, got {0}", max = crate::rdp::MAX_ORDER)]
+    /// Rényi orders must be `> 1` and at most `rdp::MAX_ORDER` (the number is written out here, so
+    /// that this module does not depend on `rdp`; a test of `rdp` checks that they agree).
+    #[error("RDP orders must be > 1 and at most 1048576, got {0}")]
     Order(f64),
     /// Orders must be listed strictly increasing (no duplicates).
     #[error("RDP orders must be strictly increasing, got {0} after {1}")]

@@ -650,4 +650,14 @@ mod tests {
         assert_eq!(tag(&gaussian.compose(&runs).unwrap()), None);
         assert_eq!(tag(&runs.compose(&gaussian).unwrap()), None);
     }
+
+    #[test]
+    fn the_order_limit_is_the_one_the_error_states() {
+        assert!(Orders::new(&[MAX_ORDER]).is_ok());
+        let e = Orders::new(&[MAX_ORDER.next_up()]).unwrap_err();
+        assert!(
+            e.to_string().contains(&format!("at most {MAX_ORDER}")),
+            "{e}"
+        );
+    }
 }

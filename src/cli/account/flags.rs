@@ -46,7 +46,7 @@ pub struct ConversionArgs {
         allow_negative_numbers = true
     )]
     pub delta: f64,
-    /// Rényi orders, comma-separated, each > 1, increasing
+    /// Rényi orders, comma-separated, each > 1 and at most 1048576, increasing
     /// [default: 198 orders, 1.01 … 1.09 by 0.01, 1.1 … 3 by 0.05, 3.1 … 10.9 by 0.1, every integer
     /// 11 … 64, then 72, 80, 96, 112, 128, 160, …, 1024].
     #[arg(

@@ -5,6 +5,8 @@
 //! command's document ([`dpwalk_privacy::report`]) crosses into Python as the JSON the CLI
 //! prints, so that `dpwalk.account_gaussian(...)` and `dpwalk account gaussian --json` give the
 //! same dict to the last digit. Bad input raises `ValueError` with the accountant's message.
+//! Every computation runs with the interpreter released (`Python::detach`): a PLD composition can
+//! take a second, during which other Python threads go on.
 
 use dpwalk_privacy::PrivacyError;
 use dpwalk_privacy::ledger::LedgerError;
@@ -49,6 +51,7 @@ fn conversion(name: &str) -> PyResult<Conversion> {
 #[pyfunction]
 #[pyo3(signature = (noise_multiplier, sample_rate, steps, delta, orders_given, conversion_name))]
 fn account_gaussian(
+    py: Python<'_>,
     noise_multiplier: f64,
     sample_rate: f64,
     steps: u64,
@@ -56,15 +59,19 @@ fn account_gaussian(
     orders_given: Option<Vec<f64>>,
     conversion_name: &str,
 ) -> PyResult<String> {
-    let report = GaussianReport::new(
-        &orders(orders_given)?,
-        noise_multiplier,
-        sample_rate,
-        steps,
-        delta,
-        conversion(conversion_name)?,
-    )
-    .map_err(value_error)?;
+    let (orders, conversion) = (orders(orders_given)?, conversion(conversion_name)?);
+    let report = py
+        .detach(|| {
+            GaussianReport::new(
+                &orders,
+                noise_multiplier,
+                sample_rate,
+                steps,
+                delta,
+                conversion,
+            )
+        })
+        .map_err(value_error)?;
     to_json(&report)
 }
 
@@ -72,8 +79,9 @@ fn account_gaussian(
 /// read raises `OSError`, a damaged or foreign one `ValueError`, each with what to do about it
 /// (as the CLI says).
 #[pyfunction]
-fn ledger_show(path: PathBuf, delta: f64, records: bool) -> PyResult<String> {
-    let report = LedgerReport::read(&path, delta, records).map_err(|e| {
+fn ledger_show(py: Python<'_>, path: PathBuf, delta: f64, records: bool) -> PyResult<String> {
+    let report = py.detach(|| LedgerReport::read(&path, delta, records));
+    let report = report.map_err(|e| {
         let message = match &e {
             LedgerError::Privacy(p @ PrivacyError::Delta(_)) => return value_error(p.clone()),
             LedgerError::Io(io) => format!("{e}: {io}"),
@@ -121,11 +129,14 @@ impl PyCurve {
     /// `noise_multiplier`, Poisson-subsampled at `sample_rate` (1: no subsampling).
     fn compose_gaussian(
         &mut self,
+        py: Python<'_>,
         noise_multiplier: f64,
         sample_rate: f64,
         count: u64,
     ) -> PyResult<()> {
-        let runs = subsampled_gaussian(self.curve.orders(), sample_rate, noise_multiplier)
+        let orders = self.curve.orders();
+        let runs = py
+            .detach(|| subsampled_gaussian(orders, sample_rate, noise_multiplier))
             .map_err(value_error)?
             .repeat(count);
         self.curve.compose_in_place(&runs).map_err(value_error)
@@ -133,10 +144,10 @@ impl PyCurve {
 
     /// The (ε, δ) figure at `delta`, as the CLI's JSON prints a figure (`epsilon` is `null`
     /// when there is no finite guarantee).
-    fn figure(&self, delta: f64, conversion_name: &str) -> PyResult<String> {
-        let bound = self
-            .curve
-            .to_dp(delta, conversion(conversion_name)?)
+    fn figure(&self, py: Python<'_>, delta: f64, conversion_name: &str) -> PyResult<String> {
+        let (curve, conversion) = (&self.curve, conversion(conversion_name)?);
+        let bound = py
+            .detach(|| curve.to_dp(delta, conversion))
             .map_err(value_error)?;
         to_json(&Figure::from(bound))
     }

@@ -257,6 +257,22 @@ pub struct LedgerVisit {
     pub contribution: bool,
 }
 
+/// What a ledger holds, read without opening it for writing ([`Ledger::read`]): a reader (an
+/// auditor, `dpwalk ledger show`) needs no write permission on a member's file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LedgerContents {
+    /// Whose ledger it is.
+    pub owner: LedgerOwner,
+    /// The composition of every contribution's charge, on the ledger's orders.
+    pub total: RdpCurve,
+    /// Contributions recorded.
+    pub records: u64,
+    /// Noise-only visits recorded.
+    pub noise_only: u64,
+    /// Every visit, in order of seq.
+    pub visits: Vec<LedgerVisit>,
+}
+
 /// An open ledger: the file, positioned for appending, and the running total.
 #[derive(Debug)]
 pub struct Ledger {
@@ -391,7 +407,7 @@ impl Ledger {
 
     /// Opens an existing ledger; any damage is an error (see [`Ledger::recover`]).
     pub fn open(path: &Path) -> Result<Self, LedgerError> {
-        let (ledger, tail, file_len) = Self::scan(path, &mut |_| {})?;
+        let (ledger, tail, file_len) = Self::scan(path, true, &mut |_| {})?;
         tail.require_clean(file_len)?;
         Ok(ledger)
     }
@@ -410,16 +426,28 @@ impl Ledger {
     /// certificate of the realised walk reads. Fails like [`Ledger::open`] on a torn or damaged
     /// file, and changes nothing.
     pub fn visits(path: &Path) -> Result<Vec<LedgerVisit>, LedgerError> {
+        Ok(Self::read(path)?.visits)
+    }
+
+    /// What the ledger holds, read without opening it for writing: fails like [`Ledger::open`]
+    /// on a torn or damaged file, and changes nothing.
+    pub fn read(path: &Path) -> Result<LedgerContents, LedgerError> {
         let mut visits = Vec::new();
-        let (_, tail, file_len) = Self::scan(path, &mut |v| visits.push(v))?;
+        let (ledger, tail, file_len) = Self::scan(path, false, &mut |v| visits.push(v))?;
         tail.require_clean(file_len)?;
-        Ok(visits)
+        Ok(LedgerContents {
+            owner: ledger.owner,
+            total: ledger.total,
+            records: ledger.records,
+            noise_only: ledger.noise_only,
+            visits,
+        })
     }
 
     /// Opens a ledger, truncating a torn or checksum-failing last record, and reports how many
     /// bytes were discarded. Damage before the last record is still an error.
     pub fn recover(path: &Path) -> Result<(Self, Recovery), LedgerError> {
-        let (ledger, tail, file_len) = Self::scan(path, &mut |_| {})?;
+        let (ledger, tail, file_len) = Self::scan(path, true, &mut |_| {})?;
         let discarded_bytes = match tail {
             Tail::Clean => 0,
             Tail::Torn { valid_len } | Tail::BadLast { valid_len } => {
@@ -440,11 +468,14 @@ impl Ledger {
     }
 
     /// Reads and validates the file; returns the ledger over its valid prefix and the tail state.
+    /// Opened for writing only when `writable` (a ledger opened read-only never leaves this
+    /// module: [`Ledger::read`] keeps what it holds, not the file).
     fn scan(
         path: &Path,
+        writable: bool,
         on_visit: &mut dyn FnMut(LedgerVisit),
     ) -> Result<(Self, Tail, u64), LedgerError> {
-        let mut file = OpenOptions::new().read(true).write(true).open(path)?;
+        let mut file = OpenOptions::new().read(true).write(writable).open(path)?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
         let (format, orders, owner, mut at) = parse_header(&bytes)?;
@@ -981,6 +1012,35 @@ mod tests {
         assert!(matches!(
             Ledger::recover(&path),
             Err(LedgerError::Checksum { last: false, .. })
+        ));
+    }
+
+    /// `read` (no write access asked) holds what `open` holds. (That it needs no write
+    /// permission cannot be shown here: the tests run as root, whom permissions do not stop.)
+    #[test]
+    fn read_holds_what_open_holds() {
+        let dir = TempDir::new("read");
+        let path = dir.0.join("l.bin");
+        let g = Orders::default_grid();
+        let step = crate::local::local_view(&g, crate::Noise::new(4.0, 1.0).unwrap(), 1);
+        let mut l = Ledger::create(&path, &g, OWNER).unwrap();
+        l.append(2, &step).unwrap();
+        l.append_noise_only(5).unwrap();
+        l.append(7, &step).unwrap();
+        drop(l);
+        let read = Ledger::read(&path).unwrap();
+        let open = Ledger::open(&path).unwrap();
+        assert_eq!(read.owner, OWNER);
+        assert_eq!(&read.total, open.total());
+        assert_eq!((read.records, read.noise_only), (2, 1));
+        let seqs: Vec<u64> = read.visits.iter().map(|v| v.seq).collect();
+        assert_eq!(seqs, vec![2, 5, 7]);
+        assert_eq!(Ledger::seqs(&path).unwrap(), vec![2, 7]);
+        let torn = fs::read(&path).unwrap();
+        fs::write(&path, &torn[..torn.len() - 1]).unwrap();
+        assert!(matches!(
+            Ledger::read(&path),
+            Err(LedgerError::TornTail { .. })
         ));
     }
 

@@ -127,30 +127,35 @@ pub struct LedgerReport {
 }
 
 impl LedgerReport {
-    /// Reads the ledger at `path` (verified, never modified) and converts its total at δ with the
-    /// tight conversion; with `seqs`, lists every contribution's seq.
+    /// Reads the ledger at `path` (verified, never modified, opened read-only) and converts its
+    /// total at δ with the tight conversion; with `seqs`, lists every contribution's seq.
     ///
     /// # Errors
     /// [`LedgerError::Privacy`] for δ outside (0, 1), checked first (and only then: a damaged
-    /// header is a [`LedgerError::Header`]); then the ledger's refusals ([`Ledger::open`],
+    /// header is a [`LedgerError::Header`]); then the ledger's refusals ([`Ledger::read`],
     /// [`LedgerError::advice`] says what to do about them).
     pub fn read(path: &Path, delta: f64, seqs: bool) -> Result<Self, LedgerError> {
         let delta = check_delta(delta)?;
-        let ledger = Ledger::open(path)?;
-        let all_seqs = Ledger::seqs(path)?;
+        let ledger = Ledger::read(path)?;
+        let all_seqs: Vec<u64> = ledger
+            .visits
+            .iter()
+            .filter(|v| v.contribution)
+            .map(|v| v.seq)
+            .collect();
         let conversion = Conversion::Tight;
-        let figure = Figure::from(ledger.total().to_dp(delta, conversion)?);
-        let orders = ledger.orders().as_slice();
+        let figure = Figure::from(ledger.total.to_dp(delta, conversion)?);
+        let orders = ledger.total.orders().as_slice();
         Ok(Self {
             path: path.display().to_string(),
             orders: orders.len(),
             min_order: orders.first().copied(),
             max_order: orders.last().copied(),
-            records: ledger.records(),
-            noise_only: ledger.noise_only(),
+            records: ledger.records,
+            noise_only: ledger.noise_only,
             first_seq: all_seqs.first().copied(),
             last_seq: all_seqs.last().copied(),
-            last_visit_seq: ledger.last_seq(),
+            last_visit_seq: ledger.visits.last().map(|v| v.seq),
             epsilon: figure.epsilon,
             exact_gaussian_mu: figure.exact_gaussian_mu,
             rdp_epsilon: figure.rdp_epsilon,

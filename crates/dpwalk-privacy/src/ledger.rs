@@ -273,6 +273,17 @@ pub struct LedgerContents {
     pub visits: Vec<LedgerVisit>,
 }
 
+impl LedgerContents {
+    /// The seq of every contribution, in order.
+    pub fn seqs(&self) -> Vec<u64> {
+        self.visits
+            .iter()
+            .filter(|v| v.contribution)
+            .map(|v| v.seq)
+            .collect()
+    }
+}
+
 /// An open ledger: the file, positioned for appending, and the running total.
 #[derive(Debug)]
 pub struct Ledger {
@@ -415,11 +426,7 @@ impl Ledger {
     /// The seq of every contribution, in order, for an audit: fails like [`Ledger::open`] on a
     /// torn or damaged file, and changes nothing.
     pub fn seqs(path: &Path) -> Result<Vec<u64>, LedgerError> {
-        Ok(Self::visits(path)?
-            .into_iter()
-            .filter(|v| v.contribution)
-            .map(|v| v.seq)
-            .collect())
+        Ok(Self::read(path)?.seqs())
     }
 
     /// Every recorded visit (contributions and noise-only visits), in order of seq: what a

@@ -137,12 +137,7 @@ impl LedgerReport {
     pub fn read(path: &Path, delta: f64, seqs: bool) -> Result<Self, LedgerError> {
         let delta = check_delta(delta)?;
         let ledger = Ledger::read(path)?;
-        let all_seqs: Vec<u64> = ledger
-            .visits
-            .iter()
-            .filter(|v| v.contribution)
-            .map(|v| v.seq)
-            .collect();
+        let all_seqs = ledger.seqs();
         let conversion = Conversion::Tight;
         let figure = Figure::from(ledger.total.to_dp(delta, conversion)?);
         let orders = ledger.total.orders().as_slice();

@@ -4,7 +4,6 @@ mod account;
 mod audit;
 mod calibrate;
 mod data;
-mod documents;
 mod eval;
 mod keygen;
 mod ledger;

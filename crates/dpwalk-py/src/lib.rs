@@ -8,11 +8,15 @@
 //! Every computation runs with the interpreter released (`Python::detach`): a PLD composition can
 //! take a second, during which other Python threads go on.
 
+use dpwalk_core::spec::problem::LossName;
 use dpwalk_privacy::PrivacyError;
 use dpwalk_privacy::ledger::LedgerError;
 use dpwalk_privacy::mechanism::subsampled_gaussian;
 use dpwalk_privacy::rdp::{Conversion, Orders, RdpCurve};
-use dpwalk_privacy::report::{GaussianReport, LedgerReport};
+use dpwalk_privacy::report::{
+    CalibrateQuery, CalibrateReport, CalibrateView, Conversions, GaussianReport, LedgerReport,
+    QueryError, ScenarioFlags, Step, WalkQuery, WalkReport, WalkView,
+};
 use dpwalk_privacy::walk::Figure;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -38,13 +42,142 @@ fn orders(given: Option<Vec<f64>>) -> PyResult<Orders> {
 
 /// The conversion of this name (`"tight"` or `"classic"`).
 fn conversion(name: &str) -> PyResult<Conversion> {
-    Conversion::from_name(name).ok_or_else(|| {
-        let names: Vec<&str> = Conversion::ALL.iter().map(|c| c.name()).collect();
-        PyValueError::new_err(format!(
-            "conversion must be one of {}, got {name:?}",
-            names.join(", ")
-        ))
+    named("conversion", &Conversion::ALL, Conversion::name, name)
+}
+
+/// The value among `all` whose name is `given`, or `ValueError` listing the names.
+fn named<T: Copy>(what: &str, all: &[T], name: fn(T) -> &'static str, given: &str) -> PyResult<T> {
+    all.iter()
+        .copied()
+        .find(|v| name(*v) == given)
+        .ok_or_else(|| {
+            let names: Vec<&str> = all.iter().map(|v| name(*v)).collect();
+            PyValueError::new_err(format!(
+                "{what} must be one of {}, got {given:?}",
+                names.join(", ")
+            ))
+        })
+}
+
+/// A refused query: `OSError` when the topology file cannot be read, else `ValueError`, with the
+/// CLI's message (the error and its causes).
+fn query_error(e: QueryError) -> PyErr {
+    match &e {
+        QueryError::Topology {
+            source: dpwalk_core::topology::TopologyError::Io { .. },
+            ..
+        } => PyOSError::new_err(e.chain()),
+        _ => PyValueError::new_err(e.chain()),
+    }
+}
+
+/// The scenario keywords of `account_walk` and `calibrate` (the CLI's scenario flags), from the
+/// dict the Python layer passes, every key present.
+#[derive(Debug, FromPyObject)]
+#[pyo3(from_item_all)]
+struct ScenarioKw {
+    topology: Option<PathBuf>,
+    complete: Option<usize>,
+    nodes: Option<usize>,
+    seed: Option<u64>,
+    clip: f64,
+    steps_per_user: Option<u64>,
+    total_steps: Option<u64>,
+    min_records: Option<u64>,
+    feature_norm: Option<f64>,
+    loss: Option<String>,
+    gamma: Option<f64>,
+}
+
+impl ScenarioKw {
+    /// The library's flags.
+    fn flags(self) -> PyResult<ScenarioFlags> {
+        let losses = [LossName::Squared, LossName::Logistic, LossName::Multinomial];
+        let loss = match self.loss {
+            Some(l) => Some(named("loss", &losses, LossName::as_str, &l)?),
+            None => None,
+        };
+        Ok(ScenarioFlags {
+            topology: self.topology,
+            complete: self.complete,
+            nodes: self.nodes,
+            seed: self.seed,
+            clip: self.clip,
+            steps_per_user: self.steps_per_user,
+            total_steps: self.total_steps,
+            min_records: self.min_records,
+            feature_norm: self.feature_norm,
+            loss,
+            gamma: self.gamma,
+        })
+    }
+}
+
+/// Orders, δ and conversion.
+fn conversions(
+    orders_given: Option<Vec<f64>>,
+    delta: f64,
+    conversion_name: &str,
+) -> PyResult<Conversions> {
+    Ok(Conversions {
+        orders: orders(orders_given)?,
+        delta,
+        conversion: conversion(conversion_name)?,
     })
+}
+
+/// `dpwalk account walk --json`: the document, as JSON.
+#[pyfunction]
+#[pyo3(signature = (scenario, sigma, step, view, pairs, delta, orders_given, conversion_name))]
+#[allow(clippy::too_many_arguments)] // the CLI's flags, one by one
+fn account_walk(
+    py: Python<'_>,
+    scenario: ScenarioKw,
+    sigma: f64,
+    step: &str,
+    view: &str,
+    pairs: bool,
+    delta: f64,
+    orders_given: Option<Vec<f64>>,
+    conversion_name: &str,
+) -> PyResult<String> {
+    let query = WalkQuery {
+        scenario: scenario.flags()?.query().map_err(query_error)?,
+        sigma,
+        step: named("step", &Step::ALL, Step::name, step)?,
+        view: named("view", &WalkView::ALL, WalkView::name, view)?,
+        pairs,
+        conversions: conversions(orders_given, delta, conversion_name)?,
+    };
+    let report = py.detach(|| WalkReport::new(&query)).map_err(query_error)?;
+    to_json(&report)
+}
+
+/// `dpwalk calibrate --json`: the document, as JSON.
+#[pyfunction]
+#[pyo3(signature = (epsilon, view, scenario, sample_rate, delta, orders_given, conversion_name))]
+#[allow(clippy::too_many_arguments)] // the CLI's flags, one by one
+fn calibrate(
+    py: Python<'_>,
+    epsilon: f64,
+    view: &str,
+    scenario: ScenarioKw,
+    sample_rate: Option<f64>,
+    delta: f64,
+    orders_given: Option<Vec<f64>>,
+    conversion_name: &str,
+) -> PyResult<String> {
+    let query = CalibrateQuery {
+        epsilon,
+        view: named("view", &CalibrateView::ALL, CalibrateView::name, view)?,
+        scenario: scenario.flags()?.query().map_err(query_error)?,
+        sample_rate,
+        conversions: conversions(orders_given, delta, conversion_name)?,
+    };
+    let report = py
+        .detach(|| CalibrateReport::new(&query))
+        .map_err(query_error)?;
+    to_json(&report)
 }
 
 /// `dpwalk account gaussian --json`: the document, as JSON.
@@ -174,6 +307,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_DELTA", dpwalk_core::spec::DEFAULT_DELTA)?;
     m.add_function(wrap_pyfunction!(account_gaussian, m)?)?;
     m.add_function(wrap_pyfunction!(ledger_show, m)?)?;
+    m.add_function(wrap_pyfunction!(account_walk, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate, m)?)?;
     m.add_class::<PyCurve>()?;
     Ok(())
 }

@@ -1,15 +1,11 @@
 //! The flags every accounting command shares (orders, conversion) and the walk scenario flags
 //! (graph, clip, contributions) that `account walk` and `dpwalk calibrate` share.
 
-use crate::cli::documents::ScenarioDoc;
 use crate::cli::eval::LossArg;
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::{Args, ValueEnum};
-use dpwalk_core::rng::{Purpose, derive_seed};
-use dpwalk_core::topology::Topology;
-use dpwalk_privacy::budget::PLAN_QUANTILE;
 use dpwalk_privacy::rdp::{Conversion, Orders};
-use dpwalk_privacy::walk::planned_contributions;
+use dpwalk_privacy::report::{Conversions, QueryError, ScenarioFlags, ScenarioQuery};
 use std::path::PathBuf;
 
 /// RDP → (ε, δ) statement (see `dpwalk_privacy::rdp`).
@@ -71,6 +67,15 @@ impl ConversionArgs {
             Some(v) => Orders::new(v).context("invalid --orders"),
         }
     }
+
+    /// The grid, δ and conversion, as the library's queries take them.
+    pub fn conversions(&self) -> anyhow::Result<Conversions> {
+        Ok(Conversions {
+            orders: self.orders()?,
+            delta: self.delta,
+            conversion: self.conversion.conversion(),
+        })
+    }
 }
 
 /// Which graph the walk runs on: a file or the complete graph.
@@ -128,182 +133,32 @@ pub struct RecordArgs {
     #[arg(long, value_name = "R", requires = "min_records")]
     feature_norm: Option<f64>,
     /// Record level: the loss, which bounds a record's gradient by G₂ (logistic: R, multinomial:
-    /// √2·R; the squared loss has no bound).
-    #[arg(long, value_enum, requires = "min_records", default_value_t = LossArg::Logistic)]
-    loss: LossArg,
-    /// Record level: γ of the ADMM step (1 for a DP-SGD walk, whose clip is min(C, G₂/m)).
-    #[arg(long, requires = "min_records", default_value_t = 1.0)]
-    gamma: f64,
-}
-
-/// The clip a scenario's figures are accounted with.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Accounted {
-    /// `C` at user level, `min(C, γ·G₂/m)` at record level.
-    pub clip: f64,
-    /// The record-level inputs, when given.
-    pub record: Option<dpwalk_core::spec::unit::RecordUnit>,
-}
-
-impl Accounted {
-    /// `user-level` or `record-level`, as the JSON documents say it.
-    pub fn unit(&self) -> &'static str {
-        if self.record.is_some() {
-            "record-level"
-        } else {
-            "user-level"
-        }
-    }
-
-    /// What the figures protect, for people.
-    pub fn unit_note(&self, clip: f64, gamma: f64) -> String {
-        match self.record {
-            None => "user level: one user's whole data".into(),
-            Some(r) => format!(
-                "record level: one record of a user holding at least m = {} records of feature norm at most R = {} (G2 = {}), accounted with the clip min(C, gamma*G2/m) = min({clip}, {gamma}*{}/{}) = {}",
-                r.min_records, r.feature_norm, r.grad_bound, r.grad_bound, r.min_records, self.clip
-            ),
-        }
-    }
-}
-
-/// A loaded scenario: the topology and each user's number of contributions.
-#[derive(Debug)]
-pub struct Scenario {
-    /// The walk's graph.
-    pub topology: Topology,
-    /// The file, or "complete".
-    pub source: String,
-    /// Contributions charged to every user.
-    pub contributions: u64,
-    /// `--total-steps`, when K was derived from it.
-    pub total_steps: Option<u64>,
+    /// √2·R; the squared loss has no bound) [default: logistic].
+    #[arg(long, value_enum, requires = "min_records")]
+    loss: Option<LossArg>,
+    /// Record level: γ of the ADMM step (1 for a DP-SGD walk, whose clip is min(C, G₂/m))
+    /// [default: 1].
+    #[arg(long, requires = "min_records", allow_negative_numbers = true)]
+    gamma: Option<f64>,
 }
 
 impl ScenarioArgs {
-    /// The clip the figures are accounted with: `--clip`, or at record level `min(C, γ·G₂/m)`.
-    pub fn accounted(&self) -> anyhow::Result<Accounted> {
-        let (Some(m), Some(r)) = (self.record.min_records, self.record.feature_norm) else {
-            return Ok(Accounted {
-                clip: self.clip,
-                record: None,
-            });
-        };
-        use dpwalk_core::problem::Loss;
-        use dpwalk_core::spec::unit::{UnitName, UnitSpec};
-        // The gradient bound does not depend on the number of classes.
-        let loss = match self.record.loss {
-            LossArg::Squared => Loss::Squared,
-            LossArg::Logistic => Loss::Logistic,
-            LossArg::Multinomial => Loss::Multinomial { classes: 2 },
-        };
-        let unit = UnitSpec {
-            unit: UnitName::Record,
-            min_records: Some(m),
-            feature_norm: Some(r),
+    /// The scenario query these flags ask for (checked by the library, which says why flags do
+    /// not go together, for the CLI and Python alike).
+    pub fn query(&self) -> Result<ScenarioQuery, QueryError> {
+        ScenarioFlags {
+            topology: self.graph.topology.clone(),
+            complete: self.graph.complete,
+            nodes: self.nodes,
+            seed: Some(self.seed),
+            clip: self.clip,
+            steps_per_user: self.steps.steps_per_user,
+            total_steps: self.steps.total_steps,
+            min_records: self.record.min_records,
+            feature_norm: self.record.feature_norm,
+            loss: self.record.loss.map(Into::into),
+            gamma: self.record.gamma,
         }
-        .check("record level", loss)
-        .map_err(|e| anyhow::anyhow!("--min-records/--feature-norm/--loss: {}", e.message()))?
-        .context("record level")?;
-        let gamma = self.record.gamma;
-        if !(gamma > 0.0 && gamma.is_finite()) {
-            bail!("--gamma must be > 0, got {gamma}");
-        }
-        let clip =
-            dpwalk_privacy::unit::clip_at(self.clip, gamma, unit.min_records, unit.grad_bound)
-                .context("invalid --clip")?;
-        Ok(Accounted {
-            clip,
-            record: Some(unit),
-        })
-    }
-
-    /// `--gamma` (record level).
-    pub fn gamma(&self) -> f64 {
-        self.record.gamma
-    }
-
-    /// Loads the topology and derives K.
-    pub fn load(&self) -> anyhow::Result<Scenario> {
-        let (topology, source) = match (&self.graph.topology, self.graph.complete) {
-            (Some(path), _) => {
-                let seed = derive_seed(self.seed, Purpose::Topology, 0);
-                let t = Topology::load(path, self.nodes, seed)
-                    .with_context(|| format!("loading topology {}", path.display()))?;
-                (t, path.display().to_string())
-            }
-            (None, Some(n)) => {
-                if n < 2 {
-                    bail!("--complete {n}: a walk needs at least 2 users");
-                }
-                (Topology::Complete { n }, "complete".to_string())
-            }
-            (None, None) => bail!("give --topology FILE or --complete N"),
-        };
-        let n = topology.n() as u64;
-        let (contributions, total_steps) = match (self.steps.steps_per_user, self.steps.total_steps)
-        {
-            (Some(k), _) => (k, None),
-            (None, Some(t)) => (
-                planned_contributions(t, 1.0 / n as f64, PLAN_QUANTILE),
-                Some(t),
-            ),
-            (None, None) => bail!("give --steps-per-user K or --total-steps T"),
-        };
-        Ok(Scenario {
-            topology,
-            source,
-            contributions,
-            total_steps,
-        })
-    }
-}
-
-impl Scenario {
-    /// Whether the walk is on the complete graph (all users alike, exact `E[1/M]`).
-    pub fn is_complete(&self) -> bool {
-        matches!(self.topology, Topology::Complete { .. })
-    }
-
-    /// How K was obtained, in words (None when given directly).
-    pub fn contributions_note(&self) -> Option<String> {
-        self.total_steps.map(|t| {
-            format!(
-                "--total-steps {t} over {} users: K = {} is the {PLAN_QUANTILE} quantile of a \
-                 user's visit count (Binomial(T, 1/n)), charged to every user; a run's budget \
-                 policy stops a user visited more often at its budget",
-                self.topology.n(),
-                self.contributions
-            )
-        })
-    }
-
-    /// The scenario as its JSON document.
-    pub fn doc(&self) -> ScenarioDoc {
-        ScenarioDoc {
-            topology: self.source.clone(),
-            complete: self.is_complete(),
-            users: self.topology.n(),
-            contributions_per_user: self.contributions,
-            total_steps: self.total_steps,
-            contributions_note: self.contributions_note(),
-        }
-    }
-
-    /// One line for people.
-    pub fn describe(&self) -> String {
-        let graph = if self.is_complete() {
-            format!("complete graph of {} users", self.topology.n())
-        } else {
-            format!("{} ({} users)", self.source, self.topology.n())
-        };
-        format!("{graph}, K = {} contributions per user", self.contributions)
-    }
-
-    /// The steps of the walk: `--total-steps`, or `n·K` for `--steps-per-user K` (the walk in
-    /// which the mean user makes its K contributions).
-    pub fn walk_steps(&self) -> u64 {
-        self.total_steps
-            .unwrap_or_else(|| self.contributions.saturating_mul(self.topology.n() as u64))
+        .query()
     }
 }

@@ -3,18 +3,9 @@
 
 use super::flags::{ConversionArgs, ScenarioArgs};
 use super::{emit, fmt_eps};
-use crate::cli::documents::{ClosedFormDoc, UserDoc, WalkDoc, WorstDoc};
-use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use dpwalk_core::topology::Topology;
-use dpwalk_privacy::local::local_view;
-use dpwalk_privacy::network::mixture::MAX_PAIR_USERS;
-use dpwalk_privacy::network::paper_closed_form;
-use dpwalk_privacy::walk::{
-    ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, NOT_OFFERED_COST, PATH_HIDDEN, PathHidden, Setup,
-    path_hidden,
-};
-use dpwalk_privacy::{Noise, PrivacyError};
+use dpwalk_privacy::report::{Step, WalkQuery, WalkReport, WalkView as View};
+use dpwalk_privacy::walk::{ASSUMPTIONS, Figure, PATH_HIDDEN};
 use std::fmt::Write as _;
 
 /// The observer column of a user whose figure is the coalition's (every observer beyond its
@@ -32,12 +23,12 @@ pub enum WalkView {
     Both,
 }
 
-impl WalkView {
-    fn name(self) -> &'static str {
-        match self {
-            WalkView::Local => "local",
-            WalkView::Network => "network",
-            WalkView::Both => "both",
+impl From<WalkView> for View {
+    fn from(view: WalkView) -> Self {
+        match view {
+            WalkView::Local => View::Local,
+            WalkView::Network => View::Network,
+            WalkView::Both => View::Both,
         }
     }
 }
@@ -49,6 +40,15 @@ pub enum StepArg {
     Admm,
     /// DP-SGD on the walk (memoryless): the path-hidden network figure.
     DpSgd,
+}
+
+impl From<StepArg> for Step {
+    fn from(step: StepArg) -> Self {
+        match step {
+            StepArg::Admm => Step::Admm,
+            StepArg::DpSgd => Step::DpSgd,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -74,169 +74,33 @@ pub struct WalkArgs {
     json: bool,
 }
 
-/// Why no network figure is printed, when none is.
-fn no_network_reason(step: StepArg, topology: &Topology) -> Option<&'static str> {
-    match step {
-        StepArg::Admm => Some(ADMM_NETWORK_WITHDRAWN),
-        StepArg::DpSgd
-            if !matches!(topology, Topology::Complete { .. }) && topology.n() > MAX_PAIR_USERS =>
-        {
-            Some(NOT_OFFERED_COST)
-        }
-        StepArg::DpSgd => None,
-    }
-}
-
 pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
     let mut out = String::new();
-    let scenario = args.scenario.load()?;
-    let accounted = args.scenario.accounted()?;
-    let noise = Noise::new(args.sigma, accounted.clip).context("invalid --sigma or --clip")?;
-    let setup = Setup {
-        orders: args.conv.orders()?,
-        noise,
-        delta: args.conv.delta,
-        conversion: args.conv.conversion.conversion(),
+    let query = WalkQuery {
+        scenario: args.scenario.query()?,
+        sigma: args.sigma,
+        step: args.step.into(),
+        view: args.view.into(),
+        pairs: args.pairs,
+        conversions: args.conv.conversions()?,
     };
-    // δ is checked first, so that the message names the flag.
-    dpwalk_privacy::rdp::RdpCurve::zero(&setup.orders)
-        .to_dp(setup.delta, setup.conversion)
-        .context("invalid --delta")?;
-    let n = scenario.topology.n();
-    let k = scenario.contributions;
-    let steps = scenario.walk_steps();
-    let reason = no_network_reason(args.step, &scenario.topology);
-    if args.pairs && args.view == WalkView::Local {
-        bail!("--pairs lists network figures: use it with --view network or both");
-    }
-    if let (true, Some(reason)) = (args.pairs, reason) {
-        bail!("--pairs lists network figures, and there are none here: {reason}");
-    }
-    let (network, withheld): (Option<PathHidden>, Option<String>) = match (args.view, reason) {
-        (WalkView::Local, _) => (None, reason.map(String::from)),
-        (_, Some(r)) => (None, Some(r.to_string())),
-        _ => match path_hidden(&setup, &scenario.topology, steps, k, args.pairs) {
-            Ok(p) => (Some(p), None),
-            Err(e @ PrivacyError::NetworkCost { .. }) if !args.pairs => (None, Some(e.to_string())),
-            Err(e) => return Err(e).context("computing the path-hidden network view"),
-        },
-    };
-    let local: Figure = local_view(&setup.orders, noise, k)
-        .to_dp(setup.delta, setup.conversion)?
-        .into();
-    let show_local = args.view != WalkView::Network;
-    let all = network.as_ref().is_none_or(|p| p.users.len() == 1);
-    let users: Vec<UserDoc> = match &network {
-        Some(p) if !all => p
-            .users
-            .iter()
-            .enumerate()
-            .map(|(i, f)| UserDoc {
-                user: Some(i),
-                all: false,
-                contributions: k,
-                local: show_local.then_some(local),
-                network: Some(f.figure),
-                network_label: Some(PATH_HIDDEN),
-                worst_observer: f.observer,
-            })
-            .collect(),
-        other => vec![UserDoc {
-            user: None,
-            all: true,
-            contributions: k,
-            local: show_local.then_some(local),
-            network: other.as_ref().map(|p| p.users[0].figure),
-            network_label: other.as_ref().map(|_| PATH_HIDDEN),
-            worst_observer: None,
-        }],
-    };
-    // The first user among equals (`max_by` keeps the last, so scan backwards).
-    let worst = network.as_ref().and_then(|p| {
-        p.users
-            .iter()
-            .enumerate()
-            .rev()
-            .max_by(|a, b| {
-                a.1.figure
-                    .epsilon_or_inf()
-                    .total_cmp(&b.1.figure.epsilon_or_inf())
-            })
-            .map(|(i, f)| WorstDoc {
-                user: (!all).then_some(i),
-                observer: f.observer,
-                figure: f.figure,
-            })
-    });
-    let closed_form = match (&network, &scenario.topology) {
-        (Some(_), Topology::Complete { n }) => {
-            let curve = paper_closed_form(&setup.orders, noise, k, *n as u64)?;
-            Some(Figure::from(curve.to_dp(setup.delta, setup.conversion)?))
-        }
-        _ => None,
-    };
-    let walk_note = format!(
-        "a walk of {steps} steps, each user's contributions capped at K = {k} by the budget \
-         policy (spent users take noise-only steps); the observer sees the token at its visits \
-         and the final model; the path is hidden from it and does not depend on the data"
-    );
+    let report = WalkReport::new(&query)?;
     if args.json {
-        let v = WalkDoc {
-            scenario: scenario.doc(),
-            step: match args.step {
-                StepArg::Admm => "admm",
-                StepArg::DpSgd => "dp-sgd",
-            },
-            sigma: noise.sigma(),
-            clip: args.scenario.clip,
-            unit: accounted.unit(),
-            accounted_clip: noise.clip(),
-            delta: setup.delta,
-            conversion: args.conv.conversion.name(),
-            view: args.view.name(),
-            walk_steps: steps,
-            network_withheld: withheld.clone(),
-            network_label: network.as_ref().map(|_| PATH_HIDDEN),
-            network_charges: network.as_ref().map(|_| walk_note.clone()),
-            users,
-            worst,
-            paper_closed_form: closed_form.map(|f| ClosedFormDoc {
-                label: "paper (Cyffers, Bellet & Basu 2023, Theorem 4): 8 alpha K C^2 ln n / (sigma^2 n); for comparison only, not a bound used here",
-                epsilon: f.epsilon,
-                order: f.order,
-            }),
-            assumptions: if network.is_some() { &ASSUMPTIONS } else { &[] },
-            pairs: network
-                .as_ref()
-                .and_then(|p| p.pairs.as_ref())
-                .map(|p| p.chunks(n.max(1)).collect()),
-        };
-        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
         return emit(&out);
     }
 
-    writeln!(out, "Scenario: {}", scenario.describe())?;
-    if let Some(note) = scenario.contributions_note() {
+    writeln!(out, "Scenario: {}", report.describe)?;
+    for note in &report.notes {
         writeln!(out, "  {note}")?;
-    }
-    if accounted.record.is_some() {
-        writeln!(
-            out,
-            "  {}",
-            accounted.unit_note(args.scenario.clip, args.scenario.gamma())
-        )?;
     }
     writeln!(
         out,
         "Noise sigma = {}, clip C = {}; delta = {:e}, {} conversion, {} orders",
-        noise.sigma(),
-        args.scenario.clip,
-        setup.delta,
-        args.conv.conversion.name(),
-        setup.orders.len()
+        report.sigma, report.clip, report.delta, report.conversion, report.order_count
     )?;
-    if network.is_some() {
-        writeln!(out, "Network view: {walk_note}")?;
+    if let Some(charges) = &report.network_charges {
+        writeln!(out, "Network view: {charges}")?;
     }
     let cell = |f: Option<Figure>| match f.map(|f| (f.epsilon, f.exact_gaussian_mu, f.order)) {
         Some((Some(e), Some(_), _)) => format!("{e:.6} (exact)"),
@@ -245,10 +109,15 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
         Some(_) => "no finite guarantee".to_string(),
         None => "-".to_string(),
     };
-    if all {
-        writeln!(out, "All {n} users are alike (one figure for every user):")?;
-        let u = &users[0];
-        if show_local {
+    let users = &report.users;
+    let all = report.all_alike();
+    if let (true, Some(u)) = (all, users.first()) {
+        writeln!(
+            out,
+            "All {} users are alike (one figure for every user):",
+            report.scenario.users
+        )?;
+        if let Some(local) = u.local {
             writeln!(
                 out,
                 "  local                 (eavesdropper on every token, bounds every observer): {}",
@@ -271,7 +140,7 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
             format!("{PATH_HIDDEN} eps (order)"),
             "observer"
         )?;
-        for u in &users {
+        for u in users {
             writeln!(
                 out,
                 "{:>6} {:>30} {:>30} {:>9}",
@@ -288,18 +157,18 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
             )?;
         }
     }
-    if let Some(f) = closed_form {
+    if let Some(f) = &report.paper_closed_form {
         writeln!(
             out,
             "  paper's Theorem 4 closed form 8*alpha*K*C^2*ln(n)/(sigma^2*n), for comparison only: {}",
-            fmt_eps(&f)
+            fmt_eps(&f.figure)
         )?;
     }
-    if let (Some(reason), true) = (withheld, args.view != WalkView::Local) {
+    if let (Some(reason), true) = (&report.network_withheld, args.view != WalkView::Local) {
         writeln!(out, "No network figure: {reason}.")?;
     }
-    if let Some(p) = &network {
-        if let Some(w) = worst.as_ref().filter(|_| !all) {
+    if report.network_label.is_some() {
+        if let Some(w) = report.worst.as_ref().filter(|_| !all) {
             writeln!(
                 out,
                 "Worst case: user {} against observer {}: {}",
@@ -312,12 +181,12 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
         for a in ASSUMPTIONS {
             writeln!(out, "  - {a}")?;
         }
-        if let Some(pairs) = &p.pairs {
+        if let Some(pairs) = &report.pairs {
             writeln!(
                 out,
                 "Network eps of every pair (row = user, column = observer; inf = no finite guarantee; beyond a user's neighbours, the coalition's figure where it is the smaller or the pairs were not computed):"
             )?;
-            for row in pairs.chunks(n.max(1)) {
+            for row in pairs {
                 let cells: Vec<String> = row.iter().map(|e| format!("{e:.4}")).collect();
                 writeln!(out, "  {}", cells.join(" "))?;
             }

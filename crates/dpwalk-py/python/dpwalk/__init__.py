@@ -8,6 +8,13 @@ digit::
     doc = dpwalk.account_gaussian(noise_multiplier=1.0, steps=100, delta=1e-5)
     doc["epsilon"], doc["exact_gaussian_mu"]  # the exact conversion of 10-GDP
 
+The random walk's figures (``dpwalk account walk``) and calibration (``dpwalk calibrate``)::
+
+    walk = dpwalk.account_walk(complete=1000, sigma=50, clip=1, steps_per_user=100,
+                               step="dp-sgd", delta=1e-6)
+    walk["users"][0]["local"]["epsilon"], walk["users"][0]["network"]["epsilon"]
+    dpwalk.calibrate(epsilon=1.0, view="local", complete=1000, clip=1, steps_per_user=100)
+
 An :class:`Accountant` composes events, as dp-accounting's and Flower's accountants do::
 
     acc = dpwalk.Accountant()
@@ -36,6 +43,8 @@ __all__ = [
     "GaussianEvent",
     "PoissonSampledEvent",
     "account_gaussian",
+    "account_walk",
+    "calibrate",
     "ledger_show",
 ]
 
@@ -52,6 +61,146 @@ def _count(name: str, value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**64:
         raise ValueError(f"{name} must be an integer in [0, 2**64 - 1], got {value!r}")
     return value
+
+
+def _optional_count(name: str, value: Optional[int]) -> Optional[int]:
+    return None if value is None else _count(name, value)
+
+
+def _optional_float(value: Optional[float]) -> Optional[float]:
+    return None if value is None else float(value)
+
+
+def _scenario(given: dict) -> dict:
+    """The scenario keywords among a function's arguments (``given``: its ``locals()``),
+    checked and typed for ``_native``, which checks how they go together, with the CLI's
+    messages."""
+    topology = given["topology"]
+    return {
+        "topology": None if topology is None else os.fspath(topology),
+        "complete": _optional_count("complete", given["complete"]),
+        "nodes": _optional_count("nodes", given["nodes"]),
+        "seed": _count("seed", given["seed"]),
+        "clip": float(given["clip"]),
+        "steps_per_user": _optional_count("steps_per_user", given["steps_per_user"]),
+        "total_steps": _optional_count("total_steps", given["total_steps"]),
+        "min_records": _optional_count("min_records", given["min_records"]),
+        "feature_norm": _optional_float(given["feature_norm"]),
+        "loss": given["loss"],
+        "gamma": _optional_float(given["gamma"]),
+    }
+
+
+def account_walk(
+    *,
+    sigma: float,
+    clip: float,
+    complete: Optional[int] = None,
+    topology: Optional[Union[str, "os.PathLike[str]"]] = None,
+    steps_per_user: Optional[int] = None,
+    total_steps: Optional[int] = None,
+    step: str = "admm",
+    view: str = "both",
+    pairs: bool = False,
+    nodes: Optional[int] = None,
+    seed: int = 1,
+    min_records: Optional[int] = None,
+    feature_norm: Optional[float] = None,
+    loss: Optional[str] = None,
+    gamma: Optional[float] = None,
+    delta: float = DEFAULT_DELTA,
+    orders: Optional[Sequence[float]] = None,
+    conversion: str = "tight",
+) -> dict:
+    """Per-user privacy of the random walk: ``dpwalk account walk --json`` with the same
+    options (keyword ``steps_per_user`` is the flag ``--steps-per-user``, and so on)::
+
+        dpwalk.account_walk(complete=1000, sigma=50, clip=1, steps_per_user=100,
+                            step="dp-sgd", delta=1e-6)
+
+    Give the graph as ``complete=N`` (the complete graph on N users) or ``topology=`` a
+    topology file (with ``nodes=`` for files that leave it open, ``seed=`` for random ones),
+    and the contributions as ``steps_per_user=K`` or ``total_steps=T`` (each user is then
+    charged the 0.99 quantile of its visit count). ``step`` is ``"admm"`` (local figures only:
+    no network bound is proved for the ADMM walk, and the dict says why) or ``"dp-sgd"`` (the
+    path-hidden network figure, with its assumptions); ``view`` is ``"local"``, ``"network"``
+    or ``"both"``; ``pairs=True`` adds the n × n matrix of network ε. Record level:
+    ``min_records`` and ``feature_norm`` (with ``loss``, default ``"logistic"``, and ``gamma``,
+    default 1).
+
+    Returns the same dict as the command: ``scenario``, ``step``, ``sigma``, ``clip``,
+    ``unit``, ``accounted_clip``, ``delta``, ``conversion``, ``view``, ``walk_steps``,
+    ``network_withheld`` (why there is no network figure, or ``None``), ``network_label``,
+    ``network_charges``, ``users`` (one row for all users on the complete graph, else one per
+    user, each with ``local`` and ``network`` figures), ``worst``, ``paper_closed_form`` (for
+    comparison only), ``assumptions`` and ``pairs``. Raises ``ValueError`` with the CLI's
+    message for options it refuses, ``OSError`` when the topology file cannot be read.
+    """
+    scenario = _scenario(locals())
+    return json.loads(
+        _native.account_walk(
+            scenario,
+            float(sigma),
+            step,
+            view,
+            bool(pairs),
+            float(delta),
+            _orders(orders),
+            conversion,
+        )
+    )
+
+
+def calibrate(
+    *,
+    epsilon: float,
+    clip: float,
+    view: str = "local",
+    complete: Optional[int] = None,
+    topology: Optional[Union[str, "os.PathLike[str]"]] = None,
+    steps_per_user: Optional[int] = None,
+    total_steps: Optional[int] = None,
+    sample_rate: Optional[float] = None,
+    nodes: Optional[int] = None,
+    seed: int = 1,
+    min_records: Optional[int] = None,
+    feature_norm: Optional[float] = None,
+    loss: Optional[str] = None,
+    gamma: Optional[float] = None,
+    delta: float = DEFAULT_DELTA,
+    orders: Optional[Sequence[float]] = None,
+    conversion: str = "tight",
+) -> dict:
+    """The smallest noise σ meeting a target (``epsilon``, ``delta``) against a view:
+    ``dpwalk calibrate --json`` with the same options (the scenario keywords are
+    :func:`account_walk`'s)::
+
+        dpwalk.calibrate(epsilon=1.0, view="network", complete=1000, clip=1,
+                         steps_per_user=10, delta=1e-6)["sigma"]
+
+    ``view`` is ``"local"`` (an eavesdropper on every token; bounds every observer),
+    ``"network"`` (every other user of a DP-SGD walk on the complete graph, path hidden),
+    ``"centralized"`` (K rounds of all users) or ``"federated"`` (``sample_rate=q``:
+    ceil(K/q) Poisson-sampled rounds).
+
+    Returns the same dict as the command: ``view``, ``sigma``, ``clip``, ``unit``,
+    ``accounted_clip``, ``epsilon`` and ``delta`` achieved at σ, ``exact_gaussian_mu``,
+    ``rdp_epsilon``, ``order``, ``conversion``, ``target``, ``relative_tolerance``,
+    ``scenario``, ``rounds`` and ``sample_rate`` (final-model views), ``notes`` and
+    ``assumptions``. Raises as :func:`account_walk` does.
+    """
+    scenario = _scenario(locals())
+    return json.loads(
+        _native.calibrate(
+            float(epsilon),
+            view,
+            scenario,
+            _optional_float(sample_rate),
+            float(delta),
+            _orders(orders),
+            conversion,
+        )
+    )
 
 
 def account_gaussian(

@@ -1,6 +1,6 @@
 """Type stubs of the Rust half of the package (see ``dpwalk/__init__.py``)."""
 
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 DEFAULT_DELTA: float
 
@@ -8,6 +8,27 @@ def account_gaussian(
     noise_multiplier: float,
     sample_rate: float,
     steps: int,
+    delta: float,
+    orders_given: Optional[List[float]],
+    conversion_name: str,
+) -> str: ...
+
+def account_walk(
+    scenario: Dict[str, Any],
+    sigma: float,
+    step: str,
+    view: str,
+    pairs: bool,
+    delta: float,
+    orders_given: Optional[List[float]],
+    conversion_name: str,
+) -> str: ...
+
+def calibrate(
+    epsilon: float,
+    view: str,
+    scenario: Dict[str, Any],
+    sample_rate: Optional[float],
     delta: float,
     orders_given: Optional[List[float]],
     conversion_name: str,

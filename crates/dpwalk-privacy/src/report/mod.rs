@@ -1,0 +1,41 @@
+//! The documents of the accounting commands, computed in one place for the CLI (`dpwalk account
+//! … --json`, `dpwalk calibrate --json`, `dpwalk ledger show --json`) and the Python package
+//! (`dpwalk.account_gaussian`, `dpwalk.account_walk`, …), so that both print the same figures
+//! from the same code. Each document serializes to the JSON whose key names are part of the
+//! product; keys whose figure does not apply are `null`, never absent, so a reader can tell "not
+//! proved here" from "not asked" (the few keys only some views have, such as `rounds`, are left
+//! out where they do not apply).
+//!
+//! A query names its options as the CLI's flags do (`--total-steps`), and so do its refusals
+//! ([`QueryError`]): the CLI prints them as they are, Python raises them with the same words.
+
+mod calibrate;
+mod error;
+mod gaussian;
+mod ledger;
+mod scenario;
+mod walk;
+
+pub use calibrate::{CalibrateQuery, CalibrateReport, CalibrateView, TargetDoc};
+pub use error::QueryError;
+pub use gaussian::GaussianReport;
+pub use ledger::LedgerReport;
+pub use scenario::{
+    Accounted, Contributions, Graph, RecordLevel, Scenario, ScenarioDoc, ScenarioFlags,
+    ScenarioQuery,
+};
+pub use walk::{ClosedFormDoc, Step, UserDoc, WalkQuery, WalkReport, WalkView, WorstDoc};
+
+use crate::rdp::{Conversion, Orders};
+
+/// The order grid, δ and the conversion every accounting query takes (`--orders`, `--delta`,
+/// `--conversion`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversions {
+    /// The Rényi orders.
+    pub orders: Orders,
+    /// δ of the (ε, δ) figures.
+    pub delta: f64,
+    /// The RDP → (ε, δ) statement.
+    pub conversion: Conversion,
+}

@@ -1,12 +1,13 @@
 //! `dpwalk._native`: the Rust half of the `dpwalk` Python package (its Python half,
 //! `python/dpwalk/__init__.py`, is what users import).
 //!
-//! Every figure comes from `dpwalk_privacy`, computed by the same functions as the CLI's: a
-//! command's document ([`dpwalk_privacy::report`]) crosses into Python as the JSON the CLI
-//! prints, so that `dpwalk.account_gaussian(...)` and `dpwalk account gaussian --json` give the
-//! same dict to the last digit. Bad input raises `ValueError` with the accountant's message.
-//! Every computation runs with the interpreter released (`Python::detach`): a PLD composition can
-//! take a second, during which other Python threads go on.
+//! Every figure comes from `dpwalk_privacy` and `dpwalk_sim`, computed by the same functions as
+//! the CLI's: a command's document ([`dpwalk_privacy::report`], the simulator's summary and
+//! metrics rows) crosses into Python as the JSON the CLI prints, so that
+//! `dpwalk.account_gaussian(...)` and `dpwalk account gaussian --json` give the same dict to the
+//! last digit. Bad input raises `ValueError` with the CLI's or the accountant's message. Every
+//! computation runs with the interpreter released (`Python::detach`): a PLD composition or a
+//! simulation can take a while, during which other Python threads go on.
 
 use dpwalk_core::spec::problem::LossName;
 use dpwalk_privacy::PrivacyError;
@@ -66,8 +67,8 @@ fn query_error(e: QueryError) -> PyErr {
         QueryError::Topology {
             source: dpwalk_core::topology::TopologyError::Io { .. },
             ..
-        } => PyOSError::new_err(e.chain()),
-        _ => PyValueError::new_err(e.chain()),
+        } => PyOSError::new_err(chain(&e)),
+        _ => PyValueError::new_err(chain(&e)),
     }
 }
 
@@ -178,6 +179,73 @@ fn calibrate(
         .detach(|| CalibrateReport::new(&query))
         .map_err(query_error)?;
     to_json(&report)
+}
+
+/// An error and its causes, outermost first, joined by `: ` (as the CLI prints them).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// What `simulate` returns: the run's `summary.json` and the rows of its `metrics.csv`.
+#[derive(Debug, serde::Serialize)]
+struct Simulation {
+    summary: dpwalk_sim::output::Summary,
+    metrics: Vec<dpwalk_sim::output::MetricsRow>,
+}
+
+/// `dpwalk sim` without the run directory: the scenario at `path`, or given as TOML `text`
+/// (relative paths from the working directory), with the `key=value` overrides `sets` applied
+/// in order; returns the summary and the metrics rows, as JSON. An unreadable scenario file
+/// raises `OSError`, anything else the simulator refuses `ValueError`, with the CLI's message.
+#[pyfunction]
+#[pyo3(signature = (path, text, sets, progress))]
+fn simulate(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    text: Option<String>,
+    sets: Vec<String>,
+    progress: bool,
+) -> PyResult<String> {
+    use dpwalk_sim::scenario::{ScenarioError, from_text, load};
+    use dpwalk_sim::{output, simulate};
+    let (loaded, origin) = match (path, text) {
+        (Some(path), None) => {
+            let loaded = load(&path, &sets).map_err(|e| match e {
+                ScenarioError::Read { .. } => PyOSError::new_err(chain(&e)),
+                _ => PyValueError::new_err(chain(&e)),
+            })?;
+            (loaded, path.display().to_string())
+        }
+        (None, Some(text)) => {
+            let origin = PathBuf::from("<dict>");
+            let loaded = from_text(&text, &origin, PathBuf::new(), None, &sets)
+                .map_err(|e| PyValueError::new_err(chain(&e)))?;
+            (loaded, "the scenario dict".to_string())
+        }
+        _ => {
+            return Err(PyValueError::new_err(
+                "give a scenario file's path or a scenario dict",
+            ));
+        }
+    };
+    let run = py.detach(|| {
+        let prepared = simulate::prepare(&loaded)
+            .map_err(|e| format!("preparing scenario {origin}: {}", chain(&e)))?;
+        let results = simulate::simulate(&loaded, &prepared, !progress)
+            .map_err(|e| format!("running scenario {origin}: {}", chain(&e)))?;
+        Ok::<_, String>(Simulation {
+            summary: output::summarize(&loaded, &prepared, &results),
+            metrics: output::metrics_rows(loaded.scenario(), &results),
+        })
+    });
+    to_json(&run.map_err(PyValueError::new_err)?)
 }
 
 /// `dpwalk account gaussian --json`: the document, as JSON.
@@ -305,10 +373,15 @@ impl PyCurve {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_DELTA", dpwalk_core::spec::DEFAULT_DELTA)?;
+    m.add(
+        "METRICS_COLUMNS",
+        dpwalk_sim::output::METRICS_COLUMNS.to_vec(),
+    )?;
     m.add_function(wrap_pyfunction!(account_gaussian, m)?)?;
     m.add_function(wrap_pyfunction!(ledger_show, m)?)?;
     m.add_function(wrap_pyfunction!(account_walk, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_class::<PyCurve>()?;
     Ok(())
 }

@@ -60,17 +60,3 @@ pub enum QueryError {
     #[error(transparent)]
     Privacy(#[from] PrivacyError),
 }
-
-impl QueryError {
-    /// The error and its causes, outermost first, joined by `: ` (as the CLI prints them).
-    pub fn chain(&self) -> String {
-        let mut text = self.to_string();
-        let mut source = std::error::Error::source(self);
-        while let Some(e) = source {
-            text.push_str(": ");
-            text.push_str(&e.to_string());
-            source = e.source();
-        }
-        text
-    }
-}

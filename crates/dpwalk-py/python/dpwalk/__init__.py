@@ -1,4 +1,4 @@
-"""dpwalk's privacy accountant from Python.
+"""dpwalk's privacy accountant and simulator from Python.
 
 The figures are computed by the same Rust code as the ``dpwalk`` command line, and every
 function that mirrors a ``--json`` command returns the same dict, key for key and digit for
@@ -21,6 +21,11 @@ An :class:`Accountant` composes events, as dp-accounting's and Flower's accounta
     acc.compose(dpwalk.PoissonSampledEvent(0.01, dpwalk.GaussianEvent(1.0)), count=1000)
     acc.get_epsilon(1e-5)
 
+The simulator runs a whole swarm in-process (``dpwalk sim``)::
+
+    run = dpwalk.simulate("sim/quickstart.toml", overrides={"algorithm.sigma": 2.0})
+    run.summary["points"][0]["final"], run.metrics["relative_gap"]
+
 Figures are proved upper bounds: the exact conversion where every event is a Gaussian
 mechanism (Gaussian DP), the privacy-loss-distribution figure where every event is the same
 Poisson-subsampled Gaussian, else the Rényi-DP figure over the order grid. Bad input raises
@@ -33,7 +38,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from typing import Optional, Sequence, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 from . import _native
 
@@ -44,8 +49,10 @@ __all__ = [
     "PoissonSampledEvent",
     "account_gaussian",
     "account_walk",
+    "Simulation",
     "calibrate",
     "ledger_show",
+    "simulate",
 ]
 
 #: δ of every figure unless another is given (the CLI's default).
@@ -251,6 +258,120 @@ def ledger_show(
     with what to do about it.
     """
     return json.loads(_native.ledger_show(os.fspath(path), float(delta), bool(records)))
+
+
+def _toml_key(key: str) -> str:
+    return key if key.replace("-", "").replace("_", "").isalnum() else json.dumps(key)
+
+
+def _toml(value: Any) -> str:
+    """``value`` as a TOML literal (inline tables for dicts)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, (str, os.PathLike)):
+        # JSON's string escapes are TOML's (basic strings).
+        return json.dumps(os.fspath(value))
+    if isinstance(value, Mapping):
+        items = ", ".join(f"{_toml_key(str(k))} = {_toml(v)}" for k, v in value.items())
+        return "{" + items + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    raise ValueError(f"a scenario value must be a bool, number, string, list or dict, got {value!r}")
+
+
+def _scenario_text(scenario: Mapping[str, Any]) -> str:
+    """A scenario dict (the TOML file's tables as dicts) as TOML text."""
+    return "".join(f"{_toml_key(str(k))} = {_toml(v)}\n" for k, v in scenario.items())
+
+
+#: The integer columns of ``metrics.csv``.
+_INT_COLUMNS = ("point", "repetition", "step", "contributions", "bytes")
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """What ``dpwalk sim`` computes, without its run directory: ``summary`` is the dict of
+    ``summary.json``; ``metrics`` holds the columns of ``metrics.csv`` as NumPy arrays, by the
+    CSV's column names (``point``, ``repetition``, ``algorithm``, ``sigma``, ``clip``, …,
+    ``test_error``, ``relative_gap``, ``round``, ``bytes``, ``consensus_gap``): integers as
+    ``int64``, ``algorithm`` as strings, the rest ``float64`` with NaN where the CSV's field is
+    empty."""
+
+    summary: dict
+    metrics: Dict[str, Any]
+
+    def metrics_frame(self):
+        """``metrics`` as a pandas DataFrame (needs pandas)."""
+        import pandas
+
+        return pandas.DataFrame(self.metrics)
+
+
+def _columns(rows: list, names: Sequence[str]) -> Dict[str, Any]:
+    import numpy
+
+    columns: Dict[str, Any] = {}
+    for name in names:
+        values = [row[name] for row in rows]
+        if name in _INT_COLUMNS:
+            columns[name] = numpy.array(values, dtype=numpy.int64)
+        elif name == "algorithm":
+            columns[name] = numpy.array(values, dtype=str)
+        else:
+            columns[name] = numpy.array(
+                [math.nan if v is None else v for v in values], dtype=numpy.float64
+            )
+    return columns
+
+
+def simulate(
+    scenario: Union[str, "os.PathLike[str]", Mapping[str, Any]],
+    *,
+    overrides: Optional[Union[Mapping[str, Any], Sequence[str]]] = None,
+    seed: Optional[int] = None,
+    progress: bool = False,
+) -> Simulation:
+    """Runs a scenario in the simulator, as ``dpwalk sim`` does, and returns its summary and
+    metrics (:class:`Simulation`) without writing a run directory.
+
+    ``scenario`` is a scenario file's path, or a dict with the file's keys and tables (nested
+    dicts; relative data and topology paths are then read from the working directory).
+    ``overrides`` are ``--set`` overrides: a dict ``{"algorithm.sigma": 2}`` or a list of
+    ``"key=value"`` strings (value in TOML syntax), applied in order; ``seed`` overrides the
+    scenario's seed (``--seed``). ``progress=True`` shows the progress bar on stderr.
+
+    The numbers are ``dpwalk sim``'s to the last digit (the same code computes both; only the
+    summary's wall-clock figures, ``throughput``, differ from run to run). Raises ``OSError``
+    when the scenario file cannot be read and ``ValueError`` with the CLI's message for anything
+    the simulator refuses. The interpreter is released while the simulation runs.
+    """
+    import numpy  # noqa: F401  (checked before the run, not after it)
+
+    sets: list = []
+    if isinstance(overrides, Mapping):
+        sets = [f"{key}={_toml(value)}" for key, value in overrides.items()]
+    elif overrides is not None:
+        if isinstance(overrides, str):
+            raise ValueError('overrides is a dict or a list of "key=value" strings, not a string')
+        sets = [str(o) for o in overrides]
+    if seed is not None:
+        sets.append(f"seed={_count('seed', seed)}")
+    if isinstance(scenario, Mapping):
+        path, text = None, _scenario_text(scenario)
+    else:
+        path, text = os.fspath(scenario), None
+    doc = json.loads(_native.simulate(path, text, sets, bool(progress)))
+    return Simulation(
+        summary=doc["summary"], metrics=_columns(doc["metrics"], _native.METRICS_COLUMNS)
+    )
 
 
 @dataclass(frozen=True)

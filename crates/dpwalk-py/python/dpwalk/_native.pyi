@@ -3,6 +3,7 @@
 from typing import Any, Dict, List, Optional
 
 DEFAULT_DELTA: float
+METRICS_COLUMNS: List[str]
 
 def account_gaussian(
     noise_multiplier: float,
@@ -32,6 +33,10 @@ def calibrate(
     delta: float,
     orders_given: Optional[List[float]],
     conversion_name: str,
+) -> str: ...
+
+def simulate(
+    path: Optional[str], text: Optional[str], sets: List[str], progress: bool
 ) -> str: ...
 
 def ledger_show(path: str, delta: float, records: bool) -> str: ...

@@ -79,7 +79,7 @@ mod summary;
 mod views;
 
 pub(crate) use csv::csv_opt;
-pub use csv::metrics_csv;
+pub use csv::{METRICS_COLUMNS, MetricsRow, metrics_csv, metrics_rows};
 pub use summary::{
     Figures, FixedModel, MajorityClass, Optimum, PointSummary, Privacy, Summary, Throughput,
     summarize,
@@ -109,7 +109,10 @@ pub fn write_all(
     let s = loaded.scenario();
     let summary = summarize(loaded, prepared, results);
     write_json(&dir.join("summary.json"), &summary)?;
-    write_atomic(&dir.join("metrics.csv"), metrics_csv(s, results).as_bytes())?;
+    write_atomic(
+        &dir.join("metrics.csv"),
+        metrics_csv(&metrics_rows(s, results)).as_bytes(),
+    )?;
     let single = results.len() == 1 && s.repetitions == 1;
     let problem = ProblemSpec::of(prepared.problem.loss(), *prepared.problem.regularizer());
     for (p, pr) in results.iter().enumerate() {

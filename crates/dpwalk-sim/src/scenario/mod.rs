@@ -322,7 +322,7 @@ mod sweep;
 mod tune;
 
 pub use loaded::LoadedScenario;
-pub use parse::{load, parse};
+pub use parse::{from_text, load, parse};
 pub use reproduce::{Metric, Paper, ReproduceSpec};
 pub use sweep::{PendingPoint, Point};
 pub use tune::{TuneMetric, TuneSpec};

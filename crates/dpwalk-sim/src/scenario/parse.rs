@@ -3,7 +3,7 @@
 
 use super::{LoadedScenario, Scenario, ScenarioError};
 use serde::Deserialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Reads `path`, applies `sets` (`key.path=value`, value in TOML syntax or a bare string), and
 /// checks the result.
@@ -12,13 +12,26 @@ pub fn load(path: &Path, sets: &[String]) -> Result<LoadedScenario, ScenarioErro
         path: path.to_path_buf(),
         source,
     })?;
-    let scenario = parse(&text, path, sets)?;
     let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+    from_text(&text, path, base_dir, stem, sets)
+}
+
+/// A scenario from its text (see [`load`]), e.g. a Python dict written as TOML: `origin` names
+/// it in errors, relative data and topology paths are read from `base_dir`, and its name is the
+/// text's `name`, else `default_name`, else `scenario`.
+pub fn from_text(
+    text: &str,
+    origin: &Path,
+    base_dir: PathBuf,
+    default_name: Option<String>,
+    sets: &[String],
+) -> Result<LoadedScenario, ScenarioError> {
+    let scenario = parse(text, origin, sets)?;
     let name = scenario
         .name
         .clone()
-        .or(stem)
+        .or(default_name)
         .unwrap_or_else(|| "scenario".into());
     LoadedScenario::new(scenario, base_dir, name)
 }

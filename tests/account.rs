@@ -657,7 +657,7 @@ fn bad_input_is_refused_with_a_message() {
         a.extend(extra);
         a
     };
-    let cases: Vec<(Vec<&str>, &str)> = vec![
+    let mut cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec!["account", "gaussian", "--noise-multiplier", "0"],
             "noise multiplier",
@@ -880,6 +880,31 @@ fn bad_input_is_refused_with_a_message() {
             "clip",
         ),
     ];
+    // The network figure alone where none is proved (ADMM) or offered (cost): the reason, and an
+    // error rather than a document with nothing in it.
+    cases.push((
+        walk(&["--sigma", "1", "--clip", "1", "--view", "network"]),
+        "no network bound is proved for the ADMM walk",
+    ));
+    cases.push((
+        vec![
+            "account",
+            "walk",
+            "--complete",
+            "1000000",
+            "--sigma",
+            "5",
+            "--clip",
+            "1",
+            "--total-steps",
+            "1000000000",
+            "--step",
+            "dp-sgd",
+            "--view",
+            "network",
+        ],
+        "not offered: cost",
+    ));
     for (args, needle) in cases {
         let out = dpwalk(&args);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -60,7 +60,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         view: args.view.into(),
         scenario: args.scenario.query()?,
         sample_rate: args.sample_rate,
-        conversions: args.conv.conversions()?,
+        conversions: args.conv.conversions(),
     };
     let report = CalibrateReport::new(&query)?;
     if args.json {

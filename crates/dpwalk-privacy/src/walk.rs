@@ -219,6 +219,13 @@ pub fn envelope_curve(
 /// approximation of the walk's visit count, which is why it is only a plan: the budget policy
 /// enforces the budget on the contributions actually made, and users visited more often skip.
 pub fn planned_contributions(steps: u64, share: f64, quantile: f64) -> u64 {
+    /// The longest walk planned with the exact binomial CDF: beyond it, the log-gamma terms of
+    /// the sum lose their precision (at 10¹² steps the "exact" 0.99 quantile is already 160
+    /// visits, 0.016 sd, off), and each CDF sums about 11 standard deviations of terms (up to
+    /// 5·10⁵ here).
+    const EXACT_MAX_STEPS: u64 = 10_000_000_000;
+    /// Beyond [`EXACT_MAX_STEPS`], the largest mean planned with the Poisson quantile.
+    const POISSON_MAX_MEAN: f64 = 10_000.0;
     let p = share.clamp(0.0, 1.0);
     if steps == 0 || p == 0.0 {
         return 0;
@@ -227,19 +234,47 @@ pub fn planned_contributions(steps: u64, share: f64, quantile: f64) -> u64 {
         return steps;
     }
     let mean = steps as f64 * p;
-    // Normal approximation with a continuity correction, then the exact binomial CDF walked
-    // from there (it needs only a few terms around the answer).
+    let sd = (mean * (1.0 - p)).sqrt();
     let z = normal_quantile(quantile.clamp(0.5, 1.0 - 1e-12));
-    let guess = (mean + z * (mean * (1.0 - p)).sqrt()).ceil().max(0.0) as u64;
-    let cdf = |k: u64| binomial_cdf(steps, p, k);
-    let mut k = guess.min(steps);
-    while k > 0 && cdf(k - 1) >= quantile {
-        k -= 1;
-    }
-    while k < steps && cdf(k) < quantile {
+    let k = if steps <= EXACT_MAX_STEPS {
+        // The normal approximation, then the exact binomial CDF walked from there (it needs
+        // only a few terms around the answer).
+        let cdf = |k: u64| binomial_cdf(steps, p, k);
+        let mut k = ((mean + z * sd).ceil().max(0.0) as u64).min(steps);
+        while k > 0 && cdf(k - 1) >= quantile {
+            k -= 1;
+        }
+        while k < steps && cdf(k) < quantile {
+            k += 1;
+        }
+        k
+    } else if mean <= POISSON_MAX_MEAN {
+        // Binomial(steps, p) with p ≤ 10⁻⁶ is Poisson(mean) to within p (Le Cam).
+        poisson_quantile(mean, quantile)
+    } else {
+        // Cornish–Fisher to the skewness (1 − 2p)/sd, with the continuity correction: within a
+        // visit of the exact quantile where both apply (sd ≥ 100 here).
+        let skew = (1.0 - 2.0 * p) / sd;
+        let q = mean + sd * (z + (z * z - 1.0) * skew / 6.0) - 0.5;
+        (q.ceil().max(0.0) as u64).min(steps)
+    };
+    k.max(steps.div_ceil((1.0 / p).round().max(1.0) as u64))
+}
+
+/// The smallest `k` with `P(X ≤ k) ≥ quantile` for `X ~ Poisson(mean)`, summed in log space
+/// from 0 (`mean` at most 10⁴: a few thousand terms).
+fn poisson_quantile(mean: f64, quantile: f64) -> u64 {
+    let ln_mean = mean.ln();
+    let mut cdf = 0.0;
+    let mut k = 0u64;
+    loop {
+        let kf = k as f64;
+        cdf += (kf * ln_mean - mean - libm::lgamma(kf + 1.0)).exp();
+        if cdf >= quantile || kf > mean + 50.0 * mean.sqrt() + 50.0 {
+            return k;
+        }
         k += 1;
     }
-    k.max(steps.div_ceil((1.0 / p).round().max(1.0) as u64))
 }
 
 /// `P(X ≤ k)` for `X ~ Binomial(n, p)`, summed in log space from the mode outwards.
@@ -832,5 +867,27 @@ mod tests {
         assert_eq!(planned_contributions(50, 1.0, 0.99), 50);
         let big = planned_contributions(100_000_000, 1e-6, 0.99);
         assert!((120..=125).contains(&big), "{big}");
+        // Beyond the exact sum's reach (it took minutes): about mean + 2.33 sd.
+        let huge = planned_contributions(u64::MAX, 1e-6, 0.99);
+        let (mean, sd) = (u64::MAX as f64 * 1e-6, (u64::MAX as f64 * 1e-6).sqrt());
+        assert!(
+            huge as f64 >= mean + 2.3 * sd && (huge as f64) < mean + 2.4 * sd,
+            "{huge}"
+        );
+        // Each approximation against the exact sum where both apply: Cornish–Fisher at a mean
+        // of 10⁶ (sd 10³), Poisson at p = 10⁻⁶.
+        let exact = planned_contributions(10_000_000_000, 1e-4, 0.99);
+        let (mean, sd) = (1e6, (1e6_f64 * (1.0 - 1e-4)).sqrt());
+        let skew = (1.0 - 2e-4) / sd;
+        let z = normal_quantile(0.99);
+        let cf = (mean + sd * (z + (z * z - 1.0) * skew / 6.0) - 0.5).ceil();
+        assert!((exact as f64 - cf).abs() <= 1.0, "{exact} {cf}");
+        for mean in [0.5, 3.0, 40.0, 2000.0] {
+            let exact = planned_contributions(10_000_000_000, mean / 1e10, 0.99);
+            assert_eq!(exact, poisson_quantile(mean, 0.99), "{mean}");
+        }
+        // Poisson(3): P(X ≤ 7) = 0.9881, P(X ≤ 8) = 0.9962.
+        assert_eq!(poisson_quantile(3.0, 0.99), 8);
+        assert!(planned_contributions(1_000_000_000_000, 3e-12, 0.99) >= 8);
     }
 }

@@ -114,14 +114,14 @@ impl ScenarioKw {
     }
 }
 
-/// Orders, δ and conversion.
+/// Orders (checked by the query, with the CLI's message), δ and conversion.
 fn conversions(
     orders_given: Option<Vec<f64>>,
     delta: f64,
     conversion_name: &str,
 ) -> PyResult<Conversions> {
     Ok(Conversions {
-        orders: orders(orders_given)?,
+        orders: orders_given,
         delta,
         conversion: conversion(conversion_name)?,
     })

@@ -168,3 +168,16 @@ def test_bad_input_raises_value_error_with_the_accountants_message(call, message
     with pytest.raises(ValueError, match=None) as info:
         call()
     assert message in str(info.value)
+
+
+def test_bools_and_strings_are_not_numbers():
+    with pytest.raises(ValueError, match="noise_multiplier must be a number"):
+        dpwalk.account_gaussian(noise_multiplier=True)
+    with pytest.raises(ValueError, match="sample_rate must be a number"):
+        dpwalk.account_gaussian(noise_multiplier=1.0, sample_rate="0.5")
+    with pytest.raises(ValueError, match="noise_multiplier must be a number"):
+        dpwalk.Accountant().compose(dpwalk.GaussianEvent(True))
+    # NumPy's numbers are numbers.
+    numpy = pytest.importorskip("numpy")
+    doc = dpwalk.account_gaussian(noise_multiplier=numpy.float64(1.0), steps=numpy.int64(3))
+    assert doc == dpwalk.account_gaussian(noise_multiplier=1.0, steps=3)

@@ -155,6 +155,8 @@ REFUSED = [
             gamma=-1.0,
         ),
     ),
+    # An ADMM network request: the reason the view is withdrawn, as an error.
+    ("account walk", dict(complete=100, sigma=1.0, clip=1.0, steps_per_user=3, view="network")),
     ("calibrate", dict(epsilon=1.0, complete=10, clip=1.0, steps_per_user=3, view="federated")),
     (
         "calibrate",
@@ -214,3 +216,40 @@ def test_options_that_do_not_go_together_raise_valueerror(kwargs, needle):
     with pytest.raises(ValueError) as raised:
         dpwalk.account_walk(**kwargs)
     assert needle in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        (dict(sigma=True), "sigma must be a number"),
+        (dict(sigma="2"), "sigma must be a number"),
+        (dict(clip=None), "clip must be a number"),
+        (dict(pairs="no"), "pairs must be True or False"),
+        (dict(orders="23"), "orders must be a sequence"),
+        (dict(orders=[2, True]), "orders must be a number"),
+        (dict(delta=False), "delta must be a number"),
+    ],
+)
+def test_python_values_are_not_coerced(kwargs, needle):
+    """A bool is not a number and a string is not a sequence of orders, though float() and
+    list() would take them."""
+    base = dict(complete=10, sigma=1.0, clip=1.0, steps_per_user=3)
+    with pytest.raises(ValueError) as raised:
+        dpwalk.account_walk(**{**base, **kwargs})
+    assert needle in str(raised.value)
+
+
+def test_orders_are_refused_with_the_cli_message(dpwalk_bin):
+    kwargs = dict(complete=10, sigma=1.0, clip=1.0, steps_per_user=3)
+    with pytest.raises(ValueError) as raised:
+        dpwalk.account_walk(**kwargs, orders=[0.5])
+    out = cli(dpwalk_bin, ["account", "walk"], {**kwargs, "orders": "0.5"})
+    assert out.stderr.strip() == f"error: {raised.value}"
+    assert str(raised.value).startswith("invalid --orders: ")
+
+
+def test_a_topology_path_may_be_bytes_or_pathlike():
+    kwargs = dict(sigma=20.0, clip=1.0, steps_per_user=1)
+    as_str = dpwalk.account_walk(topology=str(RING), **kwargs)
+    assert dpwalk.account_walk(topology=RING, **kwargs) == as_str
+    assert dpwalk.account_walk(topology=bytes(RING), **kwargs) == as_str

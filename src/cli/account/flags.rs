@@ -69,12 +69,13 @@ impl ConversionArgs {
     }
 
     /// The grid, δ and conversion, as the library's queries take them.
-    pub fn conversions(&self) -> anyhow::Result<Conversions> {
-        Ok(Conversions {
-            orders: self.orders()?,
+    /// (The library checks the orders, after the options it checks first.)
+    pub fn conversions(&self) -> Conversions {
+        Conversions {
+            orders: self.orders.clone(),
             delta: self.delta,
             conversion: self.conversion.conversion(),
-        })
+        }
     }
 }
 

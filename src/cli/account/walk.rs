@@ -82,7 +82,7 @@ pub(super) fn walk(args: WalkArgs) -> anyhow::Result<()> {
         step: args.step.into(),
         view: args.view.into(),
         pairs: args.pairs,
-        conversions: args.conv.conversions()?,
+        conversions: args.conv.conversions(),
     };
     let report = WalkReport::new(&query)?;
     if args.json {

@@ -140,6 +140,8 @@ impl CalibrateReport {
     /// calibration's own refusals (target, δ, a σ that cannot meet it).
     pub fn new(query: &CalibrateQuery) -> Result<Self, QueryError> {
         let scenario = query.scenario.load()?;
+        let conv = &query.conversions;
+        let orders = conv.orders()?;
         let k = scenario.contributions;
         let n = scenario.topology.n() as u64;
         if query.sample_rate.is_some() && query.view != CalibrateView::Federated {
@@ -147,7 +149,8 @@ impl CalibrateReport {
                 "--sample-rate applies to --view federated only".into(),
             ));
         }
-        let mut notes = notes(&scenario);
+        let accounted = query.scenario.accounted()?;
+        let mut notes = notes(&scenario, &accounted);
         let mut assumptions: Vec<&'static str> = Vec::new();
         // What the final-model views add to the document: their rounds and sampling rate.
         let (mut rounds, mut sample_rate) = (None, None);
@@ -205,11 +208,9 @@ impl CalibrateReport {
                 }
             }
         };
-        let conv = &query.conversions;
-        let accounted = scenario.accounted;
         let cal = calibrate(
             &view,
-            &conv.orders,
+            &orders,
             accounted.clip,
             query.epsilon,
             conv.delta,
@@ -223,7 +224,7 @@ impl CalibrateReport {
         Ok(CalibrateReport {
             view: query.view.name(),
             sigma: cal.sigma,
-            clip: scenario.clip,
+            clip: query.scenario.clip,
             unit: accounted.unit(),
             accounted_clip: accounted.clip,
             epsilon: cal.achieved.epsilon,

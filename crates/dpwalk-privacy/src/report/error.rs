@@ -7,6 +7,7 @@ use thiserror::Error;
 
 /// A refused accounting query.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum QueryError {
     /// The topology file could not be read or built.
     #[error("loading topology {path}")]

@@ -32,10 +32,27 @@ use crate::rdp::{Conversion, Orders};
 /// `--conversion`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conversions {
-    /// The Rényi orders.
-    pub orders: Orders,
+    /// The Rényi orders as given, `None` for the default grid: checked by the query after the
+    /// options it checks first, as the CLI always has.
+    pub orders: Option<Vec<f64>>,
     /// δ of the (ε, δ) figures.
     pub delta: f64,
     /// The RDP → (ε, δ) statement.
     pub conversion: Conversion,
+}
+
+impl Conversions {
+    /// The order grid.
+    ///
+    /// # Errors
+    /// [`QueryError::Invalid`] naming `--orders` when [`Orders::new`] refuses them.
+    pub fn orders(&self) -> Result<Orders, QueryError> {
+        match &self.orders {
+            None => Ok(Orders::default_grid()),
+            Some(given) => Orders::new(given).map_err(|source| QueryError::Invalid {
+                flags: "--orders",
+                source,
+            }),
+        }
+    }
 }

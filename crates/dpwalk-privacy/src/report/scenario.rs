@@ -153,13 +153,17 @@ impl ScenarioFlags {
     }
 }
 
-/// The clip a scenario's figures are accounted with.
+/// The clip a scenario's figures are accounted with ([`ScenarioQuery::accounted`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Accounted {
     /// `C` at user level, `min(C, γ·G₂/m)` at record level.
     pub clip: f64,
     /// The record-level inputs, when given.
     pub record: Option<RecordUnit>,
+    /// C as given.
+    pub given_clip: f64,
+    /// γ (1 at user level).
+    pub gamma: f64,
 }
 
 impl Accounted {
@@ -171,9 +175,25 @@ impl Accounted {
             "user-level"
         }
     }
+
+    /// What the figures protect, for people (record level only).
+    pub fn unit_note(&self) -> Option<String> {
+        let r = self.record?;
+        Some(format!(
+            "record level: one record of a user holding at least m = {} records of feature norm at most R = {} (G2 = {}), accounted with the clip min(C, gamma*G2/m) = min({}, {}*{}/{}) = {}",
+            r.min_records,
+            r.feature_norm,
+            r.grad_bound,
+            self.given_clip,
+            self.gamma,
+            r.grad_bound,
+            r.min_records,
+            self.clip
+        ))
+    }
 }
 
-/// A loaded scenario: the topology, each user's number of contributions and the accounted clip.
+/// A loaded scenario: the topology and each user's number of contributions.
 #[derive(Debug)]
 pub struct Scenario {
     /// The walk's graph.
@@ -184,12 +204,6 @@ pub struct Scenario {
     pub contributions: u64,
     /// `--total-steps`, when K was derived from it.
     pub total_steps: Option<u64>,
-    /// The clip as given (`--clip`).
-    pub clip: f64,
-    /// γ at record level.
-    pub gamma: Option<f64>,
-    /// The clip the figures are accounted with.
-    pub accounted: Accounted,
 }
 
 /// The scenario as the accountant read it, in the documents (`scenario`).
@@ -211,11 +225,16 @@ pub struct ScenarioDoc {
 
 impl ScenarioQuery {
     /// The clip the figures are accounted with: `--clip`, or at record level `min(C, γ·G₂/m)`.
-    fn accounted(&self) -> Result<Accounted, QueryError> {
+    ///
+    /// # Errors
+    /// Inconsistent record-level inputs, γ not positive, or a clip the accountant refuses.
+    pub fn accounted(&self) -> Result<Accounted, QueryError> {
         let Some(record) = self.record else {
             return Ok(Accounted {
                 clip: self.clip,
                 record: None,
+                given_clip: self.clip,
+                gamma: 1.0,
             });
         };
         // The gradient bound does not depend on the number of classes.
@@ -244,14 +263,15 @@ impl ScenarioQuery {
         Ok(Accounted {
             clip,
             record: Some(unit),
+            given_clip: self.clip,
+            gamma,
         })
     }
 
-    /// Loads the topology, derives K and the accounted clip.
+    /// Loads the topology and derives K (the clip is [`ScenarioQuery::accounted`]'s).
     ///
     /// # Errors
-    /// An unreadable topology, the complete graph of fewer than 2 users, inconsistent record-level
-    /// inputs or a clip the accountant refuses.
+    /// An unreadable topology, or the complete graph of fewer than 2 users.
     pub fn load(&self) -> Result<Scenario, QueryError> {
         let (topology, source) = match &self.graph {
             Graph::File { path, nodes, seed } => {
@@ -281,9 +301,6 @@ impl ScenarioQuery {
             source,
             contributions,
             total_steps,
-            clip: self.clip,
-            gamma: self.record.map(|r| r.gamma),
-            accounted: self.accounted()?,
         })
     }
 }
@@ -305,22 +322,6 @@ impl Scenario {
                 self.contributions
             )
         })
-    }
-
-    /// What the figures protect, for people (record level only).
-    pub fn unit_note(&self) -> Option<String> {
-        let r = self.accounted.record?;
-        let gamma = self.gamma.unwrap_or(1.0);
-        Some(format!(
-            "record level: one record of a user holding at least m = {} records of feature norm at most R = {} (G2 = {}), accounted with the clip min(C, gamma*G2/m) = min({}, {gamma}*{}/{}) = {}",
-            r.min_records,
-            r.feature_norm,
-            r.grad_bound,
-            self.clip,
-            r.grad_bound,
-            r.min_records,
-            self.accounted.clip
-        ))
     }
 
     /// The scenario as its JSON document.
@@ -420,11 +421,11 @@ mod tests {
                 gamma: 1.0
             })
         );
-        let s = q.load().unwrap();
+        let a = q.accounted().unwrap();
         // min(C, γ·G₂/m) = min(1, 2/100).
-        assert_eq!(s.accounted.clip, 0.02);
-        assert_eq!(s.accounted.unit(), "record-level");
-        assert!(s.unit_note().is_some_and(|n| n.contains("= 0.02")));
+        assert_eq!(a.clip, 0.02);
+        assert_eq!(a.unit(), "record-level");
+        assert!(a.unit_note().is_some_and(|n| n.contains("= 0.02")));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! its assumptions. No network figure is given where none is proved (ADMM) or computed (cost),
 //! and the document says why.
 
-use super::{Conversions, QueryError, Scenario, ScenarioDoc, ScenarioQuery};
+use super::{Accounted, Conversions, QueryError, Scenario, ScenarioDoc, ScenarioQuery};
 use crate::local::local_view;
 use crate::network::mixture::MAX_PAIR_USERS;
 use crate::network::paper_closed_form;
@@ -205,11 +205,12 @@ impl WalkReport {
     ///
     /// # Errors
     /// The scenario's refusals ([`ScenarioQuery::load`]), σ or C refused by the accountant, δ
-    /// outside (0, 1), `--pairs` where there are no network figures, and a network view that
+    /// outside (0, 1), `--pairs` or `--view network` where there is no network figure (the ADMM
+    /// walk, whose network view is withdrawn; a graph too large for it), and a network view that
     /// cannot be computed.
     pub fn new(query: &WalkQuery) -> Result<Self, QueryError> {
         let scenario = query.scenario.load()?;
-        let accounted = scenario.accounted;
+        let accounted = query.scenario.accounted()?;
         let noise =
             Noise::new(query.sigma, accounted.clip).map_err(|source| QueryError::Invalid {
                 flags: "--sigma or --clip",
@@ -217,7 +218,7 @@ impl WalkReport {
             })?;
         let conv = &query.conversions;
         let setup = Setup {
-            orders: conv.orders.clone(),
+            orders: conv.orders()?,
             noise,
             delta: conv.delta,
             conversion: conv.conversion,
@@ -254,6 +255,12 @@ impl WalkReport {
                 Err(e) => return Err(QueryError::Network(e)),
             },
         };
+        // Asked for the network figure alone, a document without one would answer nothing.
+        if let (WalkView::Network, Some(reason)) = (query.view, &withheld) {
+            return Err(QueryError::Refused(format!(
+                "--view network asks for the network figure only, and there is none here: {reason}"
+            )));
+        }
         let local: Figure = local_view(&setup.orders, noise, k)
             .to_dp(setup.delta, setup.conversion)?
             .into();
@@ -277,7 +284,7 @@ impl WalkReport {
             scenario: scenario.doc(),
             step: query.step.name(),
             sigma: noise.sigma(),
-            clip: scenario.clip,
+            clip: query.scenario.clip,
             unit: accounted.unit(),
             accounted_clip: noise.clip(),
             delta: setup.delta,
@@ -300,7 +307,7 @@ impl WalkReport {
                 .and_then(|p| p.pairs.as_ref())
                 .map(|p| p.chunks(n.max(1)).map(<[f64]>::to_vec).collect()),
             describe: scenario.describe(),
-            notes: notes(&scenario),
+            notes: notes(&scenario, &accounted),
             order_count: setup.orders.len(),
         })
     }
@@ -312,11 +319,11 @@ impl WalkReport {
 }
 
 /// How K was derived and what a record-level figure protects.
-pub(super) fn notes(scenario: &Scenario) -> Vec<String> {
+pub(super) fn notes(scenario: &Scenario, accounted: &Accounted) -> Vec<String> {
     scenario
         .contributions_note()
         .into_iter()
-        .chain(scenario.unit_note())
+        .chain(accounted.unit_note())
         .collect()
 }
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import os
 from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional, Sequence, Union
@@ -59,23 +60,49 @@ __all__ = [
 DEFAULT_DELTA: float = _native.DEFAULT_DELTA
 
 
+def _float(name: str, value: Any) -> float:
+    """A real number: an int or float (NumPy's too), not a bool or a string, which ``float()``
+    would turn into 1.0 or parse."""
+    if isinstance(value, (bool, str, bytes)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+
+
+def _bool(name: str, value: Any) -> bool:
+    """True or False (NumPy's too), not a value Python would call true or false."""
+    if not isinstance(value, bool) and type(value).__name__ != "bool_":
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def _orders(orders: Optional[Sequence[float]]) -> Optional[list]:
-    return None if orders is None else [float(a) for a in orders]
+    if orders is None:
+        return None
+    if isinstance(orders, (str, bytes)):
+        raise ValueError(f"orders must be a sequence of numbers, got {orders!r}")
+    return [_float("orders", a) for a in orders]
 
 
 def _count(name: str, value: int) -> int:
-    """A number of runs: an integer in [0, 2**64 − 1] (the accountant's u64)."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**64:
+    """A count: an integer (NumPy's too, not a bool) in [0, 2**64 − 1] (the accountant's u64)."""
+    try:
+        count = None if isinstance(value, bool) else operator.index(value)
+    except TypeError:
+        count = None
+    if count is None or not 0 <= count < 2**64:
         raise ValueError(f"{name} must be an integer in [0, 2**64 - 1], got {value!r}")
-    return value
+    return count
 
 
 def _optional_count(name: str, value: Optional[int]) -> Optional[int]:
     return None if value is None else _count(name, value)
 
 
-def _optional_float(value: Optional[float]) -> Optional[float]:
-    return None if value is None else float(value)
+def _optional_float(name: str, value: Optional[float]) -> Optional[float]:
+    return None if value is None else _float(name, value)
 
 
 def _scenario(given: dict) -> dict:
@@ -84,17 +111,17 @@ def _scenario(given: dict) -> dict:
     messages."""
     topology = given["topology"]
     return {
-        "topology": None if topology is None else os.fspath(topology),
+        "topology": None if topology is None else os.fsdecode(topology),
         "complete": _optional_count("complete", given["complete"]),
         "nodes": _optional_count("nodes", given["nodes"]),
         "seed": _count("seed", given["seed"]),
-        "clip": float(given["clip"]),
+        "clip": _float("clip", given["clip"]),
         "steps_per_user": _optional_count("steps_per_user", given["steps_per_user"]),
         "total_steps": _optional_count("total_steps", given["total_steps"]),
         "min_records": _optional_count("min_records", given["min_records"]),
-        "feature_norm": _optional_float(given["feature_norm"]),
+        "feature_norm": _optional_float("feature_norm", given["feature_norm"]),
         "loss": given["loss"],
-        "gamma": _optional_float(given["gamma"]),
+        "gamma": _optional_float("gamma", given["gamma"]),
     }
 
 
@@ -147,11 +174,11 @@ def account_walk(
     return json.loads(
         _native.account_walk(
             scenario,
-            float(sigma),
+            _float("sigma", sigma),
             step,
             view,
-            bool(pairs),
-            float(delta),
+            _bool("pairs", pairs),
+            _float("delta", delta),
             _orders(orders),
             conversion,
         )
@@ -199,11 +226,11 @@ def calibrate(
     scenario = _scenario(locals())
     return json.loads(
         _native.calibrate(
-            float(epsilon),
+            _float("epsilon", epsilon),
             view,
             scenario,
-            _optional_float(sample_rate),
-            float(delta),
+            _optional_float("sample_rate", sample_rate),
+            _float("delta", delta),
             _orders(orders),
             conversion,
         )
@@ -230,10 +257,10 @@ def account_gaussian(
     """
     return json.loads(
         _native.account_gaussian(
-            float(noise_multiplier),
-            float(sample_rate),
+            _float("noise_multiplier", noise_multiplier),
+            _float("sample_rate", sample_rate),
             _count("steps", steps),
-            float(delta),
+            _float("delta", delta),
             _orders(orders),
             conversion,
         )
@@ -257,7 +284,9 @@ def ledger_show(
     cannot be read and ``ValueError`` when it is damaged or not a ledger of this version, each
     with what to do about it.
     """
-    return json.loads(_native.ledger_show(os.fspath(path), float(delta), bool(records)))
+    return json.loads(
+        _native.ledger_show(os.fspath(path), _float("delta", delta), _bool("records", records))
+    )
 
 
 def _toml_key(key: str) -> str:
@@ -367,8 +396,8 @@ def simulate(
     if isinstance(scenario, Mapping):
         path, text = None, _scenario_text(scenario)
     else:
-        path, text = os.fspath(scenario), None
-    doc = json.loads(_native.simulate(path, text, sets, bool(progress)))
+        path, text = os.fsdecode(scenario), None
+    doc = json.loads(_native.simulate(path, text, sets, _bool("progress", progress)))
     return Simulation(
         summary=doc["summary"], metrics=_columns(doc["metrics"], _native.METRICS_COLUMNS)
     )
@@ -395,9 +424,12 @@ Event = Union[GaussianEvent, PoissonSampledEvent]
 
 def _rate_and_multiplier(event: Event) -> tuple:
     if isinstance(event, GaussianEvent):
-        return 1.0, float(event.noise_multiplier)
+        return 1.0, _float("noise_multiplier", event.noise_multiplier)
     if isinstance(event, PoissonSampledEvent) and isinstance(event.event, GaussianEvent):
-        return float(event.sampling_probability), float(event.event.noise_multiplier)
+        return (
+            _float("sampling_probability", event.sampling_probability),
+            _float("noise_multiplier", event.event.noise_multiplier),
+        )
     raise ValueError(
         "dpwalk's accountant composes GaussianEvent and PoissonSampledEvent(q, GaussianEvent), "
         f"got {event!r}"
@@ -431,7 +463,7 @@ class Accountant:
         """The (ε, δ) figure as the CLI's JSON prints one: ``epsilon`` (``None`` when there is
         no finite guarantee), ``order``, ``exact_gaussian_mu``, ``pld_interval`` and
         ``rdp_epsilon``."""
-        return json.loads(self._curve.figure(float(delta), self._conversion))
+        return json.loads(self._curve.figure(_float("delta", delta), self._conversion))
 
     def get_epsilon(self, delta: float = DEFAULT_DELTA) -> float:
         """ε at ``delta`` (``math.inf`` when there is no finite guarantee)."""
@@ -443,7 +475,7 @@ class Accountant:
     ) -> bool:
         """Whether composing ``count`` runs of ``event`` would take ε at ``delta`` above
         ``epsilon`` (a budget: ``0 < epsilon < inf``); the accountant is unchanged."""
-        if not 0.0 < float(epsilon) < math.inf:
+        if not 0.0 < _float("epsilon", epsilon) < math.inf:
             raise ValueError(f"epsilon must be > 0 and finite, got {epsilon!r}")
         trial = Accountant.__new__(Accountant)
         trial._curve = self._curve.copy()

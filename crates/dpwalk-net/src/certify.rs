@@ -4,12 +4,14 @@
 //! Every member's ledger (formats 2 and 3, `dpwalk_privacy::ledger`) records each of its visits by
 //! seq: its contributions and its noise-only visits (the budget spent). Together the ledgers of all
 //! members give the walk's holder at every step `0..K` and which steps were contributions, which
-//! is the input of the ex-post certificate [`certify`]
+//! is the input of the ex-post certificate
+//! ([`certify_users`], [`dpwalk_privacy::network::excursion::certify`])
 //! (`specs/network-dp-2.md` §4). [`certify_ledgers`] reads them, checks that they are this run's
 //! (each ledger's header names the run's hash and the member, so file names do not matter), that
 //! every member brought one and only one, and that together they cover every seq `0..K` exactly
 //! once, rebuilds the walk and certifies it: per user, `Ψ = max_j Ψ_ij` against its worst
-//! observer `j` and the (ε, δ) of [`given_walk_curve`] at the run's δ.
+//! observer `j` and the (ε, δ) of
+//! [`dpwalk_privacy::network::given_walk::given_walk_curve`] at the run's δ.
 //!
 //! The numbers come from where the node takes them: σ is the run file's, or calibrated by
 //! [`Run::calibrate`] as every member calibrates it; the clip is [`Run::accounted_clip`]; the
@@ -29,11 +31,12 @@ use std::path::{Path, PathBuf};
 
 use dpwalk_core::spec::{DEFAULT_DELTA, Noise as SpecNoise};
 use dpwalk_privacy::ledger::{Ledger, LedgerError};
-use dpwalk_privacy::local::local_view;
-use dpwalk_privacy::network::excursion::{Visit, certify};
-use dpwalk_privacy::network::given_walk::{GIVEN_WALK_LABEL, given_walk_curve};
+use dpwalk_privacy::network::excursion::Visit;
+use dpwalk_privacy::network::given_walk::GIVEN_WALK_LABEL;
 use dpwalk_privacy::rdp::{Conversion, Orders};
-use dpwalk_privacy::walk::{ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure};
+use dpwalk_privacy::report::certify_users;
+pub use dpwalk_privacy::report::{MAX_CERTIFIED_STEPS, UserCertificate};
+use dpwalk_privacy::walk::{ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS};
 use dpwalk_privacy::{Noise, PrivacyError};
 use serde::Serialize;
 use thiserror::Error;
@@ -45,10 +48,6 @@ pub const PATH_REVEALED_NOTICE: &str = "These ledgers, brought together, reveal 
 
 /// How many seqs an error lists before it says how many more there are.
 const LISTED: usize = 10;
-
-/// Longest walk certified from ledgers: the walk takes 16 bytes a step in memory (as the
-/// simulator's `dpwalk_sim::given_walk::MAX_RECORDED_STEPS`).
-pub const MAX_CERTIFIED_STEPS: u64 = 10_000_000;
 
 /// Why a run's ledgers give no certificate.
 #[derive(Debug, Error)]
@@ -175,25 +174,6 @@ fn list<T: std::fmt::Display>(items: &[T]) -> String {
     } else {
         shown.join(", ")
     }
-}
-
-/// One user's certificate.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct UserCertificate {
-    /// The member's index.
-    pub user: usize,
-    /// Its contributions.
-    pub contributions: u64,
-    /// Its noise-only visits (the budget spent).
-    pub noise_only: u64,
-    /// `max_j Ψ_ij`.
-    pub psi: f64,
-    /// N2 at the run's δ.
-    pub network_given_walk: Figure,
-    /// The observer attaining `Ψ` (`None` without contributions).
-    pub worst_observer: Option<usize>,
-    /// The local figure of its contributions, for comparison.
-    pub local: Figure,
 }
 
 /// The certificate of a run from its ledgers.
@@ -379,35 +359,15 @@ pub fn certify_ledgers(
     let (walk, orders) = walk_from_ledgers(run, ledgers)?;
     let noise = run_noise(run)?;
     let delta = delta.unwrap_or_else(|| run_delta(run));
-    let users = run.members().len();
-    let mut contributions = vec![0u64; users];
-    let mut noise_only = vec![0u64; users];
-    for v in &walk {
-        if v.contribution {
-            contributions[v.holder] += 1;
-        } else {
-            noise_only[v.holder] += 1;
-        }
-    }
     let conversion = Conversion::Tight;
-    let users = certify(users, &walk)
-        .into_iter()
-        .enumerate()
-        .map(|(user, c)| {
-            let k = contributions[user];
-            let n2 = given_walk_curve(&orders, noise, c.psi, k).to_dp(delta, conversion)?;
-            let local = local_view(&orders, noise, k).to_dp(delta, conversion)?;
-            Ok(UserCertificate {
-                user,
-                contributions: k,
-                noise_only: noise_only[user],
-                psi: c.psi,
-                network_given_walk: n2.into(),
-                worst_observer: c.observer,
-                local: local.into(),
-            })
-        })
-        .collect::<Result<Vec<_>, PrivacyError>>()?;
+    let users = certify_users(
+        run.members().len(),
+        &walk,
+        &orders,
+        noise,
+        delta,
+        conversion,
+    )?;
     Ok(RunCertificate {
         label: GIVEN_WALK_LABEL,
         notice: PATH_REVEALED_NOTICE,
@@ -417,7 +377,7 @@ pub fn certify_ledgers(
         sigma: noise.sigma(),
         accounted_clip: noise.clip(),
         delta,
-        conversion: "tight",
+        conversion: conversion.name(),
         assumptions: ASSUMPTIONS.to_vec(),
         users,
     })

@@ -15,8 +15,9 @@ use dpwalk_privacy::ledger::LedgerError;
 use dpwalk_privacy::mechanism::subsampled_gaussian;
 use dpwalk_privacy::rdp::{Conversion, Orders, RdpCurve};
 use dpwalk_privacy::report::{
-    CalibrateQuery, CalibrateReport, CalibrateView, Conversions, GaussianReport, LedgerReport,
-    QueryError, ScenarioFlags, Step, WalkQuery, WalkReport, WalkView,
+    CalibrateQuery, CalibrateReport, CalibrateView, Conversions, GaussianReport, GivenWalkQuery,
+    GivenWalkReport, LedgerReport, QueryError, ScenarioFlags, Step, WalkQuery, WalkReport,
+    WalkView,
 };
 use dpwalk_privacy::walk::Figure;
 use pyo3::exceptions::{PyOSError, PyValueError};
@@ -177,6 +178,35 @@ fn calibrate(
     };
     let report = py
         .detach(|| CalibrateReport::new(&query))
+        .map_err(query_error)?;
+    to_json(&report)
+}
+
+/// The certificate given the walk (N2) of a DP-SGD walk's holder sequence, as JSON.
+#[pyfunction]
+#[pyo3(signature = (holders, users, cap, sigma, clip, delta, orders_given, conversion_name))]
+#[allow(clippy::too_many_arguments)] // the keywords, one by one
+fn certify_walk(
+    py: Python<'_>,
+    holders: Vec<usize>,
+    users: Option<usize>,
+    cap: Option<u64>,
+    sigma: f64,
+    clip: f64,
+    delta: f64,
+    orders_given: Option<Vec<f64>>,
+    conversion_name: &str,
+) -> PyResult<String> {
+    let query = GivenWalkQuery {
+        holders,
+        users,
+        cap,
+        sigma,
+        clip,
+        conversions: conversions(orders_given, delta, conversion_name)?,
+    };
+    let report = py
+        .detach(|| GivenWalkReport::new(&query))
         .map_err(query_error)?;
     to_json(&report)
 }
@@ -382,6 +412,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(account_walk, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(certify_walk, m)?)?;
     m.add_class::<PyCurve>()?;
     Ok(())
 }

@@ -253,3 +253,58 @@ def test_a_topology_path_may_be_bytes_or_pathlike():
     as_str = dpwalk.account_walk(topology=str(RING), **kwargs)
     assert dpwalk.account_walk(topology=RING, **kwargs) == as_str
     assert dpwalk.account_walk(topology=bytes(RING), **kwargs) == as_str
+
+
+def test_the_certificate_given_the_walk_is_exact_where_it_is_one_gaussian():
+    """User 0 contributes at step 0 only (cap 1), then holds the token three more steps: every
+    observer sees its contribution through the final model, 4 noisy hops later, so Ψ = 1/4 and
+    N2 is a quarter of the local RDP curve: the RDP curve of the Gaussian mechanism of noise
+    multiplier σ/(2C) (the local one's is σ/(4C)). It is converted as an RDP figure, not
+    exactly: the bound comes from amplification by iteration in RDP, and a curve of Gaussian
+    shape does not make the view a Gaussian mechanism."""
+    sigma, clip = 3.0, 1.0
+    doc = dpwalk.certify_walk([0, 0, 0, 0], users=2, sigma=sigma, clip=clip, cap=1, delta=1e-6)
+    u0 = doc["users"][0]
+    assert (u0["contributions"], u0["noise_only"], u0["psi"]) == (1, 3, 0.25)
+    reference = dpwalk.account_gaussian(noise_multiplier=sigma / (2 * clip), delta=1e-6)
+    n2 = u0["network_given_walk"]
+    assert n2["exact_gaussian_mu"] is None
+    assert n2["epsilon"] == pytest.approx(reference["rdp_epsilon"], rel=1e-12)
+    assert n2["order"] == reference["best_order"]
+    local = dpwalk.account_gaussian(noise_multiplier=sigma / (4 * clip), delta=1e-6)
+    assert u0["local"]["epsilon"] == pytest.approx(local["epsilon"], rel=1e-9)
+    # User 1 never held the token: nothing to charge.
+    assert doc["users"][1]["contributions"] == 0 and doc["users"][1]["psi"] == 0
+
+
+def test_the_certificate_never_exceeds_the_local_figure():
+    numpy = pytest.importorskip("numpy")
+    holders = numpy.random.default_rng(5).integers(0, 20, size=2000)
+    doc = dpwalk.certify_walk(holders, sigma=20.0, clip=1.0, cap=50)
+    assert doc["users_count"] == 20 and doc["steps"] == 2000
+    for u in doc["users"]:
+        assert u["contributions"] <= 50
+        n2, local = u["network_given_walk"]["epsilon"], u["local"]["epsilon"]
+        assert n2 <= local * (1 + 1e-12)
+    # Every visit contributes without a cap: more contributions, a larger figure.
+    uncapped = dpwalk.certify_walk(holders, sigma=20.0, clip=1.0)
+    worst = max(u["network_given_walk"]["epsilon"] for u in doc["users"])
+    assert max(u["network_given_walk"]["epsilon"] for u in uncapped["users"]) > worst
+
+
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        (dict(holders=[]), "1 to 10000000 steps"),
+        (dict(holders=[0, 0]), "at least 2 users"),
+        (dict(holders=[0, 3], users=3), "user 3 is not among the 3 users"),
+        (dict(holders=[0, -1]), "holders must be an integer"),
+        (dict(holders="01"), "sequence of user indices"),
+        (dict(holders=[0, 1], sigma=0.0), "invalid sigma or clip"),
+        (dict(holders=[0, 1], delta=2.0), "delta"),
+    ],
+)
+def test_certify_walk_refusals(kwargs, needle):
+    with pytest.raises(ValueError) as raised:
+        dpwalk.certify_walk(**{"sigma": 1.0, "clip": 1.0, **kwargs})
+    assert needle in str(raised.value)

@@ -12,6 +12,7 @@
 mod calibrate;
 mod error;
 mod gaussian;
+mod given_walk;
 mod ledger;
 mod scenario;
 mod walk;
@@ -19,6 +20,9 @@ mod walk;
 pub use calibrate::{CalibrateQuery, CalibrateReport, CalibrateView, TargetDoc};
 pub use error::QueryError;
 pub use gaussian::GaussianReport;
+pub use given_walk::{
+    GivenWalkQuery, GivenWalkReport, MAX_CERTIFIED_STEPS, UserCertificate, certify_users,
+};
 pub use ledger::LedgerReport;
 pub use scenario::{
     Accounted, Contributions, Graph, RecordLevel, Scenario, ScenarioDoc, ScenarioFlags,

@@ -52,6 +52,7 @@ __all__ = [
     "account_walk",
     "Simulation",
     "calibrate",
+    "certify_walk",
     "ledger_show",
     "simulate",
 ]
@@ -230,6 +231,51 @@ def calibrate(
             view,
             scenario,
             _optional_float("sample_rate", sample_rate),
+            _float("delta", delta),
+            _orders(orders),
+            conversion,
+        )
+    )
+
+
+def certify_walk(
+    holders: Sequence[int],
+    *,
+    sigma: float,
+    clip: float,
+    users: Optional[int] = None,
+    cap: Optional[int] = None,
+    delta: float = DEFAULT_DELTA,
+    orders: Optional[Sequence[float]] = None,
+    conversion: str = "tight",
+) -> dict:
+    """The certificate given the walk (N2) of a realised DP-SGD walk: every user's network ε
+    against its worst observer, given who held the token at each step (``holders``, e.g. a
+    NumPy array). ``dpwalk ledger certify`` computes the same from a daemon run's ledgers.
+
+    ``users`` defaults to one more than the largest holder; ``cap`` is each user's budget (its
+    first ``cap`` visits contribute, later ones are noise-only, as the budget policy runs;
+    ``None``: every visit contributes). At most 10⁷ steps.
+
+    The figure holds for this path even against an observer who knows it (ex post: it cannot
+    choose σ before the walk). Returns ``label``, ``steps``, ``users_count``, ``cap``,
+    ``sigma``, ``clip``, ``delta``, ``conversion``, ``assumptions`` and ``users``: per user,
+    ``contributions``, ``noise_only``, ``psi`` (its charge against its worst observer),
+    ``network_given_walk`` (the figure), ``worst_observer`` and ``local`` (its local figure, for
+    comparison).
+    """
+    if isinstance(holders, (str, bytes)):
+        raise ValueError(f"holders must be a sequence of user indices, got {holders!r}")
+    if hasattr(holders, "tolist"):
+        holders = holders.tolist()
+    steps = [_count("holders", h) for h in holders]
+    return json.loads(
+        _native.certify_walk(
+            steps,
+            _optional_count("users", users),
+            _optional_count("cap", cap),
+            _float("sigma", sigma),
+            _float("clip", clip),
             _float("delta", delta),
             _orders(orders),
             conversion,

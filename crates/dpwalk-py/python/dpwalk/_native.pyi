@@ -39,6 +39,17 @@ def simulate(
     path: Optional[str], text: Optional[str], sets: List[str], progress: bool
 ) -> str: ...
 
+def certify_walk(
+    holders: List[int],
+    users: Optional[int],
+    cap: Optional[int],
+    sigma: float,
+    clip: float,
+    delta: float,
+    orders_given: Optional[List[float]],
+    conversion_name: str,
+) -> str: ...
+
 def ledger_show(path: str, delta: float, records: bool) -> str: ...
 
 class RdpCurve:

@@ -249,11 +249,12 @@ pub fn planned_contributions(steps: u64, share: f64, quantile: f64) -> u64 {
         }
         k
     } else if mean <= POISSON_MAX_MEAN {
-        // Binomial(steps, p) with p ≤ 10⁻⁶ is Poisson(mean) to within p (Le Cam).
+        // Binomial(steps, p) with p ≤ 10⁻⁶ is Poisson(mean) to within p in total variation
+        // (Barbour & Hall 1984: d_TV ≤ (1 − e^−mean)·p).
         poisson_quantile(mean, quantile)
     } else {
         // Cornish–Fisher to the skewness (1 − 2p)/sd, with the continuity correction: within a
-        // visit of the exact quantile where both apply (sd ≥ 100 here).
+        // visit of the exact quantile where both apply (sd ≥ 70 here).
         let skew = (1.0 - 2.0 * p) / sd;
         let q = mean + sd * (z + (z * z - 1.0) * skew / 6.0) - 0.5;
         (q.ceil().max(0.0) as u64).min(steps)

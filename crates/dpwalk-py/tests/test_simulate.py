@@ -123,3 +123,19 @@ def test_a_bad_value_in_a_dict_raises_valueerror():
         dpwalk.simulate({"users": None})
     with pytest.raises(ValueError, match="not a string"):
         dpwalk.simulate(QUICKSTART, overrides="algorithm.sigma=1")
+
+
+def test_overrides_take_numpy_numbers_and_any_unicode():
+    small = {"steps": 20000}
+    plain = dpwalk.simulate(QUICKSTART, overrides={**small, "algorithm.sigma": 0.5})
+    with_numpy = dpwalk.simulate(
+        QUICKSTART, overrides={"steps": numpy.int64(20000), "algorithm.sigma": numpy.float64(0.5)}
+    )
+    assert without_throughput(with_numpy.summary) == without_throughput(plain.summary)
+    swept = dpwalk.simulate(QUICKSTART, overrides={**small, "sweep.sigma": numpy.array([0.5, 1.0])})
+    assert len(swept.summary["points"]) == 2
+    for name in ["run😀", 'quote " and \\ backslash', "del\x7fchar", "tab\tand\nnewline"]:
+        run = dpwalk.simulate(QUICKSTART, overrides={**small, "name": name})
+        assert run.summary["scenario"] == name
+    with pytest.raises(ValueError, match="valid Unicode"):
+        dpwalk.simulate(QUICKSTART, overrides={"name": "lone \ud83d"})

@@ -308,3 +308,11 @@ def test_certify_walk_refusals(kwargs, needle):
     with pytest.raises(ValueError) as raised:
         dpwalk.certify_walk(**{"sigma": 1.0, "clip": 1.0, **kwargs})
     assert needle in str(raised.value)
+
+
+def test_certify_walk_refuses_more_work_than_the_simulator_certifies():
+    """users × (steps + users) above 10⁹ (the simulator's limit): refused at once, not an
+    allocation of `users` entries per thread or hours of scanning."""
+    for kwargs in [dict(holders=[0, 1], users=10**10), dict(holders=[0, 10**5])]:
+        with pytest.raises(ValueError, match="users x"):
+            dpwalk.certify_walk(sigma=1.0, clip=1.0, **kwargs)

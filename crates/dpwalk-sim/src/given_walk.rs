@@ -14,11 +14,9 @@ use dpwalk_privacy::network::excursion::{Certified, Visit, certify, psi_pairs};
 pub use dpwalk_privacy::network::mixture::MAX_PAIR_USERS;
 
 /// Longest walk recorded for its certificate: 16 bytes a step, 160 MB per run at the limit.
-pub const MAX_RECORDED_STEPS: u64 = 10_000_000;
+pub use dpwalk_privacy::report::MAX_CERTIFIED_STEPS as MAX_RECORDED_STEPS;
 
-/// Largest `users × steps` certified: one scan of the walk per observer, on one core (measured:
-/// 2.9 s for 1,000 users and 10⁵ steps on a busy 2-core machine, so up to about 30 s at the limit).
-pub const MAX_CERTIFIED_WORK: u128 = 1_000_000_000;
+pub use dpwalk_privacy::report::MAX_CERTIFIED_WORK;
 
 /// A run's ex-post certificate.
 #[derive(Debug, Clone, PartialEq)]

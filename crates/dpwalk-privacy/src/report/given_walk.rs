@@ -16,9 +16,15 @@ use crate::walk::{ASSUMPTIONS, Figure};
 use crate::{Noise, PrivacyError};
 use serde::Serialize;
 
-/// The longest walk certified: the walk takes 16 bytes a step in memory (as the simulator's
-/// `dpwalk_sim::given_walk::MAX_RECORDED_STEPS`), and the certificate O(users·steps) time.
+/// The longest walk certified: the walk takes 16 bytes a step in memory, 160 MB at the limit (the
+/// simulator records walks up to it, `dpwalk ledger certify` rebuilds them up to it).
 pub const MAX_CERTIFIED_STEPS: u64 = 10_000_000;
+
+/// Largest `users × steps` the simulator certifies (`users × (steps + users)` for
+/// `dpwalk.certify_walk`, whose users need not all hold the token): one scan of the walk per
+/// observer, on one core (measured: 2.9 s for 1,000 users and 10⁵ steps on a busy 2-core
+/// machine, so up to about 30 s at the limit), and memory O(users) per thread.
+pub const MAX_CERTIFIED_WORK: u128 = 1_000_000_000;
 
 /// One user's certificate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -129,7 +135,7 @@ impl GivenWalkReport {
     ///
     /// # Errors
     /// No holders, more than [`MAX_CERTIFIED_STEPS`], fewer than 2 users or a holder not among
-    /// them, σ or C refused by the accountant, the orders or δ refused.
+    /// them, users × (steps + users) above [`MAX_CERTIFIED_WORK`], σ or C refused by the accountant, the orders or δ refused.
     pub fn new(query: &GivenWalkQuery) -> Result<Self, QueryError> {
         let steps = query.holders.len() as u64;
         if steps == 0 || steps > MAX_CERTIFIED_STEPS {
@@ -148,6 +154,14 @@ impl GivenWalkReport {
             return Err(QueryError::Refused(format!(
                 "holders: user {largest} is not among the {users} users (0 to {})",
                 users - 1
+            )));
+        }
+        // One scan of the walk per observer, each with O(users) of per-user state to reset.
+        let work = users as u128 * (u128::from(steps) + users as u128);
+        if work > MAX_CERTIFIED_WORK {
+            return Err(QueryError::Refused(format!(
+                "users x (steps + users) = {users} x ({steps} + {users}) is above the \
+                 {MAX_CERTIFIED_WORK} certified (one scan of the walk per observer)"
             )));
         }
         let noise = Noise::new(query.sigma, query.clip).map_err(|source| QueryError::Invalid {

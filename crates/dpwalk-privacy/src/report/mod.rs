@@ -21,7 +21,8 @@ pub use calibrate::{CalibrateQuery, CalibrateReport, CalibrateView, TargetDoc};
 pub use error::QueryError;
 pub use gaussian::GaussianReport;
 pub use given_walk::{
-    GivenWalkQuery, GivenWalkReport, MAX_CERTIFIED_STEPS, UserCertificate, certify_users,
+    GivenWalkQuery, GivenWalkReport, MAX_CERTIFIED_STEPS, MAX_CERTIFIED_WORK, UserCertificate,
+    certify_users,
 };
 pub use ledger::LedgerReport;
 pub use scenario::{

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import operator
 import os
 from dataclasses import dataclass
@@ -255,7 +256,8 @@ def certify_walk(
 
     ``users`` defaults to one more than the largest holder; ``cap`` is each user's budget (its
     first ``cap`` visits contribute, later ones are noise-only, as the budget policy runs;
-    ``None``: every visit contributes). At most 10⁷ steps.
+    ``None``: every visit contributes). At most 10⁷ steps, and users × (steps + users) at most
+    10⁹.
 
     The figure holds for this path even against an observer who knows it (ex post: it cannot
     choose σ before the walk). Returns ``label``, ``steps``, ``users_count``, ``cap``,
@@ -336,29 +338,44 @@ def ledger_show(
 
 
 def _toml_key(key: str) -> str:
-    return key if key.replace("-", "").replace("_", "").isalnum() else json.dumps(key)
+    """A TOML key: bare when TOML allows it (ASCII letters, digits, ``_`` and ``-``), else
+    quoted."""
+    bare = key and all(c.isascii() and (c.isalnum() or c in "_-") for c in key)
+    return key if bare else _toml_string(key)
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string: JSON's escapes are TOML's, with non-ASCII characters written as
+    themselves (JSON would write surrogate pairs, which TOML refuses) and DEL escaped."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"a scenario string must be valid Unicode, got {text!r}") from None
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _toml(value: Any) -> str:
-    """``value`` as a TOML literal (inline tables for dicts)."""
-    if isinstance(value, bool):
+    """``value`` as a TOML literal (inline tables for dicts); NumPy's numbers and bools too."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
         return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
+    if isinstance(value, numbers.Integral):
+        return str(operator.index(value))
+    if isinstance(value, numbers.Real):
+        number = float(value)
+        if math.isnan(number):
             return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
+        if math.isinf(number):
+            return "inf" if number > 0 else "-inf"
+        # float's own repr: NumPy's would write `np.float64(0.5)`.
+        return float.__repr__(number)
     if isinstance(value, (str, os.PathLike)):
-        # JSON's string escapes are TOML's (basic strings).
-        return json.dumps(os.fspath(value))
+        return _toml_string(os.fspath(value))
     if isinstance(value, Mapping):
         items = ", ".join(f"{_toml_key(str(k))} = {_toml(v)}" for k, v in value.items())
         return "{" + items + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
+        items = value.tolist() if hasattr(value, "tolist") else value
+        return "[" + ", ".join(_toml(v) for v in items) + "]"
     raise ValueError(f"a scenario value must be a bool, number, string, list or dict, got {value!r}")
 
 
@@ -421,7 +438,8 @@ def simulate(
     dicts; relative data and topology paths are then read from the working directory).
     ``overrides`` are ``--set`` overrides: a dict ``{"algorithm.sigma": 2}`` or a list of
     ``"key=value"`` strings (value in TOML syntax), applied in order; ``seed`` overrides the
-    scenario's seed (``--seed``). ``progress=True`` shows the progress bar on stderr.
+    scenario's seed (``--seed``). ``progress=True`` shows the progress bar on stderr when it is a
+    terminal (nothing otherwise; in Jupyter, on the server's terminal).
 
     The numbers are ``dpwalk sim``'s to the last digit (the same code computes both; only the
     summary's wall-clock figures, ``throughput``, differ from run to run). Raises ``OSError``

@@ -119,11 +119,21 @@ fn apply_override(table: &mut toml::Table, set: &str) -> Result<(), ScenarioErro
     if parts.iter().any(|p| p.is_empty()) {
         return Err(bad("empty key segment"));
     }
-    // A value in TOML syntax (number, bool, array, quoted string), else a bare string.
-    let value = toml::from_str::<toml::Table>(&format!("v = {}", raw.trim()))
+    // A value in TOML syntax (number, bool, array, quoted string), else a bare string; a value
+    // that opens as a string, array or table must be one (a typo is not a bare string).
+    let raw = raw.trim();
+    let value = match toml::from_str::<toml::Table>(&format!("v = {raw}"))
         .ok()
         .and_then(|mut t| t.remove("v"))
-        .unwrap_or_else(|| toml::Value::String(raw.trim().to_string()));
+    {
+        Some(v) => v,
+        None if raw.starts_with(['"', '\'', '[', '{']) => {
+            return Err(bad(&format!(
+                "`{raw}` opens as a TOML string, array or table but is not one"
+            )));
+        }
+        None => toml::Value::String(raw.to_string()),
+    };
     let (last, parents) = parts.split_last().ok_or_else(|| bad("empty key"))?;
     let mut cur = table;
     for p in parents {
@@ -136,4 +146,27 @@ fn apply_override(table: &mut toml::Table, set: &str) -> Result<(), ScenarioErro
     }
     cur.insert(last.to_string(), value);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_override_that_opens_as_a_toml_value_must_be_one() {
+        let mut table = toml::Table::new();
+        for typo in ["name=\"abc", "sweep.sigma=[1, 2", "data={a = 1", "name='x"] {
+            let err = apply_override(&mut table, typo).unwrap_err();
+            assert!(
+                matches!(err, ScenarioError::Override { ref message, .. } if message.contains("opens as")),
+                "{typo}: {err}"
+            );
+        }
+        apply_override(&mut table, "name=\"run😀\"").unwrap();
+        apply_override(&mut table, "algorithm.kind=admm").unwrap();
+        apply_override(&mut table, "sweep.sigma=[0.5, 1]").unwrap();
+        assert_eq!(table["name"].as_str(), Some("run😀"));
+        assert_eq!(table["algorithm"]["kind"].as_str(), Some("admm"));
+        assert_eq!(table["sweep"]["sigma"].as_array().map(Vec::len), Some(2));
+    }
 }

@@ -116,9 +116,9 @@ pub struct ScenarioArgs {
     pub clip: f64,
     #[command(flatten)]
     steps: StepsArgs,
-    /// Run seed, for random topologies that do not fix their own seed.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Run seed, for random topologies that do not fix their own seed [default: 1].
+    #[arg(long)]
+    seed: Option<u64>,
     #[command(flatten)]
     record: RecordArgs,
 }
@@ -151,7 +151,7 @@ impl ScenarioArgs {
             topology: self.graph.topology.clone(),
             complete: self.graph.complete,
             nodes: self.nodes,
-            seed: Some(self.seed),
+            seed: self.seed,
             clip: self.clip,
             steps_per_user: self.steps.steps_per_user,
             total_steps: self.steps.total_steps,

@@ -26,8 +26,8 @@ pub use given_walk::{
 };
 pub use ledger::LedgerReport;
 pub use scenario::{
-    Accounted, Contributions, Graph, RecordLevel, Scenario, ScenarioDoc, ScenarioFlags,
-    ScenarioQuery,
+    Accounted, Contributions, DEFAULT_TOPOLOGY_SEED, Graph, RecordLevel, Scenario, ScenarioDoc,
+    ScenarioFlags, ScenarioQuery,
 };
 pub use walk::{ClosedFormDoc, Step, UserDoc, WalkQuery, WalkReport, WalkView, WorstDoc};
 

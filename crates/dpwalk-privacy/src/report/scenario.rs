@@ -71,6 +71,9 @@ pub struct ScenarioQuery {
     pub record: Option<RecordLevel>,
 }
 
+/// The run seed of a random topology file when `--seed` is not given.
+pub const DEFAULT_TOPOLOGY_SEED: u64 = 1;
+
 /// The scenario options as a front end was given them, each optional as a flag is: the CLI's
 /// flags, Python's keyword arguments. [`ScenarioFlags::query`] says what they mean, or why they
 /// do not go together, in one place for both.
@@ -82,7 +85,7 @@ pub struct ScenarioFlags {
     pub complete: Option<usize>,
     /// `--nodes N` (with `--topology`).
     pub nodes: Option<usize>,
-    /// `--seed` (default 1).
+    /// `--seed` ([`DEFAULT_TOPOLOGY_SEED`] when not given).
     pub seed: Option<u64>,
     /// `--clip C`.
     pub clip: f64,
@@ -113,7 +116,7 @@ impl ScenarioFlags {
             (Some(path), None) => Graph::File {
                 path: path.clone(),
                 nodes: self.nodes,
-                seed: self.seed.unwrap_or(1),
+                seed: self.seed.unwrap_or(DEFAULT_TOPOLOGY_SEED),
             },
             (None, Some(users)) if self.nodes.is_none() => Graph::Complete { users },
             (None, Some(_)) => {

@@ -116,7 +116,7 @@ def _scenario(given: dict) -> dict:
         "topology": None if topology is None else os.fsdecode(topology),
         "complete": _optional_count("complete", given["complete"]),
         "nodes": _optional_count("nodes", given["nodes"]),
-        "seed": _count("seed", given["seed"]),
+        "seed": _optional_count("seed", given["seed"]),
         "clip": _float("clip", given["clip"]),
         "steps_per_user": _optional_count("steps_per_user", given["steps_per_user"]),
         "total_steps": _optional_count("total_steps", given["total_steps"]),
@@ -139,7 +139,7 @@ def account_walk(
     view: str = "both",
     pairs: bool = False,
     nodes: Optional[int] = None,
-    seed: int = 1,
+    seed: Optional[int] = None,
     min_records: Optional[int] = None,
     feature_norm: Optional[float] = None,
     loss: Optional[str] = None,
@@ -155,7 +155,8 @@ def account_walk(
                             step="dp-sgd", delta=1e-6)
 
     Give the graph as ``complete=N`` (the complete graph on N users) or ``topology=`` a
-    topology file (with ``nodes=`` for files that leave it open, ``seed=`` for random ones),
+    topology file (with ``nodes=`` for files that leave it open, ``seed=`` for random ones,
+    default 1),
     and the contributions as ``steps_per_user=K`` or ``total_steps=T`` (each user is then
     charged the 0.99 quantile of its visit count). ``step`` is ``"admm"`` (local figures only:
     no network bound is proved for the ADMM walk, and the dict says why) or ``"dp-sgd"`` (the
@@ -198,7 +199,7 @@ def calibrate(
     total_steps: Optional[int] = None,
     sample_rate: Optional[float] = None,
     nodes: Optional[int] = None,
-    seed: int = 1,
+    seed: Optional[int] = None,
     min_records: Optional[int] = None,
     feature_norm: Optional[float] = None,
     loss: Optional[str] = None,

@@ -11,7 +11,7 @@
 //! every member brought one and only one, and that together they cover every seq `0..K` exactly
 //! once, rebuilds the walk and certifies it: per user, `Ψ = max_j Ψ_ij` against its worst
 //! observer `j` and the (ε, δ) of
-//! [`dpwalk_privacy::network::given_walk::given_walk_curve`] at the run's δ.
+//! [`dpwalk_privacy::network::given_walk::given_walk_bound`] at the run's δ.
 //!
 //! The numbers come from where the node takes them: σ is the run file's, or calibrated by
 //! [`Run::calibrate`] as every member calibrates it; the clip is [`Run::accounted_clip`]; the

@@ -224,7 +224,8 @@ fn n3_coalition_regular(b: Bencher, n: usize) {
     let rows = transition_rows(&regular(n));
     let (orders, noise) = n3_setup();
     let coalition = Coalition::new(&rows, 0).expect("coalition");
-    b.bench_local(|| coalition.mixtures(10 * n, &orders, noise, &MixtureOptions::default()));
+    let opts = MixtureOptions::default();
+    b.bench_local(|| coalition.observer(10 * n, &opts).mixtures(&orders, noise));
 }
 
 #[divan::bench(sample_count = 1, sample_size = 1)]

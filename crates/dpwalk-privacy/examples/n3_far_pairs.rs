@@ -46,7 +46,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                 near = f;
             }
         }
-        let coalition = figure(&c.mixtures(k, &orders, noise, &opts), cap)?.0;
+        let coalition = figure(&c.observer(k, &opts).mixtures(&orders, noise), cap)?.0;
         let one = Orders::new(&[near.1])?;
         let (mut far, mut above) = (0.0_f64, 0);
         for &j in c.observers() {

@@ -31,7 +31,7 @@
 
 use crate::error::{PrivacyError, nonnegative, positive};
 use crate::mechanism::{gaussian, laplace, pure_dp_rdp};
-use crate::rdp::{Orders, RdpCurve};
+use crate::rdp::{Conversion, DpBound, Orders, RdpCurve};
 use crate::unit::Unit;
 
 /// The most rounds of a growing penalty (before its cap) accounted one by one; each is a curve.
@@ -66,6 +66,22 @@ impl Baseline {
             }
             Baseline::PenaltyPerturbation(pp) => pp.curve(orders, positive("nu", knob)?, rounds),
         }
+    }
+
+    /// The local-view guarantee after `rounds` rounds at knob `knob`: [`Baseline::spent`]
+    /// converted at `delta`, its order refined between the grid's ([`crate::refine`]). What the
+    /// baseline's calibration meets and its reports print.
+    pub fn bound(
+        &self,
+        orders: &Orders,
+        knob: f64,
+        rounds: u64,
+        delta: f64,
+        conversion: Conversion,
+    ) -> Result<DpBound, PrivacyError> {
+        RdpCurve::refined_bound(orders, delta, conversion, |grid| {
+            self.spent(grid, knob, rounds)
+        })
     }
 }
 

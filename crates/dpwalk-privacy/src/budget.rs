@@ -18,10 +18,10 @@
 //! extra steps (a noise-only step), and the summary says how many did.
 
 use crate::Noise;
-use crate::calibrate::network_mixtures;
 use crate::error::PrivacyError;
 use crate::ledger::Budget;
 use crate::local::local_view;
+use crate::network::complete::CompleteView;
 use crate::rdp::{Conversion, Orders};
 
 /// The quantile of a user's visit count that calibration plans for.
@@ -55,8 +55,9 @@ impl Policy {
 
     /// The policy of a run whose budget is on the network view of a DP-SGD walk of `steps`
     /// steps on the complete graph of `users` users (N1): the cap is the largest count whose
-    /// path-hidden figure ([`crate::calibrate::View::Network`]) is within the budget. The
-    /// mixtures are computed once; each cap tried costs a conversion.
+    /// path-hidden figure ([`CompleteView::bound`], what is printed) is within the budget. The
+    /// mixtures are computed once; each cap tried costs a conversion, and the orders its
+    /// refinement probes that no cap tried before ([`crate::network::mixture::Observer`]).
     pub fn network(
         budget: Budget,
         conversion: Conversion,
@@ -65,11 +66,12 @@ impl Policy {
         users: u64,
         steps: u64,
     ) -> Result<Self, PrivacyError> {
-        let mixtures = network_mixtures(orders, noise, users, steps)?;
+        let view = CompleteView::new(orders, users, steps)?;
+        let observer = view.observer();
+        let mixtures = observer.mixtures(view.orders(), noise);
         let fits = |k: u64| -> Result<bool, PrivacyError> {
-            let eps = mixtures
-                .curve(k)
-                .to_dp(budget.delta(), conversion)?
+            let eps = observer
+                .bound(&mixtures, k, budget.delta(), conversion)?
                 .epsilon();
             Ok(eps <= budget.epsilon())
         };

@@ -19,10 +19,10 @@ use crate::baseline::Baseline;
 use crate::central::{centralized_view, federated_view};
 use crate::error::PrivacyError;
 use crate::local::local_view;
-use crate::network::mixture::{
-    MixtureOptions, PairChain, PairMixtures, check_cost, dropped, network_orders,
-};
+use crate::network::complete::CompleteView;
 use crate::rdp::{Conversion, DpBound, DpGuarantee, Orders, RdpCurve, check_delta};
+use crate::refine;
+use std::cell::Cell;
 
 /// The relative precision of σ that the CLI, the simulator and the daemon calibrate to: they must
 /// agree, so that a budget gives every one of them the same σ.
@@ -72,42 +72,14 @@ pub fn account(view: &View, orders: &Orders, noise: Noise) -> Result<RdpCurve, P
         View::Local { contributions } => Ok(local_view(orders, noise, contributions)),
         View::Centralized { rounds, users } => centralized_view(orders, noise, rounds, users),
         View::Network { users, steps, cap } => {
-            Ok(network_mixtures(orders, noise, users, steps)?.curve(cap))
+            let view = CompleteView::new(orders, users, steps)?;
+            Ok(view.observer().mixtures(view.orders(), noise).curve(cap))
         }
         View::Federated {
             rounds,
             sampling_rate,
         } => federated_view(orders, noise, rounds, sampling_rate),
     }
-}
-
-/// The cap-free part of [`View::Network`]'s curve at noise `noise`, on the network view's
-/// orders ([`network_orders`]): what the budget policy searches the largest cap within a
-/// network budget on.
-pub fn network_mixtures(
-    orders: &Orders,
-    noise: Noise,
-    users: u64,
-    steps: u64,
-) -> Result<PairMixtures, PrivacyError> {
-    let users = usize::try_from(users).map_err(|_| PrivacyError::Users { min: 2, got: users })?;
-    if users < 2 {
-        return Err(PrivacyError::Users {
-            min: 2,
-            got: users as u64,
-        });
-    }
-    let chain = PairChain::complete(users)?;
-    let opts = MixtureOptions::default();
-    let steps = usize::try_from(steps).unwrap_or(usize::MAX);
-    check_cost(&chain, steps, 1.0, network_orders(orders)?.len())?;
-    Ok(PairMixtures::new(
-        &chain,
-        steps,
-        &network_orders(orders)?,
-        noise,
-        &opts,
-    ))
 }
 
 /// The result of a calibration.
@@ -183,14 +155,13 @@ impl Target {
 }
 
 /// The crate's one bisection (module docs): the smallest noise level `x` within
-/// `[start/SEARCH_RANGE, start·SEARCH_RANGE]` whose curve `curve(x)` meets `target`, with the
+/// `[start/SEARCH_RANGE, start·SEARCH_RANGE]` whose guarantee `eval(x)` meets `target`, with the
 /// guarantee there.
 fn smallest_noise(
-    curve: impl Fn(f64) -> Result<RdpCurve, PrivacyError>,
+    eval: impl Fn(f64) -> Result<DpBound, PrivacyError>,
     start: f64,
     target: &Target,
 ) -> Result<(f64, DpGuarantee), PrivacyError> {
-    let eval = |x: f64| target.bound(&curve(x)?);
     let (min_x, max_x) = (start / SEARCH_RANGE, start * SEARCH_RANGE);
     let mut hi = start;
     let mut lo;
@@ -222,6 +193,24 @@ fn smallest_noise(
             }
         }
     }
+    let (hi, hi_bound) = narrow(lo, hi, hi_bound, eval, target)?;
+    match hi_bound {
+        DpBound::Finite(achieved) => Ok((hi, achieved)),
+        DpBound::NoFiniteGuarantee { .. } => {
+            Err(target.unattainable("no finite guarantee".to_string()))
+        }
+    }
+}
+
+/// Narrows `[lo, hi]`, where `hi` meets `target` with `hi_bound` and `lo` does not, by bisection in
+/// `ln x` to the target's relative tolerance: the upper end and its guarantee.
+fn narrow(
+    mut lo: f64,
+    mut hi: f64,
+    mut hi_bound: DpBound,
+    eval: impl Fn(f64) -> Result<DpBound, PrivacyError>,
+    target: &Target,
+) -> Result<(f64, DpBound), PrivacyError> {
     while (hi - lo) > target.rel_tol * hi {
         let mid = (lo * hi).sqrt();
         let b = eval(mid)?;
@@ -231,12 +220,7 @@ fn smallest_noise(
             lo = mid;
         }
     }
-    match hi_bound {
-        DpBound::Finite(achieved) => Ok((hi, achieved)),
-        DpBound::NoFiniteGuarantee { .. } => {
-            Err(target.unattainable("no finite guarantee".to_string()))
-        }
-    }
+    Ok((hi, hi_bound))
 }
 
 /// Finds the smallest σ such that `view` at `(σ, clip)` is `(epsilon, delta)`-DP under
@@ -256,19 +240,22 @@ pub fn calibrate(
         return calibrate_network(users, steps, cap, orders, clip, &target);
     }
     let (sigma, achieved) = smallest_noise(
-        |sigma| account(view, orders, Noise::new(sigma, clip)?),
+        |sigma| target.bound(&account(view, orders, Noise::new(sigma, clip)?)?),
         clip,
         &target,
     )?;
     Ok(Calibration { sigma, achieved })
 }
 
-/// [`calibrate`] for [`View::Network`], order by order: the smallest σ meeting the target is the
-/// smallest over the orders of [`network_orders`] of the σ at which that order alone meets it
-/// (each order's ε decreases with σ). The orders are tried from the local view's best outwards,
-/// each first just below the best σ so far: an order that does not meet the target there cannot
+/// [`calibrate`] for [`View::Network`], order by order: the smallest σ at which one order alone
+/// meets the target, over the orders of [`crate::network::mixture::network_orders`] (each
+/// order's ε decreases with σ), then over the orders between the best one's neighbours
+/// ([`crate::refine`]). The grid's orders are tried from the local view's best outwards, each
+/// first just below the best σ so far: an order that does not meet the target there cannot
 /// lower it and costs one mixture, so a search costs a few dozen mixtures instead of a few dozen
-/// per σ tried. The dropped paths' probability (independent of σ) is computed once.
+/// per σ tried. The answer is checked with the figure that is printed
+/// ([`CompleteView::bound`]), which searches its order on its own: where that misses the target
+/// by a hair, σ is raised until it meets it.
 fn calibrate_network(
     users: u64,
     steps: u64,
@@ -277,26 +264,16 @@ fn calibrate_network(
     clip: f64,
     target: &Target,
 ) -> Result<Calibration, PrivacyError> {
-    let picked = network_orders(orders)?;
-    // Checks the users, the steps and the cost, as every network figure does (one order).
-    network_mixtures(
-        &Orders::new(&picked.as_slice()[..1])?,
-        Noise::new(1.0, clip)?,
-        users,
-        steps,
-    )?;
-    let chain = PairChain::complete(usize::try_from(users).unwrap_or(usize::MAX))?;
-    let k = usize::try_from(steps).unwrap_or(usize::MAX);
-    let opts = MixtureOptions::default();
-    let drop = dropped(&chain, k, &opts);
+    let view = CompleteView::new(orders, users, steps)?;
+    let observer = view.observer();
     let at = |alpha: f64, sigma: f64| -> Result<RdpCurve, PrivacyError> {
         let one = Orders::new(&[alpha])?;
-        let noise = Noise::new(sigma, clip)?;
-        Ok(PairMixtures::with_dropped(&chain, k, &one, noise, &opts, drop.clone()).curve(cap))
+        Ok(observer.mixtures(&one, Noise::new(sigma, clip)?).curve(cap))
     };
+    let picked = view.orders();
     let local = View::Local { contributions: cap };
     let (start, local_best) = smallest_noise(
-        |s| account(&local, &picked, Noise::new(s, clip)?),
+        |s| target.bound(&account(&local, picked, Noise::new(s, clip)?)?),
         clip,
         target,
     )?;
@@ -307,12 +284,12 @@ fn calibrate_network(
         .unwrap_or(all.len() - 1);
     let mut sequence: Vec<usize> = (0..all.len()).collect();
     sequence.sort_by_key(|&x| x.abs_diff(first));
-    let mut best: Option<f64> = None;
+    let mut best: Option<(f64, usize)> = None;
     for x in sequence {
         let alpha = all[x];
         let from = match best {
             None => start,
-            Some(b) => {
+            Some((b, _)) => {
                 let below = b * (1.0 - target.rel_tol);
                 if !target.meets(&target.bound(&at(alpha, below)?)?) {
                     continue;
@@ -320,19 +297,45 @@ fn calibrate_network(
                 below
             }
         };
-        match smallest_noise(|s| at(alpha, s), from, target) {
-            Ok((sigma, _)) => best = Some(best.map_or(sigma, |b: f64| b.min(sigma))),
-            Err(PrivacyError::Unattainable { .. }) => {}
+        match smallest_noise(|s| target.bound(&at(alpha, s)?), from, target) {
+            Ok((sigma, _)) if best.is_none_or(|(b, _)| sigma < b) => best = Some((sigma, x)),
+            Ok(_) | Err(PrivacyError::Unattainable { .. }) => {}
             Err(e) => return Err(e),
         }
     }
-    let sigma =
+    let (grid_sigma, x) =
         best.ok_or_else(|| target.unattainable("no order of the network view meets it".into()))?;
-    let curve = network_mixtures(orders, Noise::new(sigma, clip)?, users, steps)?.curve(cap);
-    match target.bound(&curve)? {
-        DpBound::Finite(achieved) if achieved.epsilon <= target.epsilon => {
-            Ok(Calibration { sigma, achieved })
+    // Between the best order's neighbours, the order whose own σ is the smallest: σ_α is
+    // unimodal in α where ε_α(σ) is (its sublevel sets are intervals), and a probe that does not
+    // meet the target just below the best σ so far is no better and costs one mixture.
+    let best_sigma = Cell::new(grid_sigma);
+    let (lo, hi) = (all[x.saturating_sub(1)], all[(x + 1).min(all.len() - 1)]);
+    let (_, sigma) = refine::search(lo, all[x], hi, grid_sigma, |alpha| {
+        let below = best_sigma.get() * (1.0 - target.rel_tol);
+        if !target.meets(&target.bound(&at(alpha, below)?)?) {
+            return Ok(f64::INFINITY);
         }
+        let (sigma, _) = smallest_noise(|s| target.bound(&at(alpha, s)?), below, target)?;
+        best_sigma.set(sigma);
+        Ok::<_, PrivacyError>(sigma)
+    })?;
+    // The printed figure there; where its own search of the order misses the target by a hair,
+    // σ is raised until it meets it (the grid's σ always does) and bisected back.
+    let figure = |s: f64| view.bound(Noise::new(s, clip)?, cap, target.delta, target.conversion);
+    let (mut lo, mut hi, mut hi_bound) = (sigma, sigma, figure(sigma)?);
+    let mut step = target.rel_tol;
+    while !target.meets(&hi_bound) {
+        lo = hi;
+        hi = (sigma * (1.0 + step)).min(grid_sigma);
+        hi_bound = figure(hi)?;
+        step *= 4.0;
+    }
+    let (hi, hi_bound) = narrow(lo, hi, hi_bound, figure, target)?;
+    match hi_bound {
+        DpBound::Finite(achieved) if achieved.epsilon <= target.epsilon => Ok(Calibration {
+            sigma: hi,
+            achieved,
+        }),
         _ => Err(target.unattainable("no finite guarantee".into())),
     }
 }
@@ -363,7 +366,9 @@ pub fn calibrate_baseline(
 ) -> Result<BaselineCalibration, PrivacyError> {
     let target = Target::new(epsilon, delta, conversion, rel_tol)?;
     if let Baseline::PenaltyPerturbation(pp) = baseline {
-        let floor = target.bound(&pp.curve(orders, 0.0, rounds)?)?;
+        let floor = RdpCurve::refined_bound(orders, target.delta, target.conversion, |grid| {
+            pp.curve(grid, 0.0, rounds)
+        })?;
         if !target.meets(&floor) {
             return Err(target.unattainable(format!(
                 "the Jacobian floor alone gives epsilon = {}; take a larger theta or growth q",
@@ -372,7 +377,15 @@ pub fn calibrate_baseline(
         }
     }
     let (x, achieved) = smallest_noise(
-        |x| baseline.spent(orders, knob_at(baseline, x), rounds),
+        |x| {
+            baseline.bound(
+                orders,
+                knob_at(baseline, x),
+                rounds,
+                target.delta,
+                target.conversion,
+            )
+        },
         1.0,
         &target,
     )?;

@@ -2,6 +2,7 @@
 //!
 //! # Layout
 //! - [`rdp`]: order grids, RDP curves, composition, conversion to (ε, δ).
+//! - [`refine`]: the best order between a grid's orders, for curves computed at any order.
 //! - [`mechanism`]: the Gaussian, Poisson-subsampled Gaussian and Laplace mechanisms, and the
 //!   tight curve of any pure ε-DP mechanism.
 //! - [`pld`]: privacy loss distributions composed by FFT: the tight (ε, δ) of the
@@ -54,6 +55,7 @@ pub mod mechanism;
 pub mod network;
 pub mod pld;
 pub mod rdp;
+pub mod refine;
 pub mod report;
 pub mod unit;
 pub mod walk;

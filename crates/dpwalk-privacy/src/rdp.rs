@@ -21,6 +21,16 @@
 //! Orders where the curve is `+∞` are skipped; if no order is finite the answer is an explicit
 //! [`DpBound::NoFiniteGuarantee`], never a NaN.
 //!
+//! # Orders between the grid's
+//! Where the mechanism can be computed at any order, [`RdpCurve::to_dp_refined`] (or
+//! [`RdpCurve::refined_bound`]) searches the best order between the grid's neighbours of the
+//! best grid order ([`crate::refine`]), computing a few more orders alone; the figure is the
+//! smallest ε seen, so never above the grid's. The network views (N1, N3:
+//! [`crate::network::mixture::Observer::bound`]; N2:
+//! [`crate::network::given_walk::given_walk_bound`]) and the seed baselines
+//! ([`crate::baseline::Baseline::bound`]) are printed, calibrated and enforced that way;
+//! [`RdpCurve::to_dp`] stays on the grid (compositions and ledgers hold grid values only).
+//!
 //! # Gaussian bounds
 //! Where every contribution is a Gaussian mechanism, the RDP conversion loses 6–8 % of ε against
 //! the exact one ([`crate::gdp`]). A curve may therefore carry a `μ²`
@@ -74,6 +84,7 @@
 use crate::error::PrivacyError;
 use crate::gdp;
 use crate::pld;
+use crate::refine;
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -454,19 +465,74 @@ impl RdpCurve {
     /// The guarantee at this δ: the exact conversion of a Gaussian curve, else the smallest ε
     /// over the grid with `conversion` (module docs), with the RDP figure's order and statement.
     pub fn to_dp(&self, delta: f64, conversion: Conversion) -> Result<DpBound, PrivacyError> {
+        self.guarantee(delta, conversion, None)
+    }
+
+    /// [`RdpCurve::to_dp`] for a curve that can be computed at any order: `at(α)` is the value at
+    /// order `α` of the mechanism this curve is the grid's values of, and the RDP figure's order
+    /// is refined between the grid's orders ([`crate::refine`]; the figure is never above
+    /// [`RdpCurve::to_dp`]'s). An error from `at` is returned.
+    pub fn to_dp_refined(
+        &self,
+        delta: f64,
+        conversion: Conversion,
+        mut at: impl FnMut(f64) -> Result<f64, PrivacyError>,
+    ) -> Result<DpBound, PrivacyError> {
+        self.guarantee(delta, conversion, Some(&mut at))
+    }
+
+    /// The guarantee of the mechanism whose curve on any grid is `curve(grid)`: on `orders`, its
+    /// order refined between them ([`RdpCurve::to_dp_refined`]), each order probed computed by
+    /// `curve` on a grid of that order alone.
+    pub fn refined_bound(
+        orders: &Orders,
+        delta: f64,
+        conversion: Conversion,
+        curve: impl Fn(&Orders) -> Result<RdpCurve, PrivacyError>,
+    ) -> Result<DpBound, PrivacyError> {
+        curve(orders)?.to_dp_refined(delta, conversion, |alpha| {
+            Ok(curve(&Orders::new(&[alpha])?)?.values()[0])
+        })
+    }
+
+    fn guarantee(
+        &self,
+        delta: f64,
+        conversion: Conversion,
+        at: Option<&mut dyn FnMut(f64) -> Result<f64, PrivacyError>>,
+    ) -> Result<DpBound, PrivacyError> {
         let delta = check_delta(delta)?;
-        let mut best: Option<(f64, f64)> = None;
-        for (alpha, rdp) in self.iter() {
+        let mut best: Option<(f64, usize)> = None;
+        for (x, (alpha, rdp)) in self.iter().enumerate() {
             if !rdp.is_finite() {
                 continue;
             }
             let eps = epsilon_at(alpha, rdp, delta, conversion).max(0.0);
             if best.is_none_or(|(e, _)| eps < e) {
-                best = Some((eps, alpha));
+                best = Some((eps, x));
             }
         }
-        let Some((rdp_epsilon, order)) = best else {
+        let Some((grid_epsilon, x)) = best else {
             return Ok(DpBound::NoFiniteGuarantee { delta });
+        };
+        let orders = self.orders.as_slice();
+        let (rdp_epsilon, order) = match at {
+            None => (grid_epsilon, orders[x]),
+            Some(at) => {
+                let (lo, hi) = (
+                    orders[x.saturating_sub(1)],
+                    orders[(x + 1).min(orders.len() - 1)],
+                );
+                let (order, eps) = refine::search(lo, orders[x], hi, grid_epsilon, |alpha| {
+                    let rdp = at(alpha)?;
+                    Ok::<_, PrivacyError>(if rdp >= 0.0 && rdp.is_finite() {
+                        epsilon_at(alpha, rdp, delta, conversion).max(0.0)
+                    } else {
+                        f64::INFINITY
+                    })
+                })?;
+                (eps, order)
+            }
         };
         // The exact figure of the Gaussian bound, where it is below the RDP one (module docs).
         let exact = self.gaussian_mu2.and_then(|mu2| {

@@ -35,9 +35,10 @@ use crate::Noise;
 use crate::error::PrivacyError;
 use crate::local::local_view;
 use crate::network::coalition::Coalition;
+use crate::network::complete::CompleteView;
 use crate::network::mixture::{
-    MAX_NETWORK_WORK, MAX_PAIR_USERS, MixtureOptions, PairChain, PairMixtures, check_cost,
-    check_work, network_orders, work,
+    MAX_NETWORK_WORK, MAX_PAIR_USERS, MixtureOptions, Observer, PairChain, PairMixtures,
+    check_work, computed_orders, network_orders, work,
 };
 use crate::network::{
     Charges, HittingOptions, InverseHitting, PassageLaw, complete_graph_inverse_hitting,
@@ -494,7 +495,9 @@ pub struct PathHidden {
 /// The path-hidden network view of a DP-SGD walk of `steps` steps on `topology` in which every
 /// user contributes at most `cap` times (the budget policy enforces the cap; spent users take
 /// noise-only steps), on the orders calibration and the budget policy use
-/// ([`network_orders`]), so that a calibrated σ reads back as its target. Refused above
+/// ([`network_orders`]), each figure's order refined between them ([`Observer::bound`]; on a
+/// graph other than the complete one only the worst observer's unless `with_pairs`, which gives
+/// the same user figures), so that a calibrated σ reads back as its target. Refused above
 /// [`MAX_PAIR_USERS`] users on a graph other than the complete one ([`NOT_OFFERED_COST`]), and
 /// where the computation would exceed [`MAX_NETWORK_WORK`].
 ///
@@ -527,43 +530,21 @@ pub fn path_hidden(
     let local: Figure = local_view(&setup.orders, setup.noise, cap)
         .to_dp(setup.delta, setup.conversion)?
         .into();
-    let figure = |mixtures: PairMixtures| -> Result<Figure, PrivacyError> {
-        let network: Figure = mixtures
-            .curve(cap)
-            .to_dp(setup.delta, setup.conversion)?
-            .into();
-        Ok(if local.epsilon_or_inf() < network.epsilon_or_inf() {
+    let smaller = |network: Figure| {
+        if local.epsilon_or_inf() < network.epsilon_or_inf() {
             local
         } else {
             network
-        })
-    };
-    let rows = if complete {
-        Vec::new()
-    } else {
-        transition_rows(topology)
-    };
-    // A pair's figure on the network orders, or at one order only (enough to show it below
-    // another figure: any order gives a valid bound).
-    let pair = |i: usize, j: usize, at: Option<f64>| -> Result<Figure, PrivacyError> {
-        let one;
-        let orders = match at {
-            Some(alpha) => {
-                one = Orders::new(&[alpha])?;
-                &one
-            }
-            None => &orders,
-        };
-        let chain = if complete {
-            PairChain::complete(n)?
-        } else {
-            PairChain::pair(&rows, i, j)?
-        };
-        figure(PairMixtures::new(&chain, k, orders, setup.noise, &opts))
+        }
     };
     if complete {
-        check_cost(&PairChain::complete(n)?, k, 1.0, orders.len())?;
-        let f = pair(0, 1, None)?;
+        let network = CompleteView::new(&setup.orders, n as u64, steps)?.bound(
+            setup.noise,
+            cap,
+            setup.delta,
+            setup.conversion,
+        )?;
+        let f = smaller(network.into());
         let pairs = with_pairs.then(|| {
             (0..n * n)
                 .map(|x| {
@@ -583,6 +564,16 @@ pub fn path_hidden(
             pairs,
         });
     }
+    let rows = transition_rows(topology);
+    let observers = Network {
+        rows: &rows,
+        steps: k,
+        orders: &orders,
+        setup,
+        cap,
+        opts,
+        local,
+    };
     // Each user's neighbours pair by pair, every other observer through its coalition
     // ([`crate::network::coalition`]); the far pairs one by one only where the coalition is the
     // worst and all pairs are within the cost limit.
@@ -593,16 +584,13 @@ pub fn path_hidden(
     let neighbour_pairs: usize = coalitions.iter().map(|c| c.neighbours().count()).sum();
     let coalition_work: f64 = coalitions.iter().map(|c| c.work(k, &opts)).sum();
     let per_order = pair_work * neighbour_pairs as f64 + coalition_work;
-    check_work(per_order * orders.len() as f64, k, n)?;
-    let far_pairs = pair_work * (n * (n - 1)) as f64 * orders.len() as f64 <= MAX_NETWORK_WORK;
+    check_work(per_order * computed_orders(&orders) as f64, k, n)?;
+    let far_pairs =
+        pair_work * (n * (n - 1)) as f64 * computed_orders(&orders) as f64 <= MAX_NETWORK_WORK;
     let rows_and_users: Vec<(Vec<Figure>, PathHiddenFigure)> = coalitions
         .par_iter()
         .enumerate()
-        .map(|(i, c)| {
-            user_row(i, c, far_pairs, &pair, |c| {
-                figure(c.mixtures(k, &orders, setup.noise, &opts))
-            })
-        })
+        .map(|(i, c)| user_row(i, c, far_pairs, with_pairs, &observers))
         .collect::<Result<_, _>>()?;
     let matrix: Vec<f64> = rows_and_users
         .iter()
@@ -614,69 +602,274 @@ pub fn path_hidden(
     })
 }
 
+/// The observers of a user's row ([`user_row`]): each one's figure on the network orders, with
+/// what refining it later needs, or at one order alone; and its refinement between the orders
+/// ([`Observer::bound`]).
+trait RowObservers {
+    /// What a figure on the orders keeps to be refined later.
+    type Kept;
+    /// Pair `(i, j)`'s figure on the orders, with what refining it needs, or at order `at` alone
+    /// (nothing kept: any order gives a valid bound).
+    fn pair(
+        &self,
+        i: usize,
+        j: usize,
+        at: Option<f64>,
+    ) -> Result<(Figure, Option<Self::Kept>), PrivacyError>;
+    /// The coalition's figure on the orders, with what refining it needs.
+    fn coalition(&self, c: &Coalition) -> Result<(Figure, Self::Kept), PrivacyError>;
+    /// Pair `(i, j)`'s figure refined from what [`RowObservers::pair`] kept.
+    fn refined_pair(&self, i: usize, j: usize, kept: &Self::Kept) -> Result<Figure, PrivacyError>;
+    /// The coalition's figure refined from what [`RowObservers::coalition`] kept.
+    fn refined_coalition(&self, c: &Coalition, kept: &Self::Kept) -> Result<Figure, PrivacyError>;
+}
+
+/// The observers of a DP-SGD walk on a graph: pairs and coalitions by their mixtures, each
+/// figure never above the local one.
+struct Network<'a> {
+    rows: &'a [Vec<(usize, f64)>],
+    steps: usize,
+    orders: &'a Orders,
+    setup: &'a Setup,
+    cap: u64,
+    opts: MixtureOptions,
+    local: Figure,
+}
+
+impl Network<'_> {
+    fn smaller(&self, bound: DpBound) -> Figure {
+        let network = Figure::from(bound);
+        if self.local.epsilon_or_inf() < network.epsilon_or_inf() {
+            self.local
+        } else {
+            network
+        }
+    }
+}
+
+impl RowObservers for Network<'_> {
+    type Kept = PairMixtures;
+
+    fn pair(
+        &self,
+        i: usize,
+        j: usize,
+        at: Option<f64>,
+    ) -> Result<(Figure, Option<PairMixtures>), PrivacyError> {
+        let chain = PairChain::pair(self.rows, i, j)?;
+        let observer = Observer::pair(&chain, self.steps, &self.opts);
+        let one;
+        let orders = match at {
+            Some(alpha) => {
+                one = Orders::new(&[alpha])?;
+                &one
+            }
+            None => self.orders,
+        };
+        let mixtures = observer.mixtures(orders, self.setup.noise);
+        let bound = mixtures
+            .curve(self.cap)
+            .to_dp(self.setup.delta, self.setup.conversion)?;
+        Ok((self.smaller(bound), at.is_none().then_some(mixtures)))
+    }
+
+    fn coalition(&self, c: &Coalition) -> Result<(Figure, PairMixtures), PrivacyError> {
+        let mixtures = c
+            .observer(self.steps, &self.opts)
+            .mixtures(self.orders, self.setup.noise);
+        let bound = mixtures
+            .curve(self.cap)
+            .to_dp(self.setup.delta, self.setup.conversion)?;
+        Ok((self.smaller(bound), mixtures))
+    }
+
+    fn refined_pair(
+        &self,
+        i: usize,
+        j: usize,
+        kept: &PairMixtures,
+    ) -> Result<Figure, PrivacyError> {
+        let chain = PairChain::pair(self.rows, i, j)?;
+        let observer = Observer::pair(&chain, self.steps, &self.opts);
+        let bound = observer.bound(kept, self.cap, self.setup.delta, self.setup.conversion)?;
+        Ok(self.smaller(bound))
+    }
+
+    fn refined_coalition(
+        &self,
+        c: &Coalition,
+        kept: &PairMixtures,
+    ) -> Result<Figure, PrivacyError> {
+        let observer = c.observer(self.steps, &self.opts);
+        let bound = observer.bound(kept, self.cap, self.setup.delta, self.setup.conversion)?;
+        Ok(self.smaller(bound))
+    }
+}
+
+/// How far a figure of a user's row has been computed.
+enum Stage<K> {
+    /// Refined between the orders.
+    Refined,
+    /// On the orders, with what refining it needs.
+    Grid(K),
+    /// At one order alone (a screened far pair): refining it computes the pair in full.
+    OneOrder,
+}
+
+/// A figure of a user's row, if computed, and how far.
+type Entry<K> = Option<(Figure, Stage<K>)>;
+
+/// The smaller of two figures (each a valid bound).
+fn smaller_of(a: Figure, b: Figure) -> Figure {
+    if a.epsilon_or_inf() <= b.epsilon_or_inf() {
+        a
+    } else {
+        b
+    }
+}
+
 /// User `i`'s figures against every observer and against its worst: its neighbours' pair by
-/// pair (`pair`), every other observer's from the coalition's (`coalition`), or, where the
-/// coalition is above every neighbour and `far_pairs` allows, the smaller of the coalition's and
-/// the pair's own. A far pair's own figure is first taken at the worst neighbour's order alone:
-/// where that is already below the neighbour, it is kept (a valid bound at one order) and the
-/// pair's full figure is not computed.
-fn user_row(
+/// pair, every other observer's from the coalition's, or, where the coalition is above every
+/// neighbour and `far_pairs` allows, the smaller of the coalition's and the pair's own. A far
+/// pair's own figure is first taken at the worst neighbour's order alone: where that is already
+/// below the neighbour, it is kept (a valid bound at one order) and the pair's full figure is
+/// not computed.
+///
+/// With `refine_all` every figure on the orders is refined between them ([`Observer::bound`]);
+/// without, only the worst observer's, again until the worst is refined (refining only lowers
+/// a figure, so the user's figure is what refining every one gives, at the cost of one or two
+/// refinements; the row's other entries stay on the orders).
+fn user_row<O: RowObservers>(
     i: usize,
     c: &Coalition,
     far_pairs: bool,
-    pair: &impl Fn(usize, usize, Option<f64>) -> Result<Figure, PrivacyError>,
-    coalition: impl Fn(&Coalition) -> Result<Figure, PrivacyError>,
+    refine_all: bool,
+    observers: &O,
 ) -> Result<(Vec<Figure>, PathHiddenFigure), PrivacyError> {
     let n = c.users();
-    let mut row = vec![Figure::zero(); n];
+    let refine_pair =
+        |j: usize, figure: Figure, stage: Stage<O::Kept>| -> Result<Figure, PrivacyError> {
+            match stage {
+                Stage::Refined => Ok(figure),
+                Stage::Grid(kept) => observers.refined_pair(i, j, &kept),
+                Stage::OneOrder => {
+                    let (_, kept) = observers.pair(i, j, None)?;
+                    let full = match kept {
+                        Some(kept) => observers.refined_pair(i, j, &kept)?,
+                        None => figure,
+                    };
+                    Ok(smaller_of(figure, full))
+                }
+            }
+        };
+    let full_pair = |j: usize| -> Result<(Figure, Stage<O::Kept>), PrivacyError> {
+        let (figure, kept) = observers.pair(i, j, None)?;
+        let stage = kept.map_or(Stage::OneOrder, Stage::Grid);
+        if refine_all {
+            Ok((refine_pair(j, figure, stage)?, Stage::Refined))
+        } else {
+            Ok((figure, stage))
+        }
+    };
+    // Per observer: its own pair figure, and whether the coalition's bounds it too.
+    let mut own: Vec<Entry<O::Kept>> = (0..n).map(|_| None).collect();
+    let mut by_coalition = vec![false; n];
+    let mut far: Entry<O::Kept> = None;
     let mut near = Figure::zero();
     for j in c.neighbours() {
-        row[j] = pair(i, j, None)?;
-        if row[j].epsilon_or_inf() > near.epsilon_or_inf() {
-            near = row[j];
+        let (f, stage) = full_pair(j)?;
+        if f.epsilon_or_inf() > near.epsilon_or_inf() {
+            near = f;
         }
+        own[j] = Some((f, stage));
     }
     let near_eps = near.epsilon_or_inf();
-    // Observers whose figure is the coalition's (one bound for all of them, no worst among them).
-    let mut shared = vec![false; n];
     if !c.observers().is_empty() {
-        let far = coalition(c)?;
-        let each = far_pairs && far.epsilon_or_inf() > near_eps;
+        let (f, kept) = observers.coalition(c)?;
+        let (f, stage) = if refine_all {
+            (observers.refined_coalition(c, &kept)?, Stage::Refined)
+        } else {
+            (f, Stage::Grid(kept))
+        };
+        let each = far_pairs && f.epsilon_or_inf() > near_eps;
+        far = Some((f, stage));
         for &j in c.observers() {
-            row[j] = if each {
+            by_coalition[j] = true;
+            if each {
                 let screened = match near.order {
-                    Some(alpha) => Some(pair(i, j, Some(alpha))?),
+                    Some(alpha) => Some(observers.pair(i, j, Some(alpha))?.0),
                     None => None,
                 };
-                let own = match screened {
-                    Some(f) if f.epsilon_or_inf() <= near_eps => f,
-                    _ => pair(i, j, None)?,
-                };
-                if own.epsilon_or_inf() <= far.epsilon_or_inf() {
-                    own
-                } else {
-                    far
+                own[j] = Some(match screened {
+                    Some(f) if f.epsilon_or_inf() <= near_eps => (f, Stage::OneOrder),
+                    _ => full_pair(j)?,
+                });
+            }
+        }
+    }
+    // Observer j's figure: the smaller of its own and the coalition's, where both bound it.
+    let value = |own: &[Entry<O::Kept>], far: &Entry<O::Kept>, j: usize| {
+        let candidates = own[j]
+            .as_ref()
+            .map(|o| o.0)
+            .into_iter()
+            .chain(far.as_ref().filter(|_| by_coalition[j]).map(|f| f.0));
+        candidates.reduce(smaller_of)
+    };
+    // The worst observer; the first among equals.
+    let worst = |own: &[Entry<O::Kept>], far: &Entry<O::Kept>| {
+        let mut worst: Option<(usize, Figure)> = None;
+        for j in (0..n).filter(|&j| j != i) {
+            if let Some(f) = value(own, far, j)
+                && worst.is_none_or(|w| f.epsilon_or_inf() > w.1.epsilon_or_inf())
+            {
+                worst = Some((j, f));
+            }
+        }
+        worst
+    };
+    while let Some((j, _)) = worst(&own, &far) {
+        let mut refined = false;
+        if let Some((f, stage)) = own[j].take() {
+            refined |= !matches!(stage, Stage::Refined);
+            own[j] = Some((refine_pair(j, f, stage)?, Stage::Refined));
+        }
+        if by_coalition[j]
+            && let Some((f, stage)) = far.take()
+        {
+            let f = match stage {
+                Stage::Grid(kept) => {
+                    refined = true;
+                    observers.refined_coalition(c, &kept)?
                 }
-            } else {
-                shared[j] = true;
-                far
+                Stage::Refined | Stage::OneOrder => f,
             };
+            far = Some((f, Stage::Refined));
+        }
+        if !refined {
+            break;
         }
     }
-    // The worst observer; the first among equals, `None` for the coalition's shared figure.
-    let mut worst: Option<PathHiddenFigure> = None;
-    for (j, f) in row.iter().enumerate().filter(|&(j, _)| j != i) {
-        if worst.is_none_or(|w| f.epsilon_or_inf() > w.figure.epsilon_or_inf()) {
-            worst = Some(PathHiddenFigure {
-                figure: *f,
-                observer: (!shared[j]).then_some(j),
-            });
-        }
-    }
-    let worst = worst.unwrap_or(PathHiddenFigure {
-        figure: Figure::zero(),
-        observer: None,
-    });
+    let row: Vec<Figure> = (0..n)
+        .map(|j| {
+            if j == i {
+                Figure::zero()
+            } else {
+                value(&own, &far, j).unwrap_or_else(Figure::zero)
+            }
+        })
+        .collect();
+    let worst = match worst(&own, &far) {
+        // The coalition's shared figure names no observer.
+        Some((j, figure)) => PathHiddenFigure {
+            figure,
+            observer: own[j].is_some().then_some(j),
+        },
+        None => PathHiddenFigure {
+            figure: Figure::zero(),
+            observer: None,
+        },
+    };
     Ok((row, worst))
 }
 
@@ -731,6 +924,27 @@ mod tests {
         assert!(network.exact_gaussian_mu.is_some());
     }
 
+    /// Without the pairs, only each user's worst observer is refined: its figure is what refining
+    /// every observer gives (up to a screened far pair, which may only be lower).
+    #[test]
+    fn refining_the_worst_observer_alone_gives_the_figure_of_refining_all() {
+        use dpwalk_core::topology::{TopologyKind, TopologySpec};
+        let mut spec = TopologySpec::new(TopologyKind::RandomRegular);
+        spec.degree = Some(4);
+        for (n, steps, cap, sigma) in [(16, 320, 30, 20.0), (12, 120, 10, 5.0)] {
+            let topology = spec.build(Some(n), std::path::Path::new("."), 2).unwrap();
+            let all = path_hidden(&setup(sigma), &topology, steps, cap, true).unwrap();
+            let lazy = path_hidden(&setup(sigma), &topology, steps, cap, false).unwrap();
+            let mut equal = 0;
+            for (a, l) in all.users.iter().zip(&lazy.users) {
+                let (a, l) = (a.figure.epsilon_or_inf(), l.figure.epsilon_or_inf());
+                assert!(l <= a, "{l} above {a}");
+                equal += usize::from(l == a);
+            }
+            assert_eq!(equal, n, "n {n}: {:?} against {:?}", lazy.users, all.users);
+        }
+    }
+
     #[test]
     fn n3_is_never_above_all_pairs_and_equals_it_where_a_neighbour_is_the_worst() {
         use dpwalk_core::topology::{TopologyKind, TopologySpec};
@@ -760,9 +974,10 @@ mod tests {
             let mut worst = (0.0, 0);
             for j in (0..n).filter(|&j| j != i) {
                 let chain = PairChain::pair(&rows, i, j).unwrap();
-                let e = PairMixtures::new(&chain, steps as usize, &orders, setup.noise, &opts)
-                    .curve(cap)
-                    .to_dp(setup.delta, setup.conversion)
+                let observer = Observer::pair(&chain, steps as usize, &opts);
+                let mixtures = observer.mixtures(&orders, setup.noise);
+                let e = observer
+                    .bound(&mixtures, cap, setup.delta, setup.conversion)
                     .map(Figure::from)
                     .unwrap()
                     .epsilon_or_inf()
@@ -772,10 +987,10 @@ mod tests {
                 }
             }
             let user = got.users[i];
-            let coalition = c
-                .mixtures(steps as usize, &orders, setup.noise, &opts)
-                .curve(cap)
-                .to_dp(setup.delta, setup.conversion)
+            let observer = c.observer(steps as usize, &opts);
+            let mixtures = observer.mixtures(&orders, setup.noise);
+            let coalition = observer
+                .bound(&mixtures, cap, setup.delta, setup.conversion)
                 .map(Figure::from)
                 .unwrap()
                 .epsilon_or_inf();
@@ -803,60 +1018,124 @@ mod tests {
     /// pairs it computes, at which orders, and what it keeps.
     #[test]
     fn far_pairs_are_screened_at_the_neighbours_order_and_charged_the_smaller_bound() {
-        use std::cell::RefCell;
-        let f = |e: f64| Figure {
-            epsilon: Some(e),
-            order: Some(5.0),
-            ..Figure::none()
-        };
+        use std::cell::{Cell, RefCell};
+        fn f(e: f64) -> Figure {
+            Figure {
+                epsilon: Some(e),
+                order: Some(5.0),
+                ..Figure::none()
+            }
+        }
+        /// Full figures: neighbours 1.0 and 0.8, observer 3 1.5, the others 0.5; at order 5
+        /// alone: observer 3 1.6 (above the neighbours), observer 4 0.9, the others 0.7; the
+        /// coalition `coalition`. Refined, `gain` times their full figure.
+        struct Mock {
+            calls: RefCell<Vec<(usize, bool)>>,
+            refined: RefCell<Vec<usize>>,
+            coalition: Cell<f64>,
+            gain: Cell<f64>,
+        }
+        impl Mock {
+            fn full(j: usize) -> f64 {
+                match j {
+                    1 => 1.0,
+                    7 => 0.8,
+                    3 => 1.5,
+                    _ => 0.5,
+                }
+            }
+        }
+        impl RowObservers for Mock {
+            type Kept = ();
+            fn pair(
+                &self,
+                _: usize,
+                j: usize,
+                at: Option<f64>,
+            ) -> Result<(Figure, Option<()>), PrivacyError> {
+                self.calls.borrow_mut().push((j, at.is_some()));
+                let e = match (j, at) {
+                    (_, None) => Mock::full(j),
+                    (3, Some(_)) => 1.6,
+                    (4, Some(_)) => 0.9,
+                    (_, Some(_)) => 0.7,
+                };
+                Ok((f(e), at.is_none().then_some(())))
+            }
+            fn coalition(&self, _: &Coalition) -> Result<(Figure, ()), PrivacyError> {
+                Ok((f(self.coalition.get()), ()))
+            }
+            fn refined_pair(&self, _: usize, j: usize, _: &()) -> Result<Figure, PrivacyError> {
+                self.refined.borrow_mut().push(j);
+                Ok(f(self.gain.get() * Mock::full(j)))
+            }
+            fn refined_coalition(&self, _: &Coalition, _: &()) -> Result<Figure, PrivacyError> {
+                Ok(f(self.gain.get() * self.coalition.get()))
+            }
+        }
         let rows = transition_rows(&ring(8));
         let c = Coalition::new(&rows, 0).unwrap();
-        let calls = RefCell::new(Vec::new());
-        // Full figures: neighbours 1.0 and 0.8, observer 3 1.5, the others 0.5; at order 5
-        // alone: observer 3 1.6 (above the neighbours), observer 4 0.9, the others 0.7.
-        let pair = |_: usize, j: usize, at: Option<f64>| -> Result<Figure, PrivacyError> {
-            calls.borrow_mut().push((j, at.is_some()));
-            Ok(f(match (j, at) {
-                (1, None) => 1.0,
-                (7, None) => 0.8,
-                (3, None) => 1.5,
-                (3, Some(_)) => 1.6,
-                (4, Some(_)) => 0.9,
-                (_, None) => 0.5,
-                (_, Some(_)) => 0.7,
-            }))
+        let m = Mock {
+            calls: RefCell::new(Vec::new()),
+            refined: RefCell::new(Vec::new()),
+            coalition: Cell::new(2.0),
+            gain: Cell::new(1.0),
         };
         let eps = |row: &[Figure]| -> Vec<f64> { row.iter().map(|x| x.epsilon_or_inf()).collect() };
-        let full = |calls: &RefCell<Vec<(usize, bool)>>| -> Vec<usize> {
-            let mut v: Vec<usize> = calls
+        // The pairs computed in full, sorted, and the count of calls (then forgotten).
+        let full = |m: &Mock| -> (Vec<usize>, usize) {
+            let mut v: Vec<usize> = m
+                .calls
                 .borrow()
                 .iter()
                 .filter(|c| !c.1)
                 .map(|c| c.0)
                 .collect();
             v.sort_unstable();
-            calls.borrow_mut().clear();
-            v
+            let count = m.calls.borrow().len();
+            m.calls.borrow_mut().clear();
+            m.refined.borrow_mut().clear();
+            (v, count)
         };
         // The coalition (2.0) above the neighbours: far pairs screened, observer 3 computed.
-        let (row, worst) = user_row(0, &c, true, &pair, |_| Ok(f(2.0))).unwrap();
+        let (row, worst) = user_row(0, &c, true, true, &m).unwrap();
         assert_eq!(eps(&row), vec![0.0, 1.0, 0.7, 1.5, 0.9, 0.7, 0.7, 0.8]);
         assert_eq!((worst.figure.epsilon, worst.observer), (Some(1.5), Some(3)));
-        assert_eq!(full(&calls), vec![1, 3, 7]);
+        assert_eq!(full(&m).0, vec![1, 3, 7]);
         // A coalition between: it bounds observer 3 better than its own figure.
-        let (row, worst) = user_row(0, &c, true, &pair, |_| Ok(f(1.2))).unwrap();
+        m.coalition.set(1.2);
+        let (row, worst) = user_row(0, &c, true, true, &m).unwrap();
         assert_eq!(row[3].epsilon, Some(1.2));
         assert_eq!((worst.figure.epsilon, worst.observer), (Some(1.2), Some(3)));
-        full(&calls);
+        full(&m);
         // Far pairs not affordable: the coalition's figure for every far observer.
-        let (row, worst) = user_row(0, &c, false, &pair, |_| Ok(f(2.0))).unwrap();
+        m.coalition.set(2.0);
+        let (row, worst) = user_row(0, &c, false, true, &m).unwrap();
         assert_eq!(eps(&row), vec![0.0, 1.0, 2.0, 2.0, 2.0, 2.0, 2.0, 0.8]);
         assert_eq!((worst.figure.epsilon, worst.observer), (Some(2.0), None));
-        assert_eq!(full(&calls), vec![1, 7]);
+        assert_eq!(full(&m).0, vec![1, 7]);
         // The coalition below the neighbours: no far pair at all.
-        let (_, worst) = user_row(0, &c, true, &pair, |_| Ok(f(0.9))).unwrap();
+        m.coalition.set(0.9);
+        let (_, worst) = user_row(0, &c, true, true, &m).unwrap();
         assert_eq!((worst.figure.epsilon, worst.observer), (Some(1.0), Some(1)));
-        assert_eq!(calls.borrow().len(), 2);
+        assert_eq!(full(&m).1, 2);
+        // Refined (0.9 of the grid's) everywhere, or lazily from the worst down: the same
+        // figure. Lazily, only observer 3's own figure and the coalition's are refined: it is the
+        // worst (1.2), and still is once refined (1.08, above neighbour 1's 1.0).
+        m.gain.set(0.9);
+        m.coalition.set(1.2);
+        let scaled = |x: f64| (x * 1e6).round() / 1e6;
+        let (_, all) = user_row(0, &c, true, true, &m).unwrap();
+        full(&m);
+        let (row, lazy) = user_row(0, &c, true, false, &m).unwrap();
+        assert_eq!(lazy.observer, Some(3));
+        assert_eq!(lazy.observer, all.observer);
+        assert_eq!(lazy.figure.epsilon.map(scaled), Some(1.08));
+        assert_eq!(lazy.figure.epsilon, all.figure.epsilon);
+        assert_eq!(row[1].epsilon, Some(1.0), "never the worst: not refined");
+        assert_eq!(row[7].epsilon, Some(0.8), "never the worst: not refined");
+        assert_eq!(*m.refined.borrow(), vec![3]);
+        assert_eq!(full(&m).0, vec![1, 3, 7]);
     }
 
     #[test]

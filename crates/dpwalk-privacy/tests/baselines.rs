@@ -153,11 +153,37 @@ fn rk_per_iteration_budgets_of_spec_5_5() {
         for (eps, printed, unit) in row {
             let cal =
                 calibrate_baseline(&Baseline::DpIadmm, &g, t, eps, 1e-6, TIGHT, 1e-6).unwrap();
+            // The spec's ε̄ gives its target on the grid it was computed on (to the table's
+            // rounding); refined between the grid's orders, the calibration never needs more
+            // noise, and 5–6 % less where the best order lies far from the grid's (166, between
+            // 128 and 256, for ε = 0.1).
+            let (on_grid, _) = spent(&Baseline::DpIadmm, &g, printed, t, 1e-6);
             assert!(
-                rounds_to(cal.knob, printed, unit),
-                "T = {t}, ε = {eps}: {}",
-                cal.knob
+                (on_grid - eps).abs() <= 0.02 * eps,
+                "T = {t}, ε = {eps}: the spec's ε̄ gives {on_grid} on its grid"
             );
+            assert!(
+                cal.knob >= printed - unit / 2.0,
+                "T = {t}, ε = {eps}: {} at order {}",
+                cal.knob,
+                cal.achieved.order
+            );
+            if eps == 0.1 {
+                assert!(
+                    cal.knob > 1.05 * printed
+                        && cal.achieved.order > 128.0
+                        && cal.achieved.order < 256.0,
+                    "T = {t}: {} at order {}",
+                    cal.knob,
+                    cal.achieved.order
+                );
+            } else {
+                assert!(
+                    cal.knob <= printed + unit,
+                    "T = {t}, ε = {eps}: {}",
+                    cal.knob
+                );
+            }
         }
     }
 }
@@ -231,13 +257,11 @@ fn penalty_perturbation_example_of_spec_3_3() {
     assert!(rounds_to(e, 0.083, 1e-3), "{e}");
 }
 
-/// The figure (exact where the baseline is Gaussian) of `baseline` after `rounds` rounds at
-/// `knob`, default grid, δ = 1e-6: what calibration meets.
+/// The figure (exact where the baseline is Gaussian, its order refined otherwise) of `baseline`
+/// after `rounds` rounds at `knob`, default grid, δ = 1e-6: what calibration meets.
 fn eps_at(baseline: &Baseline, knob: f64, rounds: u64) -> f64 {
     baseline
-        .spent(&Orders::default_grid(), knob, rounds)
-        .unwrap()
-        .to_dp(1e-6, TIGHT)
+        .bound(&Orders::default_grid(), knob, rounds, 1e-6, TIGHT)
         .unwrap()
         .epsilon()
 }

@@ -261,7 +261,9 @@ def test_the_certificate_given_the_walk_is_exact_where_it_is_one_gaussian():
     N2 is a quarter of the local RDP curve: the RDP curve of the Gaussian mechanism of noise
     multiplier σ/(2C) (the local one's is σ/(4C)). It is converted as an RDP figure, not
     exactly: the bound comes from amplification by iteration in RDP, and a curve of Gaussian
-    shape does not make the view a Gaussian mechanism."""
+    shape does not make the view a Gaussian mechanism. Its order is refined between the grid's:
+    within 0.1 % of the Gaussian RDP conversion at its best order (scanned here), never below
+    it, and never above the grid's figure."""
     sigma, clip = 3.0, 1.0
     doc = dpwalk.certify_walk([0, 0, 0, 0], users=2, sigma=sigma, clip=clip, cap=1, delta=1e-6)
     u0 = doc["users"][0]
@@ -269,8 +271,15 @@ def test_the_certificate_given_the_walk_is_exact_where_it_is_one_gaussian():
     reference = dpwalk.account_gaussian(noise_multiplier=sigma / (2 * clip), delta=1e-6)
     n2 = u0["network_given_walk"]
     assert n2["exact_gaussian_mu"] is None
-    assert n2["epsilon"] == pytest.approx(reference["rdp_epsilon"], rel=1e-12)
-    assert n2["order"] == reference["best_order"]
+    assert n2["epsilon"] <= reference["rdp_epsilon"]
+    rho, delta = 1 / (2 * (sigma / (2 * clip)) ** 2), 1e-6
+
+    def tight(a):
+        return rho * a + math.log((a - 1) / a) - (math.log(delta) + math.log(a)) / (a - 1)
+
+    lo, hi = math.log(0.01), math.log(1023.0)
+    best = min(tight(1 + math.exp(lo + (hi - lo) * x / 199_999)) for x in range(200_000))
+    assert best * (1 - 1e-9) <= n2["epsilon"] <= best * (1 + 1e-3)
     local = dpwalk.account_gaussian(noise_multiplier=sigma / (4 * clip), delta=1e-6)
     assert u0["local"]["epsilon"] == pytest.approx(local["epsilon"], rel=1e-9)
     # User 1 never held the token: nothing to charge.

@@ -194,8 +194,9 @@ impl Account {
         delta: f64,
         conversion: Conversion,
     ) -> Option<DpBound> {
-        self.curve_after(orders, method, rounds)?
-            .to_dp(delta, conversion)
+        let knob = self.accountant_knob(method)?;
+        self.baseline
+            .bound(orders, knob, rounds, delta, conversion)
             .ok()
     }
 

@@ -15,7 +15,7 @@ mod audit_common;
 
 use audit_common::{SMALL, assert_below, config};
 use dpwalk_privacy::Noise;
-use dpwalk_privacy::network::given_walk::given_walk_curve;
+use dpwalk_privacy::network::given_walk::given_walk_bound;
 use dpwalk_privacy::walk::{GIVEN_WALK, PATH_HIDDEN};
 use dpwalk_sim::audit::driver::{Config, PointAudit, audit, audit_on_walk};
 use dpwalk_sim::audit::normal::gdp_epsilon;
@@ -96,10 +96,16 @@ fn several_contributions_stay_below_the_path_hidden_figure() {
 fn additive(prepared: &Prepared, noise: Noise, dists: &[u64], k: u64) -> f64 {
     let charge: f64 = dists.iter().map(|&r| 1.0 / r as f64).sum();
     let setup = prepared.privacy.setup(noise);
-    given_walk_curve(&setup.orders, setup.noise, charge, k)
-        .to_dp(setup.delta, setup.conversion)
-        .unwrap()
-        .epsilon()
+    given_walk_bound(
+        &setup.orders,
+        setup.noise,
+        charge,
+        k,
+        setup.delta,
+        setup.conversion,
+    )
+    .unwrap()
+    .epsilon()
 }
 
 #[test]

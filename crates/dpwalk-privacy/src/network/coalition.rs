@@ -48,11 +48,9 @@
 //! then computes the far pairs where their cost is within the limit).
 
 use super::Transitions;
-use super::mixture::{MixtureOptions, PairChain, PairMixtures, Part, Recursion, Weights};
+use super::mixture::{MixtureOptions, Observer, PairChain, Part, Recursion, Weights};
 use super::passage::dot;
-use crate::Noise;
 use crate::error::PrivacyError;
-use crate::rdp::Orders;
 
 /// Excursion lengths computed exactly per state of `N[i]` (`L₀ = 64·|N[i]|`, as for a pair's
 /// chain, unless the options set one); the certified tail bounds the longer ones. The tail
@@ -163,18 +161,13 @@ impl Coalition {
         PairChain::inside(self.inside.clone(), self.contributor, ret)
     }
 
-    /// The coalition's mixtures for a walk of `steps` steps at every order of `orders`; its curve
-    /// for any cap is then [`PairMixtures::curve`], as for a pair.
-    pub fn mixtures(
-        &self,
-        steps: usize,
-        orders: &Orders,
-        noise: Noise,
-        opts: &MixtureOptions,
-    ) -> PairMixtures {
+    /// The coalition as one observer of a walk of `steps` steps: its mixtures at any orders, and
+    /// its curve for any cap, as for a pair ([`Observer`]).
+    pub fn observer(&self, steps: usize, opts: &MixtureOptions) -> Observer<'_> {
         let drop = dropped(self, steps, opts.visits);
-        PairMixtures::of(orders, noise, vec![drop; self.users], |theta| {
-            mixture(self, steps, theta, opts)
+        let opts = *opts;
+        Observer::new(vec![drop; self.users], move |theta| {
+            mixture(self, steps, theta, &opts)
         })
     }
 

@@ -15,8 +15,9 @@
 //! on the data).
 
 use crate::Noise;
+use crate::error::PrivacyError;
 use crate::local::{eps_loc, mu2_loc};
-use crate::rdp::{Orders, RdpCurve};
+use crate::rdp::{Conversion, DpBound, Orders, RdpCurve};
 
 /// The label of N2 wherever it is printed (part of the spec).
 pub const GIVEN_WALK_LABEL: &str = "network given the walk (ex post; not for calibration)";
@@ -34,6 +35,22 @@ pub fn given_walk_curve(orders: &Orders, noise: Noise, psi: f64, contributions: 
     // Never above the local view, which is Gaussian: its exact figure bounds this one too.
     RdpCurve::from_computed(orders.clone(), values)
         .with_gaussian_bound(contributions as f64 * mu2_loc(noise.sigma(), noise.clip()))
+}
+
+/// N2's guarantee: [`given_walk_curve`] converted at `delta`, its order refined between the
+/// grid's ([`crate::refine`]; the curve is a closed form at any order). What every N2 figure
+/// prints.
+pub fn given_walk_bound(
+    orders: &Orders,
+    noise: Noise,
+    psi: f64,
+    contributions: u64,
+    delta: f64,
+    conversion: Conversion,
+) -> Result<DpBound, PrivacyError> {
+    RdpCurve::refined_bound(orders, delta, conversion, |grid| {
+        Ok(given_walk_curve(grid, noise, psi, contributions))
+    })
 }
 
 #[cfg(test)]

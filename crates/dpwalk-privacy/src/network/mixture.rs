@@ -57,8 +57,9 @@ use super::{Transitions, renewal};
 use crate::Noise;
 use crate::error::PrivacyError;
 use crate::local::{eps_loc, mu2_loc};
-use crate::rdp::{Orders, RdpCurve};
+use crate::rdp::{Conversion, DpBound, Orders, RdpCurve};
 use rayon::prelude::*;
+use std::sync::Mutex;
 
 /// Largest non-complete graph whose pairs are computed (N3): each user's neighbours pair by
 /// pair, each pair a recursion over the graph's edges (and the far pairs too where their cost
@@ -574,13 +575,138 @@ pub fn complete_log_mgf(
     .ln())
 }
 
-/// The part of a pair's curve that does not depend on the cap: per order, the mixture of every
-/// initial holder, and the dropped paths' probability. [`PairMixtures::curve`] then gives the
-/// curve of any cap at no further cost (what the budget policy's search for the largest cap
-/// within a network budget needs).
+/// What an observer's mixtures are computed from at any order: its mixture per `θ` (one value
+/// per initial holder) and its dropped paths' probability. A pair ([`Observer::pair`]) or a
+/// coalition ([`super::coalition::Coalition::observer`]). Its figures are refined between the
+/// orders of the grid ([`Observer::bound`], [`crate::refine`]), which computes a few more
+/// orders alone.
+pub struct Observer<'a> {
+    dropped: Vec<f64>,
+    mixture: Box<dyn Fn(f64) -> Vec<f64> + Sync + 'a>,
+    /// The orders refinement computed, with their noise: the budget policy's search over caps
+    /// probes the same orders again and again.
+    probes: Mutex<Vec<(f64, Noise, PairMixtures)>>,
+}
+
+impl std::fmt::Debug for Observer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Observer")
+            .field("dropped", &self.dropped)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Observer<'a> {
+    /// The observer `j` of `chain` for a walk of `steps` steps: by first passages where they
+    /// apply (module docs, "Long walks"), else by the recursion.
+    pub fn pair(chain: &'a PairChain, steps: usize, opts: &MixtureOptions) -> Self {
+        if by_passages(chain, steps, opts) {
+            let passages = Passages::new(chain, steps);
+            let drop = passage::dropped(&passages, opts.visits);
+            return Self::from_passages(passages, drop, opts);
+        }
+        Self::pair_with_dropped(chain, steps, opts, dropped(chain, steps, opts))
+    }
+
+    /// [`Observer::pair`] with the dropped paths' probability given ([`dropped`]: it depends
+    /// neither on σ nor on the order, so a search over σ computes it once).
+    pub fn pair_with_dropped(
+        chain: &'a PairChain,
+        steps: usize,
+        opts: &MixtureOptions,
+        dropped: Vec<f64>,
+    ) -> Self {
+        if by_passages(chain, steps, opts) {
+            return Self::from_passages(Passages::new(chain, steps), dropped, opts);
+        }
+        let opts = *opts;
+        Self::new(dropped, move |theta| mixture(chain, steps, theta, &opts))
+    }
+
+    fn from_passages(passages: Passages, dropped: Vec<f64>, opts: &MixtureOptions) -> Self {
+        let visits = opts.visits;
+        Self::new(dropped, move |theta| {
+            passage::mixture(&passages, theta, visits)
+        })
+    }
+
+    /// An observer given its mixture per `θ` and its dropped paths' probability.
+    pub(super) fn new(dropped: Vec<f64>, mixture: impl Fn(f64) -> Vec<f64> + Sync + 'a) -> Self {
+        Self {
+            dropped,
+            mixture: Box::new(mixture),
+            probes: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The mixtures at every order of `orders` (in parallel: the orders are independent).
+    pub fn mixtures(&self, orders: &Orders, noise: Noise) -> PairMixtures {
+        let per_step: Vec<f64> = orders
+            .as_slice()
+            .iter()
+            .map(|&a| eps_loc(a, noise.sigma(), noise.clip()))
+            .collect();
+        let kept = orders
+            .as_slice()
+            .par_iter()
+            .zip(&per_step)
+            .map(|(&alpha, &e)| {
+                let theta = (alpha - 1.0) * e;
+                (theta <= LOCAL_ABOVE).then(|| (self.mixture)(theta))
+            })
+            .collect();
+        PairMixtures {
+            orders: orders.clone(),
+            noise,
+            per_step,
+            mu2_step: mu2_loc(noise.sigma(), noise.clip()),
+            kept,
+            dropped: self.dropped.clone(),
+        }
+    }
+
+    /// The guarantee of a user who contributes at most `cap` times, from `mixtures` (this
+    /// observer's, on the grid) with its order refined between the grid's orders: each order
+    /// probed costs one mixture ([`crate::refine::MAX_PROBES`] at most), computed once per
+    /// observer and noise.
+    pub fn bound(
+        &self,
+        mixtures: &PairMixtures,
+        cap: u64,
+        delta: f64,
+        conversion: Conversion,
+    ) -> Result<DpBound, PrivacyError> {
+        let noise = mixtures.noise;
+        mixtures
+            .curve(cap)
+            .to_dp_refined(delta, conversion, |alpha| {
+                // A poisoned lock only means another thread panicked: the probes are still valid.
+                let mut probes = self.probes.lock().unwrap_or_else(|e| e.into_inner());
+                let known = probes
+                    .iter()
+                    .position(|(a, n, _)| *a == alpha && *n == noise);
+                let x = match known {
+                    Some(x) => x,
+                    None => {
+                        let one = self.mixtures(&Orders::new(&[alpha])?, noise);
+                        probes.push((alpha, noise, one));
+                        probes.len() - 1
+                    }
+                };
+                Ok(probes[x].2.curve(cap).values()[0])
+            })
+    }
+}
+
+/// The part of an observer's curve that does not depend on the cap: per order, the mixture of
+/// every initial holder, and the dropped paths' probability ([`Observer::mixtures`]).
+/// [`PairMixtures::curve`] then gives the curve of any cap at no further cost (what the budget
+/// policy's search for the largest cap within a network budget needs).
 #[derive(Debug, Clone)]
 pub struct PairMixtures {
     orders: Orders,
+    /// σ and C the mixtures were computed at.
+    noise: Noise,
     /// `ε_loc(α)` per order.
     per_step: Vec<f64>,
     /// `μ²` of one contribution's local view (the Gaussian bound of the curve).
@@ -593,7 +719,8 @@ pub struct PairMixtures {
 }
 
 impl PairMixtures {
-    /// Computes the mixtures of `chain` for a walk of `steps` steps at every order of `orders`.
+    /// The mixtures of the pair of `chain` for a walk of `steps` steps at every order of
+    /// `orders` ([`Observer::pair`]).
     pub fn new(
         chain: &PairChain,
         steps: usize,
@@ -601,74 +728,7 @@ impl PairMixtures {
         noise: Noise,
         opts: &MixtureOptions,
     ) -> Self {
-        if by_passages(chain, steps, opts) {
-            let passages = Passages::new(chain, steps);
-            let drop = passage::dropped(&passages, opts.visits);
-            return Self::of(orders, noise, drop, |theta| {
-                passage::mixture(&passages, theta, opts.visits)
-            });
-        }
-        Self::with_dropped(
-            chain,
-            steps,
-            orders,
-            noise,
-            opts,
-            dropped(chain, steps, opts),
-        )
-    }
-
-    /// [`PairMixtures::new`] with the dropped paths' probability given ([`dropped`]: it depends
-    /// neither on σ nor on the order, so a search over σ computes it once).
-    pub fn with_dropped(
-        chain: &PairChain,
-        steps: usize,
-        orders: &Orders,
-        noise: Noise,
-        opts: &MixtureOptions,
-        dropped: Vec<f64>,
-    ) -> Self {
-        if by_passages(chain, steps, opts) {
-            let passages = Passages::new(chain, steps);
-            return Self::of(orders, noise, dropped, |theta| {
-                passage::mixture(&passages, theta, opts.visits)
-            });
-        }
-        Self::of(orders, noise, dropped, |theta| {
-            mixture(chain, steps, theta, opts)
-        })
-    }
-
-    /// The mixtures of any observer (a pair, or a [`super::coalition`]) given its mixture per
-    /// `θ` (one value per initial holder, as `dropped`) and its dropped paths' probability.
-    pub(super) fn of(
-        orders: &Orders,
-        noise: Noise,
-        dropped: Vec<f64>,
-        mixture: impl Fn(f64) -> Vec<f64> + Sync,
-    ) -> Self {
-        let per_step: Vec<f64> = orders
-            .as_slice()
-            .iter()
-            .map(|&a| eps_loc(a, noise.sigma(), noise.clip()))
-            .collect();
-        // The orders are independent: in parallel (rayon), collected in order.
-        let kept = orders
-            .as_slice()
-            .par_iter()
-            .zip(&per_step)
-            .map(|(&alpha, &e)| {
-                let theta = (alpha - 1.0) * e;
-                (theta <= LOCAL_ABOVE).then(|| mixture(theta))
-            })
-            .collect();
-        Self {
-            orders: orders.clone(),
-            per_step,
-            mu2_step: mu2_loc(noise.sigma(), noise.clip()),
-            kept,
-            dropped,
-        }
+        Observer::pair(chain, steps, opts).mixtures(orders, noise)
     }
 
     /// The curve for a user who contributes at most `cap` times: at every order
@@ -796,10 +856,17 @@ pub(crate) fn check_work(work: f64, steps: usize, users: usize) -> Result<(), Pr
     Ok(())
 }
 
-/// The orders the network view is calibrated and enforced on: every sixth order of `orders` and
-/// its last (any subset gives a valid bound, and each order costs a whole mixture). Calibration,
-/// the budget policy and every printed network figure use these, so that a calibrated σ reads
-/// back as its target.
+/// How many orders one figure on `orders` computes: all of them, and up to
+/// [`crate::refine::MAX_PROBES`] more where its order is refined ([`Observer::bound`]). What
+/// the cost checks count.
+pub fn computed_orders(orders: &Orders) -> usize {
+    orders.len() + crate::refine::MAX_PROBES
+}
+
+/// The orders the network view is computed on: every sixth order of `orders` and its last (any
+/// subset gives a valid bound, and each order costs a whole mixture), the best of them then
+/// refined between its neighbours ([`Observer::bound`]). Calibration, the budget policy and every
+/// printed network figure use these, so that a calibrated σ reads back as its target.
 pub fn network_orders(orders: &Orders) -> Result<Orders, PrivacyError> {
     let all = orders.as_slice();
     let picked: Vec<f64> = all

@@ -98,6 +98,7 @@
 //! sensitivity convention.
 
 pub mod coalition;
+pub mod complete;
 pub mod excursion;
 pub mod given_walk;
 mod hitting;

@@ -1,6 +1,6 @@
 //! The certificate given the walk (N2) of a realised DP-SGD walk: every user's charge against its
 //! worst observer on the holder sequence ([`crate::network::excursion::certify`]) and its (ε, δ)
-//! ([`given_walk_curve`]), beside its local figure. Computed here for `dpwalk ledger certify`
+//! ([`given_walk_bound`]), beside its local figure. Computed here for `dpwalk ledger certify`
 //! (the walk rebuilt from the members' ledgers, `dpwalk_net::certify`) and for Python's
 //! `dpwalk.certify_walk` (a holder sequence given directly).
 //!
@@ -10,7 +10,7 @@
 use super::{Conversions, QueryError};
 use crate::local::local_view;
 use crate::network::excursion::{Visit, certify};
-use crate::network::given_walk::{GIVEN_WALK_LABEL, given_walk_curve};
+use crate::network::given_walk::{GIVEN_WALK_LABEL, given_walk_bound};
 use crate::rdp::{Conversion, Orders};
 use crate::walk::{ASSUMPTIONS, Figure};
 use crate::{Noise, PrivacyError};
@@ -71,7 +71,7 @@ pub fn certify_users(
         .enumerate()
         .map(|(user, c)| {
             let k = contributions[user];
-            let n2 = given_walk_curve(orders, noise, c.psi, k).to_dp(delta, conversion)?;
+            let n2 = given_walk_bound(orders, noise, c.psi, k, delta, conversion)?;
             let local = local_view(orders, noise, k).to_dp(delta, conversion)?;
             Ok(UserCertificate {
                 user,

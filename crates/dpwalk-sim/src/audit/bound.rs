@@ -32,7 +32,7 @@ use super::statistic::View;
 use dpwalk_core::topology::Topology;
 use dpwalk_privacy::PrivacyError;
 use dpwalk_privacy::network::Charges;
-use dpwalk_privacy::network::given_walk::given_walk_curve;
+use dpwalk_privacy::network::given_walk::given_walk_bound;
 use dpwalk_privacy::walk::{
     ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, GIVEN_WALK, PATH_HIDDEN, Passage, Setup,
     path_hidden, user_figures,
@@ -147,8 +147,7 @@ fn figure(
     let network = match (passage, walk) {
         (None, _) => None,
         (Some(_), Some(Walk::Given { observer, psi })) => {
-            let f: Figure = given_walk_curve(&setup.orders, setup.noise, psi, k)
-                .to_dp(setup.delta, setup.conversion)?
+            let f: Figure = given_walk_bound(&setup.orders, setup.noise, psi, k, setup.delta, setup.conversion)?
                 .into();
             Some(Bound {
                 epsilon: f.epsilon,

@@ -18,7 +18,7 @@ use dpwalk_core::step::Algorithm;
 use dpwalk_core::topology::Topology;
 use dpwalk_privacy::Noise;
 use dpwalk_privacy::network::excursion::{Visit, psi};
-use dpwalk_privacy::network::given_walk::given_walk_curve;
+use dpwalk_privacy::network::given_walk::given_walk_bound;
 use dpwalk_privacy::walk::GIVEN_WALK;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -614,9 +614,15 @@ fn given_walks<'a>(
     }
     let mean = sum / count.max(1) as f64;
     let epsilon = |psi: f64| -> Result<Option<f64>, AuditError> {
-        let f: dpwalk_privacy::walk::Figure = given_walk_curve(&setup.orders, setup.noise, psi, k)
-            .to_dp(setup.delta, setup.conversion)?
-            .into();
+        let f: dpwalk_privacy::walk::Figure = given_walk_bound(
+            &setup.orders,
+            setup.noise,
+            psi,
+            k,
+            setup.delta,
+            setup.conversion,
+        )?
+        .into();
         Ok(f.epsilon)
     };
     Ok(GivenWalks {

@@ -13,7 +13,7 @@ use crate::scenario::{BudgetView, Point, Scenario};
 use dpwalk_privacy::budget::PLAN_QUANTILE;
 use dpwalk_privacy::calibrate::{View, account};
 use dpwalk_privacy::local::local_view;
-use dpwalk_privacy::network::given_walk::{GIVEN_WALK_LABEL, given_walk_curve};
+use dpwalk_privacy::network::given_walk::{GIVEN_WALK_LABEL, given_walk_bound};
 use dpwalk_privacy::rdp::{Conversion, DpBound, Orders};
 use dpwalk_privacy::walk::{
     ADMM_NETWORK_WITHDRAWN, ASSUMPTIONS, Figure, NOT_OFFERED_COST, PATH_HIDDEN, PathHidden,
@@ -328,10 +328,15 @@ impl PrivacyContext {
             .iter()
             .zip(&run.per_user)
             .map(|(c, &k)| {
-                let curve = given_walk_curve(&setup.orders, setup.noise, c.psi, k);
-                let figure = curve
-                    .to_dp(setup.delta, setup.conversion)
-                    .map_err(|e| format!("network given the walk failed: {e}"))?;
+                let figure = given_walk_bound(
+                    &setup.orders,
+                    setup.noise,
+                    c.psi,
+                    k,
+                    setup.delta,
+                    setup.conversion,
+                )
+                .map_err(|e| format!("network given the walk failed: {e}"))?;
                 Ok(GivenWalkFigure {
                     figure: figure.into(),
                     observer: c.observer,
@@ -467,9 +472,15 @@ impl PrivacyContext {
             if i == j {
                 return 0.0;
             }
-            given_walk_curve(&setup.orders, setup.noise, psi, run.per_user[i])
-                .to_dp(setup.delta, setup.conversion)
-                .map_or(f64::INFINITY, |b| Figure::from(b).epsilon_or_inf())
+            given_walk_bound(
+                &setup.orders,
+                setup.noise,
+                psi,
+                run.per_user[i],
+                setup.delta,
+                setup.conversion,
+            )
+            .map_or(f64::INFINITY, |b| Figure::from(b).epsilon_or_inf())
         };
         Some(pairs.iter().enumerate().map(epsilon).collect())
     }

@@ -66,7 +66,10 @@ pub enum View {
     },
 }
 
-/// The curve of a view at noise `noise` (the one dispatch shared by `account` and calibration).
+/// The curve of a view at noise `noise`, on the grid (the one dispatch shared by `account` and
+/// calibration). For [`View::Network`] the figure calibration meets and every command prints is
+/// refined between the grid's orders ([`CompleteView::bound`]), so it may be below this curve's
+/// conversion.
 pub fn account(view: &View, orders: &Orders, noise: Noise) -> Result<RdpCurve, PrivacyError> {
     match *view {
         View::Local { contributions } => Ok(local_view(orders, noise, contributions)),
@@ -325,6 +328,10 @@ fn calibrate_network(
     let (mut lo, mut hi, mut hi_bound) = (sigma, sigma, figure(sigma)?);
     let mut step = target.rel_tol;
     while !target.meets(&hi_bound) {
+        if hi >= grid_sigma {
+            // Never reached: at the grid's σ the printed figure is at most its best order's.
+            return Err(target.unattainable("the network figure misses it at every sigma".into()));
+        }
         lo = hi;
         hi = (sigma * (1.0 + step)).min(grid_sigma);
         hi_bound = figure(hi)?;

@@ -38,13 +38,14 @@ use crate::network::coalition::Coalition;
 use crate::network::complete::CompleteView;
 use crate::network::mixture::{
     MAX_NETWORK_WORK, MAX_PAIR_USERS, MixtureOptions, Observer, PairChain, PairMixtures,
-    check_work, computed_orders, network_orders, work,
+    check_work, network_orders, work,
 };
 use crate::network::{
     Charges, HittingOptions, InverseHitting, PassageLaw, complete_graph_inverse_hitting,
     network_curve, passage_all_pairs,
 };
 use crate::rdp::{Conversion, DpBound, Orders, RdpCurve};
+use crate::refine::MAX_PROBES;
 use dpwalk_core::topology::Topology;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -584,9 +585,20 @@ pub fn path_hidden(
     let neighbour_pairs: usize = coalitions.iter().map(|c| c.neighbours().count()).sum();
     let coalition_work: f64 = coalitions.iter().map(|c| c.work(k, &opts)).sum();
     let per_order = pair_work * neighbour_pairs as f64 + coalition_work;
-    check_work(per_order * computed_orders(&orders) as f64, k, n)?;
-    let far_pairs =
-        pair_work * (n * (n - 1)) as f64 * computed_orders(&orders) as f64 <= MAX_NETWORK_WORK;
+    // The orders between the grid's: every observer's with the pairs; else each user's coalition
+    // and a few pairs (its worst neighbour and observer). The far pairs are decided on the grid's
+    // orders alone, so that asking for the pairs changes no user's figure.
+    let between = if with_pairs {
+        per_order
+    } else {
+        coalition_work + 2.0 * pair_work * n as f64
+    };
+    check_work(
+        per_order * orders.len() as f64 + between * MAX_PROBES as f64,
+        k,
+        n,
+    )?;
+    let far_pairs = pair_work * (n * (n - 1)) as f64 * orders.len() as f64 <= MAX_NETWORK_WORK;
     let rows_and_users: Vec<(Vec<Figure>, PathHiddenFigure)> = coalitions
         .par_iter()
         .enumerate()
@@ -736,9 +748,11 @@ fn smaller_of(a: Figure, b: Figure) -> Figure {
 /// not computed.
 ///
 /// With `refine_all` every figure on the orders is refined between them ([`Observer::bound`]);
-/// without, only the worst observer's, again until the worst is refined (refining only lowers
-/// a figure, so the user's figure is what refining every one gives, at the cost of one or two
-/// refinements; the row's other entries stay on the orders).
+/// without, the coalition's, the worst neighbour's (against which the far pairs are decided and
+/// screened, as with `refine_all`), and then the worst observer's until the worst is refined:
+/// refining only lowers a figure, so the user's figure and worst observer are what refining
+/// every one gives, at the cost of a few refinements; the row's other entries stay on the
+/// orders.
 fn user_row<O: RowObservers>(
     i: usize,
     c: &Coalition,
@@ -774,25 +788,40 @@ fn user_row<O: RowObservers>(
     // Per observer: its own pair figure, and whether the coalition's bounds it too.
     let mut own: Vec<Entry<O::Kept>> = (0..n).map(|_| None).collect();
     let mut by_coalition = vec![false; n];
-    let mut far: Entry<O::Kept> = None;
-    let mut near = Figure::zero();
-    for j in c.neighbours() {
-        let (f, stage) = full_pair(j)?;
-        if f.epsilon_or_inf() > near.epsilon_or_inf() {
-            near = f;
+    // The coalition's figure, refined.
+    let mut far: Option<Figure> = None;
+    let neighbours: Vec<usize> = c.neighbours().collect();
+    for &j in &neighbours {
+        own[j] = Some(full_pair(j)?);
+    }
+    // The worst neighbour's figure refined (and any tied with it), as `refine_all` has it: the
+    // far pairs are decided and screened against it.
+    loop {
+        let eps = |j: usize| own[j].as_ref().map_or(0.0, |o| o.0.epsilon_or_inf());
+        let top = neighbours.iter().map(|&j| eps(j)).fold(0.0, f64::max);
+        let next = neighbours.iter().copied().find(|&j| {
+            eps(j) == top && matches!(&own[j], Some((_, Stage::Grid(_) | Stage::OneOrder)))
+        });
+        let Some(j) = next else { break };
+        if let Some((f, stage)) = own[j].take() {
+            own[j] = Some((refine_pair(j, f, stage)?, Stage::Refined));
         }
-        own[j] = Some((f, stage));
+    }
+    let mut near = Figure::zero();
+    for &j in &neighbours {
+        if let Some((f, _)) = &own[j]
+            && f.epsilon_or_inf() > near.epsilon_or_inf()
+        {
+            near = *f;
+        }
     }
     let near_eps = near.epsilon_or_inf();
     if !c.observers().is_empty() {
-        let (f, kept) = observers.coalition(c)?;
-        let (f, stage) = if refine_all {
-            (observers.refined_coalition(c, &kept)?, Stage::Refined)
-        } else {
-            (f, Stage::Grid(kept))
-        };
+        // The coalition refined in either mode: the far pairs are decided against it.
+        let (_, kept) = observers.coalition(c)?;
+        let f = observers.refined_coalition(c, &kept)?;
         let each = far_pairs && f.epsilon_or_inf() > near_eps;
-        far = Some((f, stage));
+        far = Some(f);
         for &j in c.observers() {
             by_coalition[j] = true;
             if each {
@@ -808,16 +837,16 @@ fn user_row<O: RowObservers>(
         }
     }
     // Observer j's figure: the smaller of its own and the coalition's, where both bound it.
-    let value = |own: &[Entry<O::Kept>], far: &Entry<O::Kept>, j: usize| {
+    let value = |own: &[Entry<O::Kept>], far: Option<Figure>, j: usize| {
         let candidates = own[j]
             .as_ref()
             .map(|o| o.0)
             .into_iter()
-            .chain(far.as_ref().filter(|_| by_coalition[j]).map(|f| f.0));
+            .chain(far.filter(|_| by_coalition[j]));
         candidates.reduce(smaller_of)
     };
     // The worst observer; the first among equals.
-    let worst = |own: &[Entry<O::Kept>], far: &Entry<O::Kept>| {
+    let worst = |own: &[Entry<O::Kept>], far: Option<Figure>| {
         let mut worst: Option<(usize, Figure)> = None;
         for j in (0..n).filter(|&j| j != i) {
             if let Some(f) = value(own, far, j)
@@ -828,26 +857,16 @@ fn user_row<O: RowObservers>(
         }
         worst
     };
-    while let Some((j, _)) = worst(&own, &far) {
-        let mut refined = false;
-        if let Some((f, stage)) = own[j].take() {
-            refined |= !matches!(stage, Stage::Refined);
-            own[j] = Some((refine_pair(j, f, stage)?, Stage::Refined));
-        }
-        if by_coalition[j]
-            && let Some((f, stage)) = far.take()
-        {
-            let f = match stage {
-                Stage::Grid(kept) => {
-                    refined = true;
-                    observers.refined_coalition(c, &kept)?
-                }
-                Stage::Refined | Stage::OneOrder => f,
-            };
-            far = Some((f, Stage::Refined));
-        }
-        if !refined {
-            break;
+    // The worst observer's own figure refined, until the worst is refined.
+    while let Some((j, _)) = worst(&own, far) {
+        match own[j].take() {
+            Some((f, stage @ (Stage::Grid(_) | Stage::OneOrder))) => {
+                own[j] = Some((refine_pair(j, f, stage)?, Stage::Refined));
+            }
+            other => {
+                own[j] = other;
+                break;
+            }
         }
     }
     let row: Vec<Figure> = (0..n)
@@ -855,11 +874,11 @@ fn user_row<O: RowObservers>(
             if j == i {
                 Figure::zero()
             } else {
-                value(&own, &far, j).unwrap_or_else(Figure::zero)
+                value(&own, far, j).unwrap_or_else(Figure::zero)
             }
         })
         .collect();
-    let worst = match worst(&own, &far) {
+    let worst = match worst(&own, far) {
         // The coalition's shared figure names no observer.
         Some((j, figure)) => PathHiddenFigure {
             figure,
@@ -1120,8 +1139,9 @@ mod tests {
         assert_eq!((worst.figure.epsilon, worst.observer), (Some(1.0), Some(1)));
         assert_eq!(full(&m).1, 2);
         // Refined (0.9 of the grid's) everywhere, or lazily from the worst down: the same
-        // figure. Lazily, only observer 3's own figure and the coalition's are refined: it is the
-        // worst (1.2), and still is once refined (1.08, above neighbour 1's 1.0).
+        // figure. Lazily, the worst neighbour's (1, 0.9) and the coalition's (1.08) are refined,
+        // against which observer 3 is decided, then observer 3's own, the worst (1.5 against the
+        // coalition's 1.08), which stays the worst.
         m.gain.set(0.9);
         m.coalition.set(1.2);
         let scaled = |x: f64| (x * 1e6).round() / 1e6;
@@ -1132,9 +1152,13 @@ mod tests {
         assert_eq!(lazy.observer, all.observer);
         assert_eq!(lazy.figure.epsilon.map(scaled), Some(1.08));
         assert_eq!(lazy.figure.epsilon, all.figure.epsilon);
-        assert_eq!(row[1].epsilon, Some(1.0), "never the worst: not refined");
+        assert_eq!(
+            row[1].epsilon.map(scaled),
+            Some(0.9),
+            "the worst neighbour: refined"
+        );
         assert_eq!(row[7].epsilon, Some(0.8), "never the worst: not refined");
-        assert_eq!(*m.refined.borrow(), vec![3]);
+        assert_eq!(*m.refined.borrow(), vec![1, 3]);
         assert_eq!(full(&m).0, vec![1, 3, 7]);
     }
 
